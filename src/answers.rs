@@ -1,0 +1,509 @@
+//! Answers to a blueprint's questions: where each comes from (precedence --set > --values >
+//! prompt or default), how it is parsed and validated, and what is recorded afterwards.
+//! Asking is injected through `Prompter`, so this module never touches a terminal.
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use ipnet::Ipv4Net;
+use regex::Regex;
+use serde_json::{Map, Value as Json};
+
+use crate::blueprint::{Blueprint, Question, QuestionType};
+use crate::error::{Error, Result};
+use crate::render::Renderer;
+
+/// Answers in question order; skipped questions (`when` false) hold an empty value of
+/// their type so templates can always read them.
+#[derive(Debug, Clone, Default)]
+pub struct Answers {
+    pub values: Map<String, Json>,
+    /// Keys whose question was asked (its `when` held) and is not secret: what gets recorded.
+    pub recorded: Vec<String>,
+}
+
+/// Asks one question; `check` parses and validates a typed-in answer.
+pub trait Prompter {
+    fn ask(&mut self, question: &Prompt<'_>) -> Result<Json>;
+}
+
+pub struct Prompt<'a> {
+    pub question: &'a Question,
+    pub default: Option<Json>,
+    pub choices: Vec<String>,
+    pub check: &'a dyn Fn(&str) -> std::result::Result<Json, String>,
+}
+
+pub struct Sources<'a> {
+    /// `--set key=value`, in order (a later one wins).
+    pub set: Vec<(String, String)>,
+    /// The `--values` file, already parsed.
+    pub values: BTreeMap<String, serde_yaml::Value>,
+    /// Present when a terminal can be asked; otherwise defaults apply and a missing
+    /// answer is an error.
+    pub prompter: Option<&'a mut dyn Prompter>,
+    /// Built-in variables defaults may use (e.g. target_dir_name).
+    pub builtins: Map<String, Json>,
+}
+
+pub fn gather(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    mut sources: Sources<'_>,
+) -> Result<Answers> {
+    let questions = &blueprint.manifest.questions;
+    for key in sources
+        .set
+        .iter()
+        .map(|(k, _)| k)
+        .chain(sources.values.keys())
+    {
+        if !questions.iter().any(|q| &q.key == key) {
+            return Err(Error::Input(format!(
+                "unknown answer key `{key}`: the blueprint asks {}",
+                questions
+                    .iter()
+                    .map(|q| q.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    let set: BTreeMap<String, String> = sources.set.iter().cloned().collect();
+    let mut answers = Answers::default();
+    for question in questions {
+        let context = context_of(&answers, &sources.builtins);
+        let key = &question.key;
+        if let Some(when) = &question.when
+            && !renderer.truth(&format!("question `{key}` when"), when, &context)?
+        {
+            if set.contains_key(key) || sources.values.contains_key(key) {
+                return Err(Error::Input(format!(
+                    "{key}: only applies when {when}; drop it or change the answers it depends on"
+                )));
+            }
+            answers.values.insert(key.clone(), empty_of(question.kind));
+            continue;
+        }
+        let choices = choices_of(question, blueprint);
+        let check = |text: &str| {
+            parse_text(question, text)
+                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context))
+        };
+        let given = if let Some(text) = set.get(key) {
+            Some(check(text).map_err(|m| bad(key, &m, "--set"))?)
+        } else if let Some(value) = sources.values.get(key) {
+            let parsed = from_yaml(question, value)
+                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context));
+            Some(parsed.map_err(|m| bad(key, &m, "--values"))?)
+        } else {
+            None
+        };
+        let value = match given {
+            Some(value) => value,
+            None => {
+                let default = default_of(question, blueprint, renderer, &context)?;
+                match sources.prompter.as_deref_mut() {
+                    Some(prompter) => prompter.ask(&Prompt {
+                        question,
+                        default,
+                        choices: choices.clone(),
+                        check: &check,
+                    })?,
+                    None => match default {
+                        Some(value) => {
+                            validate(question, value, &choices, &answers, renderer, &context)
+                                .map_err(|m| bad(key, &m, "the default"))?
+                        }
+                        None => {
+                            return Err(Error::Input(format!(
+                                "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
+                                question.prompt
+                            )));
+                        }
+                    },
+                }
+            }
+        };
+        answers.values.insert(key.clone(), value);
+        if !question.secret {
+            answers.recorded.push(key.clone());
+        }
+    }
+    let context = context_of(&answers, &sources.builtins);
+    for check in &blueprint.manifest.checks {
+        if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
+            let message = renderer.render_str("check error", &check.error, &context)?;
+            let value = answers.values.get(&check.key).map(show).unwrap_or_default();
+            return Err(Error::Input(format!("{}: `{value}` {message}", check.key)));
+        }
+    }
+    Ok(answers)
+}
+
+fn bad(key: &str, message: &str, source: &str) -> Error {
+    Error::Input(format!("{key}: {message} (from {source})"))
+}
+
+/// The answers so far plus built-ins, as the template context for defaults and checks.
+pub fn context_of(answers: &Answers, builtins: &Map<String, Json>) -> Json {
+    let mut map = builtins.clone();
+    for (k, v) in &answers.values {
+        map.insert(k.clone(), v.clone());
+    }
+    Json::Object(map)
+}
+
+fn choices_of(question: &Question, blueprint: &Blueprint) -> Vec<String> {
+    if question.choices_from.as_deref() == Some("catalog") {
+        return blueprint.catalog.optional_names();
+    }
+    question
+        .choices
+        .iter()
+        .flatten()
+        .map(|c| match c {
+            serde_yaml::Value::String(s) => s.clone(),
+            other => serde_yaml::to_string(other)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        })
+        .collect()
+}
+
+fn default_of(
+    question: &Question,
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    context: &Json,
+) -> Result<Option<Json>> {
+    let Some(default) = &question.default else {
+        return Ok(None);
+    };
+    let what = format!("default of `{}`", question.key);
+    let parsed = match default {
+        serde_yaml::Value::String(template) => {
+            let mut context = context.clone();
+            if let Json::Object(map) = &mut context {
+                map.insert(
+                    "default_addons".into(),
+                    Json::String(blueprint.catalog.default_names().join(",")),
+                );
+            }
+            let text = renderer.render_str(&what, template, &context)?;
+            if text.trim().is_empty()
+                && !question.allow_empty
+                && question.kind != QuestionType::MultiChoice
+            {
+                return Ok(None);
+            }
+            parse_text(question, &text)
+        }
+        other => from_yaml(question, other),
+    };
+    parsed
+        .map(Some)
+        .map_err(|m| Error::Blueprint(format!("{what}: {m}")))
+}
+
+fn empty_of(kind: QuestionType) -> Json {
+    match kind {
+        QuestionType::List | QuestionType::MultiChoice => Json::Array(vec![]),
+        QuestionType::Map => Json::Object(Map::new()),
+        QuestionType::Bool => Json::Bool(false),
+        QuestionType::Int => Json::from(0),
+        _ => Json::String(String::new()),
+    }
+}
+
+/// Text typed at a prompt or given with --set, parsed by the question's type.
+pub fn parse_text(question: &Question, text: &str) -> std::result::Result<Json, String> {
+    let text = text.trim();
+    match question.kind {
+        QuestionType::String | QuestionType::Cidr => Ok(Json::String(text.to_string())),
+        QuestionType::Choice => match question.choices.as_ref().and_then(|c| c.first()) {
+            Some(serde_yaml::Value::Number(_)) => parse_int(text),
+            _ => Ok(Json::String(text.to_string())),
+        },
+        QuestionType::Int => parse_int(text),
+        QuestionType::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" | "1" => Ok(Json::Bool(true)),
+            "false" | "no" | "n" | "0" => Ok(Json::Bool(false)),
+            _ => Err(format!("`{text}` is not a boolean (true or false)")),
+        },
+        QuestionType::List | QuestionType::MultiChoice => {
+            if text.starts_with('[') {
+                let value: serde_yaml::Value = serde_yaml::from_str(text)
+                    .map_err(|e| format!("`{text}` is not a list: {e}"))?;
+                return from_yaml(question, &value);
+            }
+            Ok(Json::Array(
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Json::String(s.to_string()))
+                    .collect(),
+            ))
+        }
+        QuestionType::Map => {
+            if text.starts_with('{') {
+                let value: serde_yaml::Value = serde_yaml::from_str(text)
+                    .map_err(|e| format!("`{text}` is not a map: {e}"))?;
+                return from_yaml(question, &value);
+            }
+            let mut map = Map::new();
+            for pair in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (k, v) = pair.split_once('=').ok_or_else(|| {
+                    format!("`{pair}` is not key=value (e.g. eu-west-1a=subnet-0123…)")
+                })?;
+                map.insert(k.trim().to_string(), Json::String(v.trim().to_string()));
+            }
+            Ok(Json::Object(map))
+        }
+    }
+}
+
+fn parse_int(text: &str) -> std::result::Result<Json, String> {
+    text.parse::<i64>()
+        .map(Json::from)
+        .map_err(|_| format!("`{text}` is not a whole number"))
+}
+
+/// A value from a --values file (or a non-string default), coerced to the question's type.
+fn from_yaml(question: &Question, value: &serde_yaml::Value) -> std::result::Result<Json, String> {
+    let json: Json = serde_json::to_value(value).map_err(|e| e.to_string())?;
+    match (question.kind, &json) {
+        (_, Json::String(s))
+            if !matches!(question.kind, QuestionType::String | QuestionType::Cidr) =>
+        {
+            parse_text(question, s)
+        }
+        (QuestionType::String | QuestionType::Cidr, Json::Number(n)) => {
+            Ok(Json::String(n.to_string()))
+        }
+        (QuestionType::List | QuestionType::MultiChoice, Json::Array(items)) => Ok(Json::Array(
+            items
+                .iter()
+                .map(|i| match i {
+                    Json::String(_) => i.clone(),
+                    other => Json::String(other.to_string()),
+                })
+                .collect(),
+        )),
+        _ => Ok(json),
+    }
+}
+
+/// Checks a parsed value against the question's rules; returns the normalised value or
+/// a message saying what is wrong and what would be right.
+fn validate(
+    question: &Question,
+    value: Json,
+    choices: &[String],
+    answers: &Answers,
+    renderer: &Renderer,
+    context: &Json,
+) -> std::result::Result<Json, String> {
+    let render = |t: &str| {
+        renderer
+            .render_str("validation", t, context)
+            .map_err(|e| e.to_string())
+    };
+    let error = |fallback: &str| -> String {
+        question
+            .error
+            .as_deref()
+            .map(|e| render(e).unwrap_or_else(|m| m))
+            .unwrap_or_else(|| fallback.to_string())
+    };
+    match question.kind {
+        QuestionType::String => {
+            let Json::String(s) = &value else {
+                return Err(format!("`{}` is not text", show(&value)));
+            };
+            if s.is_empty() {
+                return if question.allow_empty {
+                    Ok(value)
+                } else {
+                    Err("must not be empty".into())
+                };
+            }
+            if let Some(max) = question.max_length
+                && s.len() > max
+            {
+                return Err(format!(
+                    "`{s}` is {} characters long; {}",
+                    s.len(),
+                    error(&format!("at most {max} allowed"))
+                ));
+            }
+            if let Some(pattern) = &question.regex
+                && !matches(&render(pattern)?, s)?
+            {
+                return Err(format!(
+                    "`{s}` {}",
+                    error(&format!("does not match {pattern}"))
+                ));
+            }
+            Ok(value)
+        }
+        QuestionType::Cidr => {
+            let Json::String(s) = &value else {
+                return Err(format!("`{}` is not a CIDR", show(&value)));
+            };
+            check_cidr(question, s).map_err(|m| format!("`{s}` {m}"))?;
+            Ok(value)
+        }
+        QuestionType::Int => {
+            let Some(n) = value.as_i64() else {
+                return Err(format!("`{}` is not a whole number", show(&value)));
+            };
+            if !choices.is_empty() && !choices.iter().any(|c| c == &n.to_string()) {
+                return Err(format!("`{n}` is not one of {}", choices.join(", ")));
+            }
+            if question.min.is_some_and(|min| n < min) || question.max.is_some_and(|max| n > max) {
+                return Err(format!(
+                    "`{n}` is out of range {}..={}",
+                    question.min.map(|v| v.to_string()).unwrap_or_default(),
+                    question.max.map(|v| v.to_string()).unwrap_or_default()
+                ));
+            }
+            Ok(value)
+        }
+        QuestionType::Bool => value
+            .as_bool()
+            .map(Json::Bool)
+            .ok_or_else(|| format!("`{}` is not true or false", show(&value))),
+        QuestionType::Choice => {
+            let shown = show(&value);
+            if choices.iter().any(|c| c == &shown) {
+                Ok(value)
+            } else {
+                Err(format!("`{shown}` is not one of {}", choices.join(", ")))
+            }
+        }
+        QuestionType::List | QuestionType::MultiChoice => {
+            let Json::Array(items) = &value else {
+                return Err(format!("`{}` is not a list", show(&value)));
+            };
+            let mut seen = Vec::new();
+            for item in items {
+                let text = show(item);
+                if question.kind == QuestionType::MultiChoice && !choices.iter().any(|c| c == &text)
+                {
+                    return Err(format!("`{text}` is not one of {}", choices.join(", ")));
+                }
+                if question.item_type == Some(QuestionType::Cidr) {
+                    check_cidr(question, &text).map_err(|m| format!("`{text}` {m}"))?;
+                }
+                if let Some(pattern) = &question.item_regex
+                    && !matches(&render(pattern)?, &text)?
+                {
+                    let message = question.item_error.as_deref().map(render).transpose()?;
+                    return Err(format!(
+                        "`{text}` {}",
+                        message.unwrap_or_else(|| format!("does not match {pattern}"))
+                    ));
+                }
+                if (question.unique || question.kind == QuestionType::MultiChoice)
+                    && seen.contains(&text)
+                {
+                    return Err(format!("`{text}` is listed twice"));
+                }
+                seen.push(text);
+            }
+            if let Some(min) = question.min_items
+                && items.len() < min
+            {
+                return Err(format!("needs at least {min} item(s)"));
+            }
+            if let Some(max) = question.max_items
+                && items.len() > max
+            {
+                return Err(format!("takes at most {max} items, got {}", items.len()));
+            }
+            Ok(value)
+        }
+        QuestionType::Map => {
+            let Json::Object(map) = &value else {
+                return Err(format!("`{}` is not a map", show(&value)));
+            };
+            if let Some(list_key) = &question.keys_from {
+                let wanted: Vec<String> = answers
+                    .values
+                    .get(list_key)
+                    .and_then(Json::as_array)
+                    .map(|a| a.iter().map(show).collect())
+                    .unwrap_or_default();
+                let mut have: Vec<String> = map.keys().cloned().collect();
+                let mut want_sorted = wanted.clone();
+                have.sort();
+                want_sorted.sort();
+                if have != want_sorted {
+                    return Err(format!(
+                        "needs exactly one entry per {list_key} ({}), got {}",
+                        wanted.join(", "),
+                        if have.is_empty() {
+                            "none".to_string()
+                        } else {
+                            have.join(", ")
+                        }
+                    ));
+                }
+            }
+            for (k, v) in map {
+                let text = show(v);
+                if let Some(pattern) = &question.value_regex
+                    && !matches(&render(pattern)?, &text)?
+                {
+                    let message = question.value_error.as_deref().map(render).transpose()?;
+                    return Err(format!(
+                        "{k}: `{text}` {}",
+                        message.unwrap_or_else(|| format!("does not match {pattern}"))
+                    ));
+                }
+            }
+            Ok(value)
+        }
+    }
+}
+
+fn check_cidr(question: &Question, text: &str) -> std::result::Result<(), String> {
+    let net = Ipv4Net::from_str(text)
+        .map_err(|_| "is not an IPv4 CIDR such as 10.0.0.0/16".to_string())?;
+    if net.network() != net.addr() {
+        return Err(format!("has host bits set; the network is {}", net.trunc()));
+    }
+    if question.min_prefix.is_some_and(|p| net.prefix_len() < p)
+        || question.max_prefix.is_some_and(|p| net.prefix_len() > p)
+    {
+        return Err(format!(
+            "must have a prefix between /{} and /{}",
+            question.min_prefix.unwrap_or(0),
+            question.max_prefix.unwrap_or(32)
+        ));
+    }
+    for other in &question.not_overlapping {
+        let reserved = Ipv4Net::from_str(other).map_err(|e| e.to_string())?;
+        if net.contains(&reserved.network()) || reserved.contains(&net.network()) {
+            return Err(question
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("overlaps {other}")));
+        }
+    }
+    Ok(())
+}
+
+fn matches(pattern: &str, text: &str) -> std::result::Result<bool, String> {
+    Regex::new(pattern)
+        .map(|re| re.is_match(text))
+        .map_err(|e| format!("blueprint regex `{pattern}` does not compile: {e}"))
+}
+
+pub fn show(value: &Json) -> String {
+    match value {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,286 @@
+//! The addon catalog of a blueprint (`addons/<name>.yaml`): parsing, selection with
+//! dependencies, and the object each entry becomes in the template context.
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use serde_json::{Map, Value as Json};
+
+use crate::blueprint::FileTree;
+use crate::error::{Error, Result};
+
+/// The fields scaffold itself reads; templates see the whole entry.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EntrySpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub layer: String,
+    pub namespace: String,
+    #[serde(default)]
+    pub always: bool,
+    #[serde(default)]
+    pub default: bool,
+    #[serde(default)]
+    pub requires: Vec<String>,
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    #[serde(default)]
+    pub service_account: Option<String>,
+    #[serde(default)]
+    pub iam_policy: Option<Json>,
+    /// Dotted path in the chart values where the IRSA role annotation goes.
+    #[serde(default)]
+    pub role_arn_value: Option<String>,
+    #[serde(default)]
+    pub bridge_values: Option<Json>,
+    pub chart: ChartSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ChartSpec {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub spec: EntrySpec,
+    raw: Json,
+}
+
+#[derive(Debug, Default)]
+pub struct Catalog {
+    entries: BTreeMap<String, Entry>,
+}
+
+/// The addons a repo gets: the chosen ones, the always-present ones and their dependencies.
+#[derive(Debug)]
+pub struct Selection<'a> {
+    pub entries: Vec<&'a Entry>,
+    /// (added dependency, the addon that needs it)
+    pub added: Vec<(String, String)>,
+}
+
+impl Catalog {
+    pub fn from_tree(origin: &str, tree: &FileTree) -> Result<Self> {
+        let mut entries = BTreeMap::new();
+        for (path, bytes) in tree {
+            let Some(stem) = path.strip_suffix(".yaml") else {
+                continue;
+            };
+            let fail = |msg: String| Error::Blueprint(format!("{origin}/addons/{path}: {msg}"));
+            let raw: Json = serde_yaml::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
+            let spec: EntrySpec =
+                serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
+            if spec.name != stem {
+                return Err(fail(format!(
+                    "name `{}` differs from the file name",
+                    spec.name
+                )));
+            }
+            entries.insert(spec.name.clone(), Entry { spec, raw });
+        }
+        let catalog = Catalog { entries };
+        for entry in catalog.entries.values() {
+            for dep in &entry.spec.depends_on {
+                if !catalog.entries.contains_key(dep) {
+                    return Err(Error::Blueprint(format!(
+                        "{origin}/addons/{}.yaml: depends_on names unknown addon `{dep}`",
+                        entry.spec.name
+                    )));
+                }
+            }
+        }
+        Ok(catalog)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries.get(name)
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    /// Addons a user may choose (the always-present ones are not a choice).
+    pub fn optional_names(&self) -> Vec<String> {
+        self.entries
+            .values()
+            .filter(|e| !e.spec.always)
+            .map(|e| e.spec.name.clone())
+            .collect()
+    }
+
+    pub fn default_names(&self) -> Vec<String> {
+        self.entries
+            .values()
+            .filter(|e| e.spec.default && !e.spec.always)
+            .map(|e| e.spec.name.clone())
+            .collect()
+    }
+
+    /// Closest known names, for "unknown addon" messages.
+    pub fn suggest(&self, name: &str) -> Vec<String> {
+        let mut scored: Vec<(usize, &String)> = self
+            .entries
+            .keys()
+            .map(|known| (edit_distance(name, known), known))
+            .filter(|(d, known)| *d <= 3 || known.contains(name) || name.contains(known.as_str()))
+            .collect();
+        scored.sort();
+        scored.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+    }
+
+    pub fn select(&self, chosen: &[String]) -> Result<Selection<'_>> {
+        let mut picked: BTreeSet<String> = BTreeSet::new();
+        let mut added = Vec::new();
+        let mut queue: Vec<(String, Option<String>)> = self
+            .entries
+            .values()
+            .filter(|e| e.spec.always)
+            .map(|e| (e.spec.name.clone(), None))
+            .collect();
+        for name in chosen {
+            if !self.entries.contains_key(name) {
+                let hint = self.suggest(name);
+                return Err(Error::Input(format!(
+                    "addons: unknown addon `{name}`{}; `scaffold list addons` shows the catalog",
+                    if hint.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (did you mean {}?)", hint.join(", "))
+                    }
+                )));
+            }
+            queue.push((name.clone(), None));
+        }
+        while let Some((name, needed_by)) = queue.pop() {
+            if !picked.insert(name.clone()) {
+                continue;
+            }
+            let entry = &self.entries[&name];
+            if let Some(by) = needed_by
+                && !chosen.contains(&name)
+                && !entry.spec.always
+            {
+                added.push((name.clone(), by));
+            }
+            for dep in &entry.spec.depends_on {
+                queue.push((dep.clone(), Some(name.clone())));
+            }
+        }
+        added.sort();
+        Ok(Selection {
+            entries: picked.iter().map(|n| &self.entries[n]).collect(),
+            added,
+        })
+    }
+}
+
+impl Entry {
+    /// The entry as templates see it: the catalog data plus values scaffold derives.
+    pub fn template_object(&self) -> Json {
+        let mut object = match &self.raw {
+            Json::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        let spec = &self.spec;
+        let role_key = spec
+            .service_account
+            .as_ref()
+            .map(|sa| format!("{}_{}", spec.namespace, sa).replace('-', "_"));
+        object.insert("env_prefix".into(), Json::String(upper_snake(&spec.name)));
+        object.insert(
+            "role_key".into(),
+            role_key.clone().map(Json::String).unwrap_or(Json::Null),
+        );
+        let mut values = spec
+            .bridge_values
+            .clone()
+            .unwrap_or_else(|| Json::Object(Map::new()));
+        if let (Some(_), Some(key), Some(path)) =
+            (&spec.iam_policy, &role_key, &spec.role_arn_value)
+        {
+            let annotation = Json::String(format!("${{local.irsa_role_arns.{key}}}"));
+            insert_at(&mut values, path, "eks.amazonaws.com/role-arn", annotation);
+        }
+        object.insert("bridge_values_full".into(), values);
+        Json::Object(object)
+    }
+}
+
+fn insert_at(target: &mut Json, dotted: &str, key: &str, value: Json) {
+    let mut node = target;
+    for part in dotted.split('.').filter(|p| !p.is_empty()) {
+        if !node.is_object() {
+            *node = Json::Object(Map::new());
+        }
+        let Json::Object(map) = node else { return };
+        node = map
+            .entry(part.to_string())
+            .or_insert_with(|| Json::Object(Map::new()));
+    }
+    if !node.is_object() {
+        *node = Json::Object(Map::new());
+    }
+    if let Json::Object(map) = node {
+        map.insert(key.to_string(), value);
+    }
+}
+
+pub fn upper_snake(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upper_snake_and_distance() {
+        assert_eq!(upper_snake("external-dns"), "EXTERNAL_DNS");
+        assert_eq!(edit_distance("extrnal-dns", "external-dns"), 1);
+    }
+
+    #[test]
+    fn role_annotation_is_merged_at_its_path() {
+        let mut v = serde_json::json!({"serviceAccount": {"name": "x"}});
+        insert_at(
+            &mut v,
+            "serviceAccount.annotations",
+            "k",
+            Json::String("v".into()),
+        );
+        assert_eq!(
+            v,
+            serde_json::json!({"serviceAccount": {"name": "x", "annotations": {"k": "v"}}})
+        );
+    }
+}

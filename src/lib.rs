@@ -1,0 +1,16 @@
+//! scaffold: generate and grow GitOps platform repositories from blueprints.
+//!
+//! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
+//! → commit. Only `write`, `git` and `cli` touch the filesystem or the terminal.
+#![deny(clippy::unwrap_used)]
+
+pub mod answers;
+pub mod blueprint;
+pub mod catalog;
+pub mod cli;
+pub mod error;
+pub mod git;
+pub mod plan;
+pub mod prompt;
+pub mod render;
+pub mod write;

@@ -1,0 +1,164 @@
+//! The plan: every file of the repo, rendered in memory before anything is written.
+//! Pure: blueprint + context in, `Plan` out.
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::blueprint::{Blueprint, FileTree};
+use crate::error::{Error, Result};
+use crate::render::Renderer;
+
+/// A repo-relative path that cannot escape the repo: no `..`, no absolute path, no empty
+/// segment, no `.git`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct RelPath(String);
+
+impl RelPath {
+    pub fn new(path: &str) -> std::result::Result<Self, String> {
+        if path.starts_with('/') || path.contains('\\') {
+            return Err(format!("`{path}` is absolute"));
+        }
+        for segment in path.split('/') {
+            match segment {
+                "" => return Err(format!("`{path}` has an empty segment")),
+                "." | ".." => return Err(format!("`{path}` escapes the repository")),
+                ".git" => return Err(format!("`{path}` writes into .git")),
+                _ => {}
+            }
+        }
+        Ok(RelPath(path.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Plan {
+    pub files: BTreeMap<RelPath, Vec<u8>>,
+}
+
+#[derive(Serialize)]
+struct PlannedFile<'a> {
+    path: &'a RelPath,
+    bytes: usize,
+}
+
+impl Plan {
+    pub fn add(&mut self, path: RelPath, contents: Vec<u8>) -> Result<()> {
+        if self.files.contains_key(&path) {
+            return Err(Error::Blueprint(format!(
+                "renders `{}` twice; make the paths distinct",
+                path.as_str()
+            )));
+        }
+        self.files.insert(path, contents);
+        Ok(())
+    }
+
+    /// What `--dry-run --json` prints.
+    pub fn listing(&self) -> Json {
+        let files: Vec<PlannedFile<'_>> = self
+            .files
+            .iter()
+            .map(|(path, bytes)| PlannedFile {
+                path,
+                bytes: bytes.len(),
+            })
+            .collect();
+        serde_json::to_value(files).unwrap_or(Json::Null)
+    }
+}
+
+/// Template names are the blueprint-relative paths, so errors point at the source file.
+pub fn template_sources(blueprint: &Blueprint) -> Vec<(String, String)> {
+    let mut sources = Vec::new();
+    for (prefix, tree) in [
+        ("files/", &blueprint.files),
+        ("addon-files/", &blueprint.addon_files),
+    ] {
+        for (path, bytes) in tree {
+            if path.ends_with(".tera")
+                && let Ok(text) = std::str::from_utf8(bytes)
+            {
+                sources.push((format!("{prefix}{path}"), text.to_string()));
+            }
+        }
+    }
+    sources
+}
+
+/// Renders the repo-wide files once and the addon files once per selected addon.
+pub fn build(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    context: &Json,
+    addons: &[Json],
+) -> Result<Plan> {
+    let mut plan = Plan::default();
+    render_tree(&mut plan, renderer, "files/", &blueprint.files, context)?;
+    for addon in addons {
+        let mut context = context.clone();
+        if let Json::Object(map) = &mut context {
+            map.insert("addon".into(), addon.clone());
+        }
+        render_tree(
+            &mut plan,
+            renderer,
+            "addon-files/",
+            &blueprint.addon_files,
+            &context,
+        )?;
+    }
+    Ok(plan)
+}
+
+fn render_tree(
+    plan: &mut Plan,
+    renderer: &Renderer,
+    prefix: &str,
+    tree: &FileTree,
+    context: &Json,
+) -> Result<()> {
+    for (source_path, bytes) in tree {
+        let rendered_path =
+            renderer.render_str(&format!("path {prefix}{source_path}"), source_path, context)?;
+        // A segment that renders empty makes the file conditional.
+        if rendered_path
+            .split('/')
+            .any(|s| s.trim().is_empty() || s == ".tera")
+        {
+            continue;
+        }
+        let (path, contents) = match rendered_path.strip_suffix(".tera") {
+            Some(stripped) => {
+                let text = renderer.render(&format!("{prefix}{source_path}"), context)?;
+                if text.trim().is_empty() {
+                    continue;
+                }
+                (stripped.to_string(), text.into_bytes())
+            }
+            None => (rendered_path, bytes.clone()),
+        };
+        let path = RelPath::new(&path)
+            .map_err(|m| Error::Blueprint(format!("{prefix}{source_path}: rendered path {m}")))?;
+        plan.add(path, contents)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relpath_refuses_escapes() {
+        assert!(RelPath::new("a/b.yaml").is_ok());
+        for bad in ["../x", "/etc/x", "a//b", "a/./b", ".git/config"] {
+            assert!(RelPath::new(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! The only place that writes the new repo: stage everything in a temporary directory
+//! beside the target, let the caller finish it (commit), then rename it into place.
+//! Any failure before the rename leaves nothing behind.
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+
+/// The target must not exist, or be an empty directory.
+pub fn check_target(target: &Path) -> Result<()> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io_path("inspect", target, e)),
+        Ok(meta) if meta.is_dir() => {
+            let mut entries =
+                fs::read_dir(target).map_err(|e| Error::io_path("read", target, e))?;
+            if entries.next().is_none() {
+                Ok(())
+            } else {
+                Err(Error::Refused(format!(
+                    "`{}` exists and is not empty; choose a new directory (scaffold never overwrites or deletes files)",
+                    target.display()
+                )))
+            }
+        }
+        Ok(_) => Err(Error::Refused(format!(
+            "`{}` exists and is not a directory; choose a new directory",
+            target.display()
+        ))),
+    }
+}
+
+pub struct Staged {
+    dir: tempfile::TempDir,
+    target: PathBuf,
+}
+
+impl Staged {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Moves the finished tree into place. An empty target directory is replaced.
+    pub fn finish(self) -> Result<()> {
+        check_target(&self.target)?;
+        let staged = self.dir.keep();
+        if let Err(e) = fs::rename(&staged, &self.target) {
+            let _ = fs::remove_dir_all(&staged);
+            return Err(Error::io_path(
+                "move the new repository to",
+                &self.target,
+                e,
+            ));
+        }
+        Ok(())
+    }
+}
+
+pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::Input(format!(
+            "`{}` does not exist; create the parent directory first",
+            parent.display()
+        )));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(".scaffold-")
+        .tempdir_in(&parent)
+        .map_err(|e| Error::io_path("create a staging directory in", &parent, e))?;
+    for (path, contents) in &plan.files {
+        let full = dir.path().join(path.as_str());
+        if let Some(parent) = full.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+        }
+        fs::write(&full, contents).map_err(|e| Error::io_path("write", &full, e))?;
+    }
+    Ok(Staged {
+        dir,
+        target: target.to_path_buf(),
+    })
+}
