@@ -37,7 +37,7 @@ impl Author {
         let config = git2::Config::open_default().ok()?;
         let name = config.get_string("user.name").ok()?;
         let email = config.get_string("user.email").ok()?;
-        (!name.trim().is_empty() && !email.trim().is_empty()).then(|| Author { name, email })
+        (!name.trim().is_empty() && !email.trim().is_empty()).then_some(Author { name, email })
     }
 }
 

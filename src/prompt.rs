@@ -37,7 +37,7 @@ impl Prompter for Terminal {
         }
         let label = question.prompt.as_str();
         match question.kind {
-            QuestionType::Choice => {
+            QuestionType::Choice | QuestionType::Int if !prompt.choices.is_empty() => {
                 let current = prompt.default.as_ref().map(show);
                 let index = Select::with_theme(&self.theme)
                     .with_prompt(label)

@@ -1,0 +1,23 @@
+data "aws_caller_identity" "current" {}
+
+data "aws_partition" "current" {}
+
+locals {
+  name_prefix = "${var.name}-${var.environment}"
+  account_id  = data.aws_caller_identity.current.account_id
+  partition   = data.aws_partition.current.partition
+
+  # S3 bucket names are global and at most 63 characters: a shortened prefix,
+  # a purpose and the account id keep them unique and short enough.
+  bucket_base = trimsuffix(substr(local.name_prefix, 0, 38), "-")
+
+  tags = {
+    "platform"    = var.name
+    "environment" = var.environment
+    "managed-by"  = "terraform"
+  }
+
+  # What kops needs on the subnets it uses but does not own (with
+  # --target=terraform kops never tags shared subnets itself).
+  cluster_tag = "kubernetes.io/cluster/${var.cluster_name}"
+}

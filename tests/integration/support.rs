@@ -1,0 +1,109 @@
+//! A hermetic way to run the real binary: a temporary HOME with its own git config, no
+//! GIT_* variables from the caller, and helpers to read the result.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use tempfile::TempDir;
+
+pub struct Env {
+    pub home: TempDir,
+    pub work: TempDir,
+}
+
+impl Env {
+    /// With `user.name`/`user.email` set in the temporary HOME's git config.
+    pub fn new() -> Self {
+        let env = Self::without_git_identity();
+        std::fs::write(
+            env.home.path().join(".gitconfig"),
+            "[user]\n\tname = Test Author\n\temail = test@example.org\n",
+        )
+        .expect("write gitconfig");
+        env
+    }
+
+    pub fn without_git_identity() -> Self {
+        Env {
+            home: TempDir::new().expect("home"),
+            work: TempDir::new().expect("work"),
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.work.path().join(rel)
+    }
+
+    pub fn scaffold(&self) -> Command {
+        let mut cmd = Command::cargo_bin("scaffold").expect("binary");
+        cmd.current_dir(self.work.path())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_AUTHOR_NAME")
+            .env_remove("GIT_AUTHOR_EMAIL")
+            .env_remove("GIT_COMMITTER_NAME")
+            .env_remove("GIT_COMMITTER_EMAIL")
+            .env_remove("EMAIL");
+        cmd
+    }
+
+    /// Runs `git ARGS` in `dir` with the same hermetic environment; returns stdout.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf8")
+    }
+
+    /// Everything in the work directory, to prove a failed run wrote nothing.
+    pub fn listing(&self) -> Vec<String> {
+        let mut names: Vec<String> = walkdir::WalkDir::new(self.work.path())
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                e.expect("walk")
+                    .path()
+                    .strip_prefix(self.work.path())
+                    .expect("prefix")
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn answers(dir: &Path) -> serde_yaml::Value {
+    let text = std::fs::read_to_string(dir.join(".scaffold/answers.yaml")).expect("answers.yaml");
+    serde_yaml::from_str(&text).expect("answers parse")
+}
+
+pub fn answer(dir: &Path, key: &str) -> serde_yaml::Value {
+    answers(dir)["answers"][key].clone()
+}
