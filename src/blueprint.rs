@@ -38,6 +38,12 @@ pub struct Manifest {
     /// Printed after `scaffold new` (a template over the answers).
     #[serde(default)]
     pub next_steps: Option<String>,
+    /// Catalog layer → directory of its addons (a template over the answers).
+    #[serde(default)]
+    pub layers: BTreeMap<String, String>,
+    /// The fields a chart added with `add-addon --chart` starts from.
+    #[serde(default)]
+    pub custom_addon: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

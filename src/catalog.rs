@@ -48,7 +48,7 @@ pub struct Entry {
     raw: Json,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, Entry>,
 }
@@ -90,6 +90,64 @@ impl Catalog {
                     )));
                 }
             }
+        }
+        Ok(catalog)
+    }
+
+    /// Applies `add-addon` settings: for a catalog addon `version`, `namespace` and
+    /// `values` (merged into its values); otherwise a custom chart (`chart`, `repo`,
+    /// `version`, `namespace`, `layer`) built on the blueprint's `custom_addon` fields.
+    pub fn with_settings(&self, settings: &Map<String, Json>, custom_base: Option<&Json>) -> Result<Catalog> {
+        let mut catalog = self.clone();
+        for (name, setting) in settings {
+            let fail = |m: String| Error::Input(format!(".scaffold/answers.yaml: addon_settings.{name}: {m}"));
+            let Json::Object(setting) = setting else {
+                return Err(fail("must be a mapping".into()));
+            };
+            let text = |key: &str| setting.get(key).and_then(Json::as_str).map(String::from);
+            let mut raw = match catalog.entries.get(name) {
+                Some(entry) => entry.raw.clone(),
+                None => {
+                    let (Some(chart), Some(repo), Some(version)) = (text("chart"), text("repo"), text("version")) else {
+                        return Err(fail("not a catalog addon, and no chart/repo/version for a custom one".into()));
+                    };
+                    let mut raw = custom_base.cloned().unwrap_or_else(|| Json::Object(Map::new()));
+                    let (kind, url) = if repo.starts_with("oci://") {
+                        ("OCIRepository", format!("{}/{chart}", repo.trim_end_matches('/')))
+                    } else {
+                        ("HelmRepository", repo.clone())
+                    };
+                    if let Json::Object(map) = &mut raw {
+                        map.insert("name".into(), Json::String(name.clone()));
+                        map.insert("namespace".into(), Json::String(name.clone()));
+                        map.insert("layer".into(), Json::String("addons".into()));
+                        map.insert("custom".into(), Json::Bool(true));
+                        map.insert(
+                            "chart".into(),
+                            serde_json::json!({"name": chart, "version": version, "source": {"kind": kind, "name": chart, "url": url}}),
+                        );
+                    }
+                    raw
+                }
+            };
+            if let Json::Object(map) = &mut raw {
+                if let Some(version) = text("version")
+                    && let Some(Json::Object(chart)) = map.get_mut("chart")
+                {
+                    chart.insert("version".into(), Json::String(version));
+                }
+                for key in ["namespace", "layer"] {
+                    if let Some(value) = text(key) {
+                        map.insert(key.into(), Json::String(value));
+                    }
+                }
+                if let Some(Json::Object(values)) = setting.get("values") {
+                    let target = map.entry("values").or_insert_with(|| Json::Object(Map::new()));
+                    merge_into(target, &Json::Object(values.clone()));
+                }
+            }
+            let spec: EntrySpec = serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
+            catalog.entries.insert(name.clone(), Entry { spec, raw });
         }
         Ok(catalog)
     }
@@ -178,8 +236,9 @@ impl Catalog {
 }
 
 impl Entry {
-    /// The entry as templates see it: the catalog data plus values scaffold derives.
-    pub fn template_object(&self) -> Json {
+    /// The entry as templates see it: the catalog data plus values scaffold derives
+    /// (`dir`: where the layer's addons live).
+    pub fn template_object(&self, dir: &str) -> Json {
         let mut object = match &self.raw {
             Json::Object(map) => map.clone(),
             _ => Map::new(),
@@ -189,6 +248,7 @@ impl Entry {
             .service_account
             .as_ref()
             .map(|sa| format!("{}_{}", spec.namespace, sa).replace('-', "_"));
+        object.insert("dir".into(), Json::String(dir.to_string()));
         object.insert("env_prefix".into(), Json::String(upper_snake(&spec.name)));
         object.insert(
             "role_key".into(),
@@ -206,6 +266,23 @@ impl Entry {
         }
         object.insert("bridge_values_full".into(), values);
         Json::Object(object)
+    }
+}
+
+/// Deep-merges `overlay` into `target` (maps merge, anything else is replaced).
+pub fn merge_into(target: &mut Json, overlay: &Json) {
+    match (target, overlay) {
+        (Json::Object(target), Json::Object(overlay)) => {
+            for (key, value) in overlay {
+                match target.get_mut(key) {
+                    Some(existing) => merge_into(existing, value),
+                    None => {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (target, overlay) => *target = overlay.clone(),
     }
 }
 

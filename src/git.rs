@@ -83,3 +83,48 @@ pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result
 fn is_executable(path: &str) -> bool {
     path.ends_with(".sh")
 }
+
+/// Paths among `paths` with uncommitted changes (modified, staged, or untracked).
+pub fn dirty(root: &Path, paths: &[&str]) -> Result<Vec<String>> {
+    let repo = Repository::open(root)?;
+    let mut out = Vec::new();
+    for path in paths {
+        match repo.status_file(Path::new(path)) {
+            Ok(status) if status.is_empty() || status == git2::Status::IGNORED => {}
+            Ok(_) => out.push((*path).to_string()),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Commits exactly the changed paths on top of HEAD.
+pub fn commit_changes(root: &Path, changes: &[crate::edit::Change], author: &Author, message: &str) -> Result<String> {
+    let repo = Repository::open(root)?;
+    let mut index = repo.index()?;
+    for change in changes {
+        let path = Path::new(change.path().as_str());
+        match change {
+            crate::edit::Change::Write { .. } => index.add_path(path)?,
+            crate::edit::Change::Delete { .. } => index.remove_path(path)?,
+        }
+    }
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let parent = repo.head()?.peel_to_commit()?;
+    let signature = Signature::now(&author.name, &author.email)?;
+    let oid = repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[&parent])?;
+    Ok(oid.to_string())
+}
+
+/// --author, else git config, else a fallback said on stderr by the caller.
+pub fn resolve_author(flag: Option<&str>) -> Result<(Author, bool)> {
+    if let Some(text) = flag {
+        return Ok((Author::parse(text)?, false));
+    }
+    Ok(match Author::from_git_config() {
+        Some(author) => (author, false),
+        None => (Author { name: "scaffold".into(), email: "scaffold@localhost".into() }, true),
+    })
+}

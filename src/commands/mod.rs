@@ -1,0 +1,5 @@
+//! One pipeline per subcommand: translate arguments, call the pure core, then write,
+//! commit and report. Printing happens here and nowhere below.
+pub mod addon;
+pub mod list;
+pub mod new;

@@ -1,0 +1,137 @@
+//! `scaffold new`: answers → plan → staged write → commit → summary.
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::Path;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::answers::{self, Sources};
+use crate::blueprint::Blueprint;
+use crate::cli::NewArgs;
+use crate::error::{Error, Result};
+use crate::generate;
+use crate::git;
+use crate::prompt::Terminal;
+use crate::write;
+
+pub fn run(args: NewArgs) -> Result<()> {
+    write::check_target(&args.dir)?;
+    let author_flag = args.author.as_deref().map(git::Author::parse).transpose()?;
+    let set = parse_pairs(&args.set, "--set")?;
+    let values = match &args.values {
+        Some(path) => read_values(path)?,
+        None => BTreeMap::new(),
+    };
+    let blueprint = Blueprint::load(&args.blueprint)?;
+    let renderer = generate::renderer_for(&blueprint)?;
+
+    let mut builtins = Map::new();
+    builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
+    let mut terminal = Terminal::new();
+    let interactive = !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let answers = answers::gather(
+        &blueprint,
+        &renderer,
+        Sources {
+            set,
+            values,
+            prompter: if interactive { Some(&mut terminal) } else { None },
+            builtins,
+        },
+    )?;
+    let record = generate::record_for(&blueprint, &answers, Map::new());
+    let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
+    let plan = &rendered.plan;
+
+    if args.dry_run {
+        if args.json {
+            println!("{}", json!({"dir": args.dir, "blueprint": blueprint.manifest.name, "files": plan.listing()}));
+        } else {
+            for path in plan.files.keys() {
+                println!("{}", path.as_str());
+            }
+            eprintln!("dry run: {} files would be written to {}; nothing written", plan.files.len(), args.dir.display());
+        }
+        return Ok(());
+    }
+
+    let (author, fallback) = match author_flag {
+        Some(author) => (author, false),
+        None => git::resolve_author(None)?,
+    };
+    if fallback {
+        eprintln!("note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>");
+    }
+    let message = format!(
+        "scaffold: new platform from blueprint {} {}",
+        blueprint.manifest.name, blueprint.manifest.version
+    );
+    let staged = write::stage(plan, &args.dir)?;
+    let commit = git::commit(staged.path(), plan, &author, &message)?;
+    staged.finish()?;
+
+    if args.json {
+        println!(
+            "{}",
+            json!({"dir": args.dir, "commit": commit, "files": plan.files.len(), "added_dependencies": rendered.added})
+        );
+        return Ok(());
+    }
+    for (dep, by) in &rendered.added {
+        println!("added addon {dep} (needed by {by})");
+    }
+    println!(
+        "Created {} from blueprint {} {}: {} files, commit {} on main.",
+        args.dir.display(),
+        blueprint.manifest.name,
+        blueprint.manifest.version,
+        plan.files.len(),
+        &commit[..12]
+    );
+    if let Some(template) = &blueprint.manifest.next_steps {
+        let context = answers::context_of(&answers, &Map::new());
+        let next = renderer.render_str("next_steps", template, &context)?;
+        println!("\n{}", next.trim_end());
+    }
+    Ok(())
+}
+
+pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| Error::Input(format!("{flag} `{pair}`: use KEY=VALUE")))
+        })
+        .collect()
+}
+
+fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
+    let value: serde_yaml::Value = serde_yaml::from_str(&text)
+        .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
+    match value {
+        serde_yaml::Value::Null => Ok(BTreeMap::new()),
+        serde_yaml::Value::Mapping(map) => map
+            .into_iter()
+            .map(|(k, v)| match k {
+                serde_yaml::Value::String(k) => Ok((k, v)),
+                other => Err(Error::Input(format!("--values `{}`: key {other:?} is not a string", path.display()))),
+            })
+            .collect(),
+        _ => Err(Error::Input(format!(
+            "--values `{}`: must be a mapping of answer keys to values",
+            path.display()
+        ))),
+    }
+}
+
+fn dir_name(dir: &Path) -> String {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    absolute
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}

@@ -1,0 +1,110 @@
+//! The one rendering pipeline every command shares: recorded answers + per-addon settings
+//! → selected addons → template context → `Plan` (answers record included). `new` renders
+//! once; `add-addon`/`remove-addon` render before and after and merge the difference.
+use serde_json::{Map, Value as Json, json};
+
+use crate::answers;
+use crate::blueprint::Blueprint;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::plan::{self, Plan, RelPath};
+use crate::record::{self, BlueprintId, Record};
+use crate::render::Renderer;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub struct Rendered {
+    pub plan: Plan,
+    /// (dependency added, the addon that needs it)
+    pub added: Vec<(String, String)>,
+    /// name → the effective catalog entry of every addon in the repo
+    pub addons: Map<String, Json>,
+}
+
+pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
+    let sources = plan::template_sources(blueprint);
+    Renderer::new(sources.iter().map(|(n, s)| (n.as_str(), s.as_str())))
+}
+
+pub fn record_for(blueprint: &Blueprint, answers: &answers::Answers, addon_settings: Map<String, Json>) -> Record {
+    Record {
+        blueprint: BlueprintId {
+            name: blueprint.manifest.name.clone(),
+            version: blueprint.manifest.version.clone(),
+        },
+        scaffold_version: VERSION.to_string(),
+        answers: answers
+            .recorded
+            .iter()
+            .filter_map(|k| answers.values.get(k).map(|v| (k.clone(), v.clone())))
+            .collect(),
+        addon_settings,
+    }
+}
+
+/// `answers` holds every question's value (secrets and skipped questions included);
+/// `record` is what gets written to `.scaffold/answers.yaml`.
+pub fn render(blueprint: &Blueprint, renderer: &Renderer, answers: &answers::Answers, record: &Record) -> Result<Rendered> {
+    let catalog = blueprint
+        .catalog
+        .with_settings(&record.addon_settings, blueprint.manifest.custom_addon.as_ref())?;
+    let selection = catalog.select(&record.chosen_addons())?;
+    let base_context = answers::context_of(answers, &Map::new());
+    for entry in &selection.entries {
+        for key in &entry.spec.requires {
+            let present = answers.values.get(key).is_some_and(|v| !answers::show(v).is_empty());
+            if !present {
+                return Err(Error::Input(format!(
+                    "addons: {} needs `{key}`; set --set {key}=… or leave {} out of addons",
+                    entry.spec.name, entry.spec.name
+                )));
+            }
+        }
+    }
+    let mut addons = Vec::new();
+    let mut by_name = Map::new();
+    for entry in &selection.entries {
+        let layer = &entry.spec.layer;
+        let dir_template = blueprint.manifest.layers.get(layer).ok_or_else(|| {
+            Error::Blueprint(format!(
+                "addons/{}.yaml: layer `{layer}` is not one of the blueprint's layers ({})",
+                entry.spec.name,
+                blueprint.manifest.layers.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let dir = renderer.render_str(&format!("layer {layer}"), dir_template, &base_context)?;
+        let object = entry.template_object(&dir);
+        by_name.insert(entry.spec.name.clone(), object.clone());
+        addons.push(object);
+    }
+    let mut context = match base_context {
+        Json::Object(map) => map,
+        _ => Map::new(),
+    };
+    context.insert(
+        "blueprint".into(),
+        json!({"name": blueprint.manifest.name, "version": blueprint.manifest.version}),
+    );
+    context.insert("scaffold_version".into(), Json::String(VERSION.into()));
+    context.insert(
+        "addon_names".into(),
+        Json::Array(selection.entries.iter().map(|e| Json::String(e.spec.name.clone())).collect()),
+    );
+    context.insert("addons".into(), Json::Array(addons.clone()));
+    let context = Json::Object(context);
+    let mut plan = plan::build(blueprint, renderer, &context, &addons)?;
+    let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
+    plan.add(path, record.to_yaml()?.into_bytes())?;
+    Ok(Rendered {
+        plan,
+        added: selection.added,
+        addons: by_name,
+    })
+}
+
+/// The catalog a record sees: the blueprint's, with its addon settings applied.
+pub fn catalog_of(blueprint: &Blueprint, record: &Record) -> Result<Catalog> {
+    blueprint
+        .catalog
+        .with_settings(&record.addon_settings, blueprint.manifest.custom_addon.as_ref())
+}

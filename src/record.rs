@@ -1,0 +1,55 @@
+//! `.scaffold/answers.yaml`: what a repo was generated from (blueprint, answers, per-addon
+//! settings), so later commands can render it again. Secrets are never recorded.
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+use crate::error::{Error, Result};
+
+pub const PATH: &str = ".scaffold/answers.yaml";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub blueprint: BlueprintId,
+    pub scaffold_version: String,
+    pub answers: Map<String, Json>,
+    /// Set by `add-addon`: a catalog addon's version/namespace/values overrides, or a whole
+    /// custom chart. Absent when empty.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub addon_settings: Map<String, Json>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlueprintId {
+    pub name: String,
+    pub version: String,
+}
+
+impl Record {
+    pub fn to_yaml(&self) -> Result<String> {
+        let yaml = serde_yaml::to_string(self).map_err(|e| Error::Blueprint(e.to_string()))?;
+        Ok(format!(
+            "# Written by scaffold: the answers this repo was generated from (secrets are never recorded).\n\
+             # scaffold add-addon and remove-addon read and update it.\n{yaml}"
+        ))
+    }
+
+    pub fn parse(text: &str) -> Result<Self> {
+        serde_yaml::from_str(text).map_err(|e| Error::Input(format!("{PATH}: {e}; restore it from git history")))
+    }
+
+    /// The `addons` answer: the addons chosen by name (dependencies are not listed).
+    pub fn chosen_addons(&self) -> Vec<String> {
+        self.answers
+            .get("addons")
+            .and_then(Json::as_array)
+            .map(|a| a.iter().filter_map(Json::as_str).map(String::from).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn set_chosen_addons(&mut self, names: Vec<String>) {
+        self.answers
+            .insert("addons".into(), Json::Array(names.into_iter().map(Json::String).collect()));
+    }
+}
