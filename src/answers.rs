@@ -185,10 +185,17 @@ fn default_of(
         serde_yaml::Value::String(template) => {
             let mut context = context.clone();
             if let Json::Object(map) = &mut context {
-                map.insert(
-                    "default_addons".into(),
-                    Json::String(blueprint.catalog.default_names().join(",")),
-                );
+                // The default selection leaves out addons whose required answers are empty.
+                let satisfied = |key: &String| map.get(key).is_some_and(|v| !show(v).is_empty());
+                let defaults: Vec<String> = blueprint
+                    .catalog
+                    .entries()
+                    .filter(|e| {
+                        e.spec.default && !e.spec.always && e.spec.requires.iter().all(satisfied)
+                    })
+                    .map(|e| e.spec.name.clone())
+                    .collect();
+                map.insert("default_addons".into(), Json::String(defaults.join(",")));
             }
             let text = renderer.render_str(&what, template, &context)?;
             if text.trim().is_empty()

@@ -97,10 +97,18 @@ impl Catalog {
     /// Applies `add-addon` settings: for a catalog addon `version`, `namespace` and
     /// `values` (merged into its values); otherwise a custom chart (`chart`, `repo`,
     /// `version`, `namespace`, `layer`) built on the blueprint's `custom_addon` fields.
-    pub fn with_settings(&self, settings: &Map<String, Json>, custom_base: Option<&Json>) -> Result<Catalog> {
+    pub fn with_settings(
+        &self,
+        settings: &Map<String, Json>,
+        custom_base: Option<&Json>,
+    ) -> Result<Catalog> {
         let mut catalog = self.clone();
         for (name, setting) in settings {
-            let fail = |m: String| Error::Input(format!(".scaffold/answers.yaml: addon_settings.{name}: {m}"));
+            let fail = |m: String| {
+                Error::Input(format!(
+                    ".scaffold/answers.yaml: addon_settings.{name}: {m}"
+                ))
+            };
             let Json::Object(setting) = setting else {
                 return Err(fail("must be a mapping".into()));
             };
@@ -108,12 +116,22 @@ impl Catalog {
             let mut raw = match catalog.entries.get(name) {
                 Some(entry) => entry.raw.clone(),
                 None => {
-                    let (Some(chart), Some(repo), Some(version)) = (text("chart"), text("repo"), text("version")) else {
-                        return Err(fail("not a catalog addon, and no chart/repo/version for a custom one".into()));
+                    let (Some(chart), Some(repo), Some(version)) =
+                        (text("chart"), text("repo"), text("version"))
+                    else {
+                        return Err(fail(
+                            "not a catalog addon, and no chart/repo/version for a custom one"
+                                .into(),
+                        ));
                     };
-                    let mut raw = custom_base.cloned().unwrap_or_else(|| Json::Object(Map::new()));
+                    let mut raw = custom_base
+                        .cloned()
+                        .unwrap_or_else(|| Json::Object(Map::new()));
                     let (kind, url) = if repo.starts_with("oci://") {
-                        ("OCIRepository", format!("{}/{chart}", repo.trim_end_matches('/')))
+                        (
+                            "OCIRepository",
+                            format!("{}/{chart}", repo.trim_end_matches('/')),
+                        )
                     } else {
                         ("HelmRepository", repo.clone())
                     };
@@ -142,11 +160,14 @@ impl Catalog {
                     }
                 }
                 if let Some(Json::Object(values)) = setting.get("values") {
-                    let target = map.entry("values").or_insert_with(|| Json::Object(Map::new()));
+                    let target = map
+                        .entry("values")
+                        .or_insert_with(|| Json::Object(Map::new()));
                     merge_into(target, &Json::Object(values.clone()));
                 }
             }
-            let spec: EntrySpec = serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
+            let spec: EntrySpec =
+                serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
             catalog.entries.insert(name.clone(), Entry { spec, raw });
         }
         Ok(catalog)
@@ -165,14 +186,6 @@ impl Catalog {
         self.entries
             .values()
             .filter(|e| !e.spec.always)
-            .map(|e| e.spec.name.clone())
-            .collect()
-    }
-
-    pub fn default_names(&self) -> Vec<String> {
-        self.entries
-            .values()
-            .filter(|e| e.spec.default && !e.spec.always)
             .map(|e| e.spec.name.clone())
             .collect()
     }

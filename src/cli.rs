@@ -7,7 +7,11 @@ use crate::commands;
 use crate::error::Result;
 
 #[derive(Debug, Parser)]
-#[command(name = "scaffold", version, about = "Generate and grow GitOps platform repositories (kops + Terraform + Flux on AWS).")]
+#[command(
+    name = "scaffold",
+    version,
+    about = "Generate and grow GitOps platform repositories (kops + Terraform + Flux on AWS)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -16,11 +20,15 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write a new platform repository into DIR and commit it.
-    #[command(after_help = "Examples:\n  scaffold new acme-platform\n  scaffold new acme-platform --defaults --set region=us-east-1\n  scaffold new acme-platform --values answers.yaml --dry-run")]
+    #[command(
+        after_help = "Examples:\n  scaffold new acme-platform\n  scaffold new acme-platform --defaults --set region=us-east-1\n  scaffold new acme-platform --values answers.yaml --dry-run"
+    )]
     New(NewArgs),
     /// Add an addon (from the catalog, or any chart with --chart/--repo) to the repo around
     /// the current directory, and commit.
-    #[command(after_help = "Examples:\n  scaffold add-addon velero\n  scaffold add-addon podinfo --chart podinfo --repo oci://ghcr.io/stefanprodan/charts --version 6.14.1 --layer apps")]
+    #[command(
+        after_help = "Examples:\n  scaffold add-addon velero\n  scaffold add-addon podinfo --chart podinfo --repo oci://ghcr.io/stefanprodan/charts --version 6.14.1 --layer apps"
+    )]
     AddAddon(AddAddonArgs),
     /// Remove an addon added by name, with everything scaffold wrote for it, and commit.
     RemoveAddon(RemoveAddonArgs),
@@ -129,6 +137,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
         Command::RemoveAddon(args) => commands::addon::remove(args),
-        Command::List { what: ListWhat::Addons { blueprint, json } } => commands::list::addons(&blueprint, json),
+        Command::List {
+            what: ListWhat::Addons { blueprint, json },
+        } => commands::list::addons(&blueprint, json),
     }
 }

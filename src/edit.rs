@@ -11,8 +11,15 @@ use crate::plan::{Plan, RelPath};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    Write { path: RelPath, contents: Vec<u8>, before: Option<Vec<u8>> },
-    Delete { path: RelPath, before: Vec<u8> },
+    Write {
+        path: RelPath,
+        contents: Vec<u8>,
+        before: Option<Vec<u8>>,
+    },
+    Delete {
+        path: RelPath,
+        before: Vec<u8>,
+    },
 }
 
 impl Change {
@@ -36,7 +43,8 @@ pub fn changes(
             continue;
         }
         let disk = read(path)?;
-        let refuse = |why: &str| Error::Refused(format!("{}: {why}; nothing was changed", path.as_str()));
+        let refuse =
+            |why: &str| Error::Refused(format!("{}: {why}; nothing was changed", path.as_str()));
         match (before, after, disk) {
             (None, Some(after), None) => out.push(Change::Write {
                 path: path.clone(),
@@ -44,16 +52,24 @@ pub fn changes(
                 before: None,
             }),
             (None, Some(after), Some(disk)) if &disk == after => {}
-            (None, Some(_), Some(_)) => return Err(refuse("exists with other content; move it away first")),
+            (None, Some(_), Some(_)) => {
+                return Err(refuse("exists with other content; move it away first"));
+            }
             (Some(_), None, None) => {}
             (Some(before), None, Some(disk)) if &disk == before => out.push(Change::Delete {
                 path: path.clone(),
                 before: disk,
             }),
             (Some(_), None, Some(_)) => {
-                return Err(refuse("was edited since scaffold wrote it and would be removed; undo or move your edits first"));
+                return Err(refuse(
+                    "was edited since scaffold wrote it and would be removed; undo or move your edits first",
+                ));
             }
-            (Some(_), Some(_), None) => return Err(refuse("was deleted, but scaffold needs to change it; restore it from git first")),
+            (Some(_), Some(_), None) => {
+                return Err(refuse(
+                    "was deleted, but scaffold needs to change it; restore it from git first",
+                ));
+            }
             (Some(before), Some(after), Some(disk)) => {
                 let texts = (
                     std::str::from_utf8(before),
@@ -72,7 +88,11 @@ pub fn changes(
                         contents: merged,
                         before: Some(disk),
                     }),
-                    None => return Err(refuse("your edits and scaffold's change touch the same lines")),
+                    None => {
+                        return Err(refuse(
+                            "your edits and scaffold's change touch the same lines",
+                        ));
+                    }
                 }
             }
             (None, None, _) => {}
@@ -86,13 +106,26 @@ pub fn unified_diff(changes: &[Change]) -> String {
     let mut out = String::new();
     for change in changes {
         let (before, after) = match change {
-            Change::Write { contents, before, .. } => (before.clone().unwrap_or_default(), contents.clone()),
+            Change::Write {
+                contents, before, ..
+            } => (before.clone().unwrap_or_default(), contents.clone()),
             Change::Delete { before, .. } => (before.clone(), Vec::new()),
         };
-        let (before, after) = (String::from_utf8_lossy(&before), String::from_utf8_lossy(&after));
+        let (before, after) = (
+            String::from_utf8_lossy(&before),
+            String::from_utf8_lossy(&after),
+        );
         let path = change.path().as_str();
-        let old_name = if matches!(change, Change::Write { before: None, .. }) { "/dev/null".to_string() } else { format!("a/{path}") };
-        let new_name = if matches!(change, Change::Delete { .. }) { "/dev/null".to_string() } else { format!("b/{path}") };
+        let old_name = if matches!(change, Change::Write { before: None, .. }) {
+            "/dev/null".to_string()
+        } else {
+            format!("a/{path}")
+        };
+        let new_name = if matches!(change, Change::Delete { .. }) {
+            "/dev/null".to_string()
+        } else {
+            format!("b/{path}")
+        };
         out.push_str(
             &TextDiff::from_lines(before.as_ref(), after.as_ref())
                 .unified_diff()

@@ -26,7 +26,11 @@ pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
     Renderer::new(sources.iter().map(|(n, s)| (n.as_str(), s.as_str())))
 }
 
-pub fn record_for(blueprint: &Blueprint, answers: &answers::Answers, addon_settings: Map<String, Json>) -> Record {
+pub fn record_for(
+    blueprint: &Blueprint,
+    answers: &answers::Answers,
+    addon_settings: Map<String, Json>,
+) -> Record {
     Record {
         blueprint: BlueprintId {
             name: blueprint.manifest.name.clone(),
@@ -44,15 +48,24 @@ pub fn record_for(blueprint: &Blueprint, answers: &answers::Answers, addon_setti
 
 /// `answers` holds every question's value (secrets and skipped questions included);
 /// `record` is what gets written to `.scaffold/answers.yaml`.
-pub fn render(blueprint: &Blueprint, renderer: &Renderer, answers: &answers::Answers, record: &Record) -> Result<Rendered> {
-    let catalog = blueprint
-        .catalog
-        .with_settings(&record.addon_settings, blueprint.manifest.custom_addon.as_ref())?;
+pub fn render(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    answers: &answers::Answers,
+    record: &Record,
+) -> Result<Rendered> {
+    let catalog = blueprint.catalog.with_settings(
+        &record.addon_settings,
+        blueprint.manifest.custom_addon.as_ref(),
+    )?;
     let selection = catalog.select(&record.chosen_addons())?;
     let base_context = answers::context_of(answers, &Map::new());
     for entry in &selection.entries {
         for key in &entry.spec.requires {
-            let present = answers.values.get(key).is_some_and(|v| !answers::show(v).is_empty());
+            let present = answers
+                .values
+                .get(key)
+                .is_some_and(|v| !answers::show(v).is_empty());
             if !present {
                 return Err(Error::Input(format!(
                     "addons: {} needs `{key}`; set --set {key}=… or leave {} out of addons",
@@ -69,7 +82,13 @@ pub fn render(blueprint: &Blueprint, renderer: &Renderer, answers: &answers::Ans
             Error::Blueprint(format!(
                 "addons/{}.yaml: layer `{layer}` is not one of the blueprint's layers ({})",
                 entry.spec.name,
-                blueprint.manifest.layers.keys().cloned().collect::<Vec<_>>().join(", ")
+                blueprint
+                    .manifest
+                    .layers
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         let dir = renderer.render_str(&format!("layer {layer}"), dir_template, &base_context)?;
@@ -88,7 +107,13 @@ pub fn render(blueprint: &Blueprint, renderer: &Renderer, answers: &answers::Ans
     context.insert("scaffold_version".into(), Json::String(VERSION.into()));
     context.insert(
         "addon_names".into(),
-        Json::Array(selection.entries.iter().map(|e| Json::String(e.spec.name.clone())).collect()),
+        Json::Array(
+            selection
+                .entries
+                .iter()
+                .map(|e| Json::String(e.spec.name.clone()))
+                .collect(),
+        ),
     );
     context.insert("addons".into(), Json::Array(addons.clone()));
     let context = Json::Object(context);
@@ -104,7 +129,8 @@ pub fn render(blueprint: &Blueprint, renderer: &Renderer, answers: &answers::Ans
 
 /// The catalog a record sees: the blueprint's, with its addon settings applied.
 pub fn catalog_of(blueprint: &Blueprint, record: &Record) -> Result<Catalog> {
-    blueprint
-        .catalog
-        .with_settings(&record.addon_settings, blueprint.manifest.custom_addon.as_ref())
+    blueprint.catalog.with_settings(
+        &record.addon_settings,
+        blueprint.manifest.custom_addon.as_ref(),
+    )
 }

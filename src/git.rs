@@ -100,7 +100,12 @@ pub fn dirty(root: &Path, paths: &[&str]) -> Result<Vec<String>> {
 }
 
 /// Commits exactly the changed paths on top of HEAD.
-pub fn commit_changes(root: &Path, changes: &[crate::edit::Change], author: &Author, message: &str) -> Result<String> {
+pub fn commit_changes(
+    root: &Path,
+    changes: &[crate::edit::Change],
+    author: &Author,
+    message: &str,
+) -> Result<String> {
     let repo = Repository::open(root)?;
     let mut index = repo.index()?;
     for change in changes {
@@ -114,7 +119,14 @@ pub fn commit_changes(root: &Path, changes: &[crate::edit::Change], author: &Aut
     let tree = repo.find_tree(index.write_tree()?)?;
     let parent = repo.head()?.peel_to_commit()?;
     let signature = Signature::now(&author.name, &author.email)?;
-    let oid = repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[&parent])?;
+    let oid = repo.commit(
+        Some("HEAD"),
+        &signature,
+        &signature,
+        message,
+        &tree,
+        &[&parent],
+    )?;
     Ok(oid.to_string())
 }
 
@@ -125,6 +137,12 @@ pub fn resolve_author(flag: Option<&str>) -> Result<(Author, bool)> {
     }
     Ok(match Author::from_git_config() {
         Some(author) => (author, false),
-        None => (Author { name: "scaffold".into(), email: "scaffold@localhost".into() }, true),
+        None => (
+            Author {
+                name: "scaffold".into(),
+                email: "scaffold@localhost".into(),
+            },
+            true,
+        ),
     })
 }

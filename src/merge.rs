@@ -20,7 +20,12 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     let mut ours_to_base: Vec<Option<usize>> = vec![None; ours.len()];
     let mut base_kept_by_user = vec![false; base.len()];
     for op in capture_diff_slices(Algorithm::Myers, &base, &ours) {
-        if let DiffOp::Equal { old_index, new_index, len } = op {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
             for k in 0..len {
                 ours_to_base[new_index + k] = Some(old_index + k);
                 base_kept_by_user[old_index + k] = true;
@@ -34,15 +39,27 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     for op in capture_diff_slices(Algorithm::Myers, &base, &theirs) {
         match op {
             DiffOp::Equal { .. } => {}
-            DiffOp::Delete { old_index, old_len, .. } => {
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
                 dropped[old_index..old_index + old_len].fill(true);
             }
-            DiffOp::Insert { old_index, new_index, new_len } => {
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => {
                 inserted[old_index].extend_from_slice(&theirs[new_index..new_index + new_len]);
             }
-            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
                 dropped[old_index..old_index + old_len].fill(true);
-                inserted[old_index + old_len].extend_from_slice(&theirs[new_index..new_index + new_len]);
+                inserted[old_index + old_len]
+                    .extend_from_slice(&theirs[new_index..new_index + new_len]);
             }
         }
     }
@@ -83,21 +100,30 @@ mod tests {
 
     #[test]
     fn untouched_files_take_the_new_rendering() {
-        assert_eq!(merge3(BASE, BASE, "resources:\n  - a/\n  - b/\n  - c/\n").as_deref(), Some("resources:\n  - a/\n  - b/\n  - c/\n"));
+        assert_eq!(
+            merge3(BASE, BASE, "resources:\n  - a/\n  - b/\n  - c/\n").as_deref(),
+            Some("resources:\n  - a/\n  - b/\n  - c/\n")
+        );
     }
 
     #[test]
     fn user_lines_and_comments_survive_an_insert_next_to_them() {
         let ours = "# mine\nresources:\n  - a/\n  - c/\n  - zz-mine/\n";
         let theirs = "resources:\n  - a/\n  - c/\n  - d/\n";
-        assert_eq!(merge3(BASE, ours, theirs).as_deref(), Some("# mine\nresources:\n  - a/\n  - c/\n  - d/\n  - zz-mine/\n"));
+        assert_eq!(
+            merge3(BASE, ours, theirs).as_deref(),
+            Some("# mine\nresources:\n  - a/\n  - c/\n  - d/\n  - zz-mine/\n")
+        );
     }
 
     #[test]
     fn removal_next_to_a_user_line_keeps_the_user_line() {
         let base = "resources:\n  - a/\n  - c/\n  - d/\n";
         let ours = "resources:\n  - a/\n  - c/\n  - zz-mine/\n  - d/\n";
-        assert_eq!(merge3(base, ours, BASE).as_deref(), Some("resources:\n  - a/\n  - c/\n  - zz-mine/\n"));
+        assert_eq!(
+            merge3(base, ours, BASE).as_deref(),
+            Some("resources:\n  - a/\n  - c/\n  - zz-mine/\n")
+        );
     }
 
     #[test]
@@ -112,6 +138,9 @@ mod tests {
         let base = "kind: Kustomization\nresources: []\n";
         let ours = "# note\nkind: Kustomization\nresources: []\n";
         let theirs = "kind: Kustomization\nresources:\n  - a/\n";
-        assert_eq!(merge3(base, ours, theirs).as_deref(), Some("# note\nkind: Kustomization\nresources:\n  - a/\n"));
+        assert_eq!(
+            merge3(base, ours, theirs).as_deref(),
+            Some("# note\nkind: Kustomization\nresources:\n  - a/\n")
+        );
     }
 }

@@ -36,7 +36,8 @@ impl Record {
     }
 
     pub fn parse(text: &str) -> Result<Self> {
-        serde_yaml::from_str(text).map_err(|e| Error::Input(format!("{PATH}: {e}; restore it from git history")))
+        serde_yaml::from_str(text)
+            .map_err(|e| Error::Input(format!("{PATH}: {e}; restore it from git history")))
     }
 
     /// The `addons` answer: the addons chosen by name (dependencies are not listed).
@@ -44,12 +45,19 @@ impl Record {
         self.answers
             .get("addons")
             .and_then(Json::as_array)
-            .map(|a| a.iter().filter_map(Json::as_str).map(String::from).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Json::as_str)
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     pub fn set_chosen_addons(&mut self, names: Vec<String>) {
-        self.answers
-            .insert("addons".into(), Json::Array(names.into_iter().map(Json::String).collect()));
+        self.answers.insert(
+            "addons".into(),
+            Json::Array(names.into_iter().map(Json::String).collect()),
+        );
     }
 }

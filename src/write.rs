@@ -99,12 +99,14 @@ pub fn apply(root: &Path, changes: &[crate::edit::Change]) -> Result<()> {
                 .prefix(".scaffold-")
                 .tempfile_in(&parent)
                 .map_err(|e| Error::io_path("write into", &parent, e))?;
-            std::io::Write::write_all(&mut temp, contents).map_err(|e| Error::io_path("write", &full, e))?;
+            std::io::Write::write_all(&mut temp, contents)
+                .map_err(|e| Error::io_path("write", &full, e))?;
             prepared.push((temp, full));
         }
     }
     for (temp, full) in prepared {
-        temp.persist(&full).map_err(|e| Error::io_path("replace", &full, e.error))?;
+        temp.persist(&full)
+            .map_err(|e| Error::io_path("replace", &full, e.error))?;
     }
     for change in changes {
         if let Change::Delete { path, .. } = change {

@@ -35,34 +35,78 @@ impl Repo {
         let text = std::fs::read_to_string(root.join(record::PATH))
             .map_err(|e| Error::io_path("read", &root.join(record::PATH), e))?;
         let record = Record::parse(&text)?;
-        let blueprint = Blueprint::load(args.blueprint.as_deref().unwrap_or(&record.blueprint.name))?;
+        let blueprint =
+            Blueprint::load(args.blueprint.as_deref().unwrap_or(&record.blueprint.name))?;
         let made_with = &record.blueprint;
-        if blueprint.manifest.name != made_with.name || blueprint.manifest.version != made_with.version {
+        if blueprint.manifest.name != made_with.name
+            || blueprint.manifest.version != made_with.version
+        {
             return Err(Error::Input(format!(
                 "this repo was made with blueprint {} {}, but scaffold has {} {}: use the scaffold release that made it (updates come with a later command)",
-                made_with.name, made_with.version, blueprint.manifest.name, blueprint.manifest.version
+                made_with.name,
+                made_with.version,
+                blueprint.manifest.name,
+                blueprint.manifest.version
             )));
         }
         let renderer = generate::renderer_for(&blueprint)?;
+        // `addons` may name custom charts the blueprint's catalog does not list: the
+        // effective catalog checks those when rendering.
         let values = record
             .answers
             .iter()
-            .map(|(k, v)| Ok((k.clone(), serde_yaml::to_value(v).map_err(|e| Error::Input(e.to_string()))?)))
+            .filter(|(k, _)| k.as_str() != "addons")
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    serde_yaml::to_value(v).map_err(|e| Error::Input(e.to_string()))?,
+                ))
+            })
             .collect::<Result<_>>()?;
         let answers = answers::gather(
             &blueprint,
             &renderer,
-            Sources { set: Vec::new(), values, prompter: None, builtins: Map::new() },
+            Sources {
+                set: Vec::new(),
+                values,
+                prompter: None,
+                builtins: Map::new(),
+            },
         )
         .map_err(|e| Error::Input(format!("{}: {e}", record::PATH)))?;
+        let mut answers = answers;
+        answers.values.insert(
+            "addons".into(),
+            Json::Array(
+                record
+                    .chosen_addons()
+                    .into_iter()
+                    .map(Json::String)
+                    .collect(),
+            ),
+        );
         let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
-        Ok(Repo { root, record, blueprint, renderer, answers, rendered })
+        Ok(Repo {
+            root,
+            record,
+            blueprint,
+            renderer,
+            answers,
+            rendered,
+        })
     }
 
     /// Renders `record`, merges the difference into the work tree and commits it.
-    fn change_to(&self, record: &Record, args: &EditArgs, message: &str) -> Result<Option<Rendered>> {
+    fn change_to(
+        &self,
+        record: &Record,
+        args: &EditArgs,
+        message: &str,
+    ) -> Result<Option<Rendered>> {
         let next = generate::render(&self.blueprint, &self.renderer, &self.answers, record)?;
-        let changes = edit::changes(&self.rendered.plan, &next.plan, |path| write::read(&self.root, path))?;
+        let changes = edit::changes(&self.rendered.plan, &next.plan, |path| {
+            write::read(&self.root, path)
+        })?;
         let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
         if !args.allow_dirty {
             let dirty = git::dirty(&self.root, &paths)?;
@@ -75,16 +119,24 @@ impl Repo {
         }
         if args.dry_run {
             print!("{}", edit::unified_diff(&changes));
-            eprintln!("dry run: {} file(s) would change; nothing written", changes.len());
+            eprintln!(
+                "dry run: {} file(s) would change; nothing written",
+                changes.len()
+            );
             return Ok(None);
         }
         let (author, fallback) = git::resolve_author(args.author.as_deref())?;
         if fallback {
-            eprintln!("note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>");
+            eprintln!(
+                "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+            );
         }
         write::apply(&self.root, &changes)?;
         let commit = git::commit_changes(&self.root, &changes, &author, message)?;
-        let written = changes.iter().filter(|c| matches!(c, edit::Change::Write { .. })).count();
+        let written = changes
+            .iter()
+            .filter(|c| matches!(c, edit::Change::Write { .. }))
+            .count();
         println!(
             "{message}: {written} file(s) written, {} removed, commit {}",
             changes.len() - written,
@@ -94,24 +146,55 @@ impl Repo {
     }
 
     fn version_of(rendered: &Rendered, name: &str) -> Option<String> {
-        rendered.addons.get(name)?.get("chart")?.get("version")?.as_str().map(String::from)
+        rendered
+            .addons
+            .get(name)?
+            .get("chart")?
+            .get("version")?
+            .as_str()
+            .map(String::from)
     }
 }
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
-    check(name, r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$", "NAME", "a DNS-1123 label of at most 53 characters")?;
+    check(
+        name,
+        r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$",
+        "NAME",
+        "a DNS-1123 label of at most 53 characters",
+    )?;
     if let Some(version) = &args.version {
-        check(version, r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$", "--version", "an exact version such as 1.2.3")?;
+        check(
+            version,
+            r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$",
+            "--version",
+            "an exact version such as 1.2.3",
+        )?;
     }
     if let Some(namespace) = &args.namespace {
-        check(namespace, r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "--namespace", "a DNS-1123 label")?;
+        check(
+            namespace,
+            r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+            "--namespace",
+            "a DNS-1123 label",
+        )?;
     }
     if let Some(repo) = &args.repo {
-        check(repo, r"^(https://|oci://)[^\s/]+(/\S*)?$", "--repo", "an https:// or oci:// URL")?;
+        check(
+            repo,
+            r"^(https://|oci://)[^\s/]+(/\S*)?$",
+            "--repo",
+            "an https:// or oci:// URL",
+        )?;
     }
     if let Some(chart) = &args.chart {
-        check(chart, r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$", "--chart", "a chart name")?;
+        check(
+            chart,
+            r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$",
+            "--chart",
+            "a chart name",
+        )?;
     }
     let repo = Repo::open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
@@ -136,14 +219,24 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
                 )));
             }
             setting.insert("chart".into(), Json::String(chart.clone()));
-            setting.insert("repo".into(), Json::String(args.repo.clone().unwrap_or_default()));
-            setting.insert("layer".into(), Json::String(args.layer.clone().unwrap_or_else(|| "addons".into())));
+            setting.insert(
+                "repo".into(),
+                Json::String(args.repo.clone().unwrap_or_default()),
+            );
+            setting.insert(
+                "layer".into(),
+                Json::String(args.layer.clone().unwrap_or_else(|| "addons".into())),
+            );
         }
         None if catalog.get(name).is_none() => {
             let hint = catalog.suggest(name);
             return Err(Error::Input(format!(
                 "unknown addon `{name}`{}; `scaffold list addons` shows the catalog, --chart/--repo add any other chart",
-                if hint.is_empty() { String::new() } else { format!(" (did you mean {}?)", hint.join(", ")) }
+                if hint.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", hint.join(", "))
+                }
             )));
         }
         None => {}
@@ -164,7 +257,9 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     chosen.push(name.clone());
     record.set_chosen_addons(chosen);
     if !setting.is_empty() {
-        record.addon_settings.insert(name.clone(), Json::Object(setting));
+        record
+            .addon_settings
+            .insert(name.clone(), Json::Object(setting));
     }
     let preview = generate::render(&repo.blueprint, &repo.renderer, &repo.answers, &record)?;
     let version = Repo::version_of(&preview, name).unwrap_or_default();
@@ -173,7 +268,11 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             println!("adding {dep} too (needed by {by})");
         }
     }
-    repo.change_to(&record, &args.edit, &format!("scaffold: add addon {name} {version}"))?;
+    repo.change_to(
+        &record,
+        &args.edit,
+        &format!("scaffold: add addon {name} {version}"),
+    )?;
     Ok(())
 }
 
@@ -183,24 +282,34 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();
     if !chosen.contains(name) {
-        return Err(Error::Input(match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
-            (true, Some(entry)) if entry.spec.always => {
-                format!("{name} is part of every repo this blueprint makes; it cannot be removed")
-            }
-            (true, _) => format!("{name} was added as a dependency; it goes when the addons needing it go"),
-            (false, _) => format!("{name} is not in this repo (addons: {})", chosen.join(", ")),
-        }));
+        return Err(Error::Input(
+            match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
+                (true, Some(entry)) if entry.spec.always => {
+                    format!(
+                        "{name} is part of every repo this blueprint makes; it cannot be removed"
+                    )
+                }
+                (true, _) => format!(
+                    "{name} was added as a dependency; it goes when the addons needing it go"
+                ),
+                (false, _) => format!("{name} is not in this repo (addons: {})", chosen.join(", ")),
+            },
+        ));
     }
     let dependants: Vec<String> = repo
         .rendered
         .addons
         .keys()
         .filter(|other| *other != name)
-        .filter(|other| catalog.get(other).is_some_and(|e| e.spec.depends_on.contains(name)))
+        .filter(|other| {
+            catalog
+                .get(other)
+                .is_some_and(|e| e.spec.depends_on.contains(name))
+        })
         .cloned()
         .collect();
     if !dependants.is_empty() {
-        return Err(Error::Refused(format!(
+        return Err(Error::Input(format!(
             "{name} is needed by {}; remove {} first",
             dependants.join(", "),
             if dependants.len() == 1 { "it" } else { "them" }
@@ -211,12 +320,18 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     chosen.retain(|n| n != name);
     record.set_chosen_addons(chosen);
     record.addon_settings.remove(name);
-    repo.change_to(&record, &args.edit, &format!("scaffold: remove addon {name} {version}"))?;
+    repo.change_to(
+        &record,
+        &args.edit,
+        &format!("scaffold: remove addon {name} {version}"),
+    )?;
     Ok(())
 }
 
 fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
-    let ok = Regex::new(pattern).map(|re| re.is_match(value)).unwrap_or(false);
+    let ok = Regex::new(pattern)
+        .map(|re| re.is_match(value))
+        .unwrap_or(false);
     if ok {
         Ok(())
     } else {
@@ -235,7 +350,9 @@ fn helm_values(pairs: &[(String, String)]) -> Result<Map<String, Json>> {
         let mut nested = scalar;
         for part in key.split('.').rev() {
             if part.is_empty() {
-                return Err(Error::Input(format!("--set `{key}`: empty segment in the value path")));
+                return Err(Error::Input(format!(
+                    "--set `{key}`: empty segment in the value path"
+                )));
             }
             let mut map = Map::new();
             map.insert(part.to_string(), nested);

@@ -23,7 +23,10 @@ pub fn addons(blueprint: &str, as_json: bool) -> Result<()> {
         println!("{}", Json::Array(rows));
         return Ok(());
     }
-    println!("{:<28} {:<28} {:<11} {:<16} {:<14} NEEDS", "NAME", "CHART", "VERSION", "NAMESPACE", "LAYER");
+    println!(
+        "{:<28} {:<28} {:<11} {:<16} {:<14} NEEDS",
+        "NAME", "CHART", "VERSION", "NAMESPACE", "LAYER"
+    );
     for e in blueprint.catalog.entries() {
         let s = &e.spec;
         let mut needs: Vec<String> = s.depends_on.clone();
@@ -31,9 +34,20 @@ pub fn addons(blueprint: &str, as_json: bool) -> Result<()> {
         if s.iam_policy.is_some() {
             needs.push("AWS (IRSA)".into());
         }
-        let name = if s.always { format!("{} (always)", s.name) } else { s.name.clone() };
-        let needs = if needs.is_empty() { "-".to_string() } else { needs.join(", ") };
-        println!("{name:<28} {:<28} {:<11} {:<16} {:<14} {needs}", s.chart.name, s.chart.version, s.namespace, s.layer);
+        let name = if s.always {
+            format!("{} (always)", s.name)
+        } else {
+            s.name.clone()
+        };
+        let needs = if needs.is_empty() {
+            "-".to_string()
+        } else {
+            needs.join(", ")
+        };
+        println!(
+            "{name:<28} {:<28} {:<11} {:<16} {:<14} {needs}",
+            s.chart.name, s.chart.version, s.namespace, s.layer
+        );
     }
     Ok(())
 }

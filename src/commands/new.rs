@@ -28,14 +28,19 @@ pub fn run(args: NewArgs) -> Result<()> {
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
     let mut terminal = Terminal::new();
-    let interactive = !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive =
+        !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let answers = answers::gather(
         &blueprint,
         &renderer,
         Sources {
             set,
             values,
-            prompter: if interactive { Some(&mut terminal) } else { None },
+            prompter: if interactive {
+                Some(&mut terminal)
+            } else {
+                None
+            },
             builtins,
         },
     )?;
@@ -45,12 +50,19 @@ pub fn run(args: NewArgs) -> Result<()> {
 
     if args.dry_run {
         if args.json {
-            println!("{}", json!({"dir": args.dir, "blueprint": blueprint.manifest.name, "files": plan.listing()}));
+            println!(
+                "{}",
+                json!({"dir": args.dir, "blueprint": blueprint.manifest.name, "files": plan.listing()})
+            );
         } else {
             for path in plan.files.keys() {
                 println!("{}", path.as_str());
             }
-            eprintln!("dry run: {} files would be written to {}; nothing written", plan.files.len(), args.dir.display());
+            eprintln!(
+                "dry run: {} files would be written to {}; nothing written",
+                plan.files.len(),
+                args.dir.display()
+            );
         }
         return Ok(());
     }
@@ -60,7 +72,9 @@ pub fn run(args: NewArgs) -> Result<()> {
         None => git::resolve_author(None)?,
     };
     if fallback {
-        eprintln!("note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>");
+        eprintln!(
+            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+        );
     }
     let message = format!(
         "scaffold: new platform from blueprint {} {}",
@@ -109,7 +123,8 @@ pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>
 }
 
 fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
     let value: serde_yaml::Value = serde_yaml::from_str(&text)
         .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
     match value {
@@ -118,7 +133,10 @@ fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
             .into_iter()
             .map(|(k, v)| match k {
                 serde_yaml::Value::String(k) => Ok((k, v)),
-                other => Err(Error::Input(format!("--values `{}`: key {other:?} is not a string", path.display()))),
+                other => Err(Error::Input(format!(
+                    "--values `{}`: key {other:?} is not a string",
+                    path.display()
+                ))),
             })
             .collect(),
         _ => Err(Error::Input(format!(

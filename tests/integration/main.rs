@@ -1,4 +1,5 @@
 //! One integration-test binary driving the real `scaffold` executable.
+mod addons; // add-addon, remove-addon, list addons
 mod interactive; // a full interactive run through a pseudo-terminal
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits

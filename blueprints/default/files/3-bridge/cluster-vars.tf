@@ -45,5 +45,12 @@ resource "kubernetes_config_map_v1_data" "cluster_vars" {
     KARPENTER_NODE_USER_DATA         = local.karpenter_node_user_data
   }
 
+  lifecycle {
+    precondition {
+      condition     = local.cluster_api_endpoint != null
+      error_message = "${var.kubeconfig_path} has no cluster named ${var.kube_context}: run make kubeconfig in ../2-kops."
+    }
+  }
+
   depends_on = [kubernetes_config_map_v1.cluster_vars]
 }
