@@ -1,10 +1,12 @@
-//! A blueprint: its manifest (questions, checks), the file trees it renders and its addon
-//! catalog, loaded from the binary (embedded) or from a directory. Read-only; no rendering.
+//! A blueprint: its manifest (questions, checks, layers), the file trees it renders and its
+//! addon catalog — embedded, found on the search path, or in a directory — with `extends`
+//! resolved into one merged blueprint that remembers where each file came from.
+//! Read-only; no rendering.
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use include_dir::{Dir, include_dir};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -22,31 +24,87 @@ pub struct Blueprint {
     /// Rendered once per selected addon.
     pub addon_files: FileTree,
     pub catalog: Catalog,
+    /// Blueprint-relative path (`files/...`, `addon-files/...`, `addons/...`) → the blueprint
+    /// it comes from, after `extends` is resolved.
+    pub origins: BTreeMap<String, String>,
+    /// Where this blueprint was loaded from (a directory, or `embedded:NAME`).
+    pub origin: String,
+    /// Its answer sets for `scaffold blueprint test` (`tests/*.yaml`), by file name.
+    pub tests: FileTree,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub name: String,
     pub version: String,
+    #[serde(default)]
     pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_scaffold_version: Option<String>,
+    /// The blueprint this one changes: an embedded name, a name on the search path, or a
+    /// directory (relative to this blueprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
     #[serde(default)]
     pub questions: Vec<Question>,
-    #[serde(default)]
+    /// New defaults for inherited questions (templates over earlier answers).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defaults: BTreeMap<String, serde_yaml::Value>,
+    /// Inherited files to drop (`files/...`, `addon-files/...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_files: Vec<String>,
+    /// Inherited catalog addons to drop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_addons: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
     /// Printed after `scaffold new` (a template over the answers).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_steps: Option<String>,
     /// Catalog layer → directory of its addons (a template over the answers).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, String>,
     /// The fields a chart added with `add-addon --chart` starts from.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom_addon: Option<serde_json::Value>,
+    /// Template delimiters of the whole blueprint (default `[[ ]]`, `[% %]`, `[# #]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delimiters: Option<Delimiters>,
+    /// Other delimiters for the templates matching a glob (first match wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delimiters_by_glob: Vec<GlobDelimiters>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Delimiters {
+    pub variable: [String; 2],
+    pub block: [String; 2],
+    pub comment: [String; 2],
+}
+
+impl Default for Delimiters {
+    fn default() -> Self {
+        let pair = |a: &str, b: &str| [a.to_string(), b.to_string()];
+        Delimiters {
+            variable: pair("[[", "]]"),
+            block: pair("[%", "%]"),
+            comment: pair("[#", "#]"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GlobDelimiters {
+    /// Matched against the blueprint-relative path, e.g. `files/docs/**`.
+    pub glob: String,
+    #[serde(flatten)]
+    pub delimiters: Delimiters,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum QuestionType {
     String,
@@ -59,68 +117,73 @@ pub enum QuestionType {
     Cidr,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Question {
     pub key: String,
     pub prompt: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
     #[serde(rename = "type")]
     pub kind: QuestionType,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_yaml::Value>,
     /// Tera expression; the question is asked only when it is true.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
-    #[serde(default)]
+    /// Never recorded in `.scaffold/answers.yaml`.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub secret: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub allow_empty: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_length: Option<usize>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<Vec<serde_yaml::Value>>,
     /// `catalog`: the choices are the blueprint's optional addons.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices_from: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<i64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<i64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item_type: Option<QuestionType>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item_regex: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item_error: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_items: Option<usize>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_items: Option<usize>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub unique: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_prefix: Option<u8>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_prefix: Option<u8>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_overlapping: Vec<String>,
     /// For maps: the keys must be exactly the items of this earlier list answer.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys_from: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_regex: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_error: Option<String>,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// A rule over several answers, checked once all are known.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
     pub key: String,
@@ -128,65 +191,308 @@ pub struct Check {
     pub error: String,
 }
 
+/// A blueprint's own files before `extends` is resolved.
+struct Layer {
+    manifest: Manifest,
+    tree: FileTree,
+    origin: String,
+    dir: Option<PathBuf>,
+}
+
 impl Blueprint {
-    /// `default` (or another embedded name), or a directory holding a blueprint.yaml.
+    /// A directory (a path, or a name found on the search path), or an embedded name.
     pub fn load(selector: &str) -> Result<Self> {
-        let as_path = Path::new(selector);
-        if selector.contains('/') || as_path.join("blueprint.yaml").is_file() {
-            return Self::from_dir(as_path);
-        }
-        let dir = EMBEDDED.get_dir(selector).ok_or_else(|| {
-            Error::Input(format!(
-                "unknown blueprint `{selector}`: use one of {} or a path to a directory with a blueprint.yaml",
-                embedded_names().join(", ")
-            ))
-        })?;
-        let mut tree = FileTree::new();
-        collect_embedded(dir, dir.path(), &mut tree);
-        Self::from_tree(selector, tree)
+        Self::load_chain(selector, None, &mut Vec::new())
     }
 
-    fn from_dir(root: &Path) -> Result<Self> {
-        if !root.join("blueprint.yaml").is_file() {
-            return Err(Error::Input(format!(
-                "--blueprint `{}`: no blueprint.yaml there; pass an embedded name ({}) or a blueprint directory",
-                root.display(),
-                embedded_names().join(", ")
+    fn load_chain(
+        selector: &str,
+        relative_to: Option<&Path>,
+        seen: &mut Vec<String>,
+    ) -> Result<Self> {
+        let layer = read_layer(selector, relative_to)?;
+        if seen.contains(&layer.origin) {
+            return Err(Error::Blueprint(format!(
+                "{}: `extends` makes a cycle ({} → {})",
+                layer.origin,
+                seen.join(" → "),
+                layer.origin
             )));
         }
-        let mut tree = FileTree::new();
-        for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
-            let entry = entry.map_err(|e| Error::Input(format!("cannot read blueprint: {e}")))?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let rel = entry
-                .path()
-                .strip_prefix(root)
-                .map_err(|e| Error::Input(e.to_string()))?;
-            let bytes =
-                std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
-            tree.insert(slash_path(rel), bytes);
-        }
-        Self::from_tree(&root.display().to_string(), tree)
+        seen.push(layer.origin.clone());
+        let base = match &layer.manifest.extends {
+            Some(parent) => Some(Self::load_chain(parent, layer.dir.as_deref(), seen)?),
+            None => None,
+        };
+        Self::resolve(layer, base)
     }
 
-    fn from_tree(origin: &str, mut tree: FileTree) -> Result<Self> {
-        let manifest_bytes = tree
-            .remove("blueprint.yaml")
-            .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
-        let manifest: Manifest = serde_yaml::from_slice(&manifest_bytes)
-            .map_err(|e| Error::Blueprint(format!("{origin}/blueprint.yaml: {e}")))?;
-        let files = subtree(&tree, "files/");
-        let addon_files = subtree(&tree, "addon-files/");
-        let catalog = Catalog::from_tree(origin, &subtree(&tree, "addons/"))?;
+    fn resolve(layer: Layer, base: Option<Blueprint>) -> Result<Self> {
+        let Layer {
+            manifest,
+            tree,
+            origin,
+            ..
+        } = layer;
+        let label = format!("{} {} ({origin})", manifest.name, manifest.version);
+        let fail = |m: String| Error::Blueprint(format!("{origin}: {m}"));
+        let (mut merged_tree, mut origins, mut merged) = match base {
+            Some(base) => {
+                let mut tree = FileTree::new();
+                for (prefix, t) in [("files/", &base.files), ("addon-files/", &base.addon_files)] {
+                    for (path, bytes) in t {
+                        tree.insert(format!("{prefix}{path}"), bytes.clone());
+                    }
+                }
+                for entry in base.catalog.entries() {
+                    tree.insert(
+                        format!("addons/{}.yaml", entry.spec.name),
+                        entry.source().to_vec(),
+                    );
+                }
+                (tree, base.origins, Some(base.manifest))
+            }
+            None => (FileTree::new(), BTreeMap::new(), None),
+        };
+        for path in &manifest.remove_files {
+            if merged_tree.remove(path).is_none() {
+                return Err(fail(format!(
+                    "remove_files: `{path}` is not a file of the base blueprint"
+                )));
+            }
+            origins.remove(path);
+        }
+        for name in &manifest.remove_addons {
+            let path = format!("addons/{name}.yaml");
+            if merged_tree.remove(&path).is_none() {
+                return Err(fail(format!(
+                    "remove_addons: `{name}` is not an addon of the base blueprint"
+                )));
+            }
+            origins.remove(&path);
+        }
+        let mut tests = FileTree::new();
+        for (path, bytes) in tree {
+            if path == "blueprint.yaml" {
+                continue;
+            }
+            if let Some(test) = path.strip_prefix("tests/") {
+                tests.insert(test.to_string(), bytes);
+                continue;
+            }
+            origins.insert(path.clone(), label.clone());
+            merged_tree.insert(path, bytes);
+        }
+        let manifest = match merged.take() {
+            Some(base) => merge_manifests(base, manifest).map_err(fail)?,
+            None => manifest,
+        };
+        let files = subtree(&merged_tree, "files/");
+        let addon_files = subtree(&merged_tree, "addon-files/");
+        let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"))?;
         Ok(Blueprint {
             manifest,
             files,
             addon_files,
             catalog,
+            origins,
+            origin,
+            tests,
         })
     }
+
+    /// The delimiters of one template (blueprint-relative path).
+    pub fn delimiters_for(&self, path: &str) -> Delimiters {
+        for rule in &self.manifest.delimiters_by_glob {
+            if globset::Glob::new(&rule.glob).is_ok_and(|g| g.compile_matcher().is_match(path)) {
+                return rule.delimiters.clone();
+            }
+        }
+        self.manifest.delimiters.clone().unwrap_or_default()
+    }
+}
+
+/// The child's questions replace same-key questions in place and are appended otherwise;
+/// everything else the child sets wins.
+fn merge_manifests(base: Manifest, child: Manifest) -> std::result::Result<Manifest, String> {
+    let mut questions = base.questions;
+    for question in child.questions {
+        match questions.iter_mut().find(|q| q.key == question.key) {
+            Some(existing) => *existing = question,
+            None => questions.push(question),
+        }
+    }
+    for (key, default) in &child.defaults {
+        let question = questions
+            .iter_mut()
+            .find(|q| &q.key == key)
+            .ok_or_else(|| {
+                format!("defaults: `{key}` is not a question of this blueprint or its base")
+            })?;
+        question.default = Some(default.clone());
+    }
+    let mut layers = base.layers;
+    layers.extend(child.layers);
+    let mut checks = base.checks;
+    checks.extend(child.checks);
+    let mut by_glob = child.delimiters_by_glob;
+    by_glob.extend(base.delimiters_by_glob);
+    Ok(Manifest {
+        name: child.name,
+        version: child.version,
+        description: if child.description.is_empty() {
+            base.description
+        } else {
+            child.description
+        },
+        min_scaffold_version: child.min_scaffold_version.or(base.min_scaffold_version),
+        extends: child.extends,
+        questions,
+        defaults: BTreeMap::new(),
+        remove_files: Vec::new(),
+        remove_addons: Vec::new(),
+        checks,
+        next_steps: child.next_steps.or(base.next_steps),
+        layers,
+        custom_addon: child.custom_addon.or(base.custom_addon),
+        delimiters: child.delimiters.or(base.delimiters),
+        delimiters_by_glob: by_glob,
+    })
+}
+
+/// Directories searched for blueprints by name: `$SCAFFOLD_BLUEPRINT_PATH` (`:`-separated),
+/// then `$XDG_CONFIG_HOME/scaffold/blueprints` (or `~/.config/scaffold/blueprints`).
+pub fn search_path() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("SCAFFOLD_BLUEPRINT_PATH")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    if let Some(config) = config {
+        dirs.push(config.join("scaffold").join("blueprints"));
+    }
+    dirs
+}
+
+/// (name, where) of every blueprint found: the search path first, then the embedded ones.
+pub fn available() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for dir in search_path() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        names.sort();
+        for path in names {
+            if path.join("blueprint.yaml").is_file()
+                && let Some(name) = path.file_name()
+            {
+                found.push((
+                    name.to_string_lossy().into_owned(),
+                    path.display().to_string(),
+                ));
+            }
+        }
+    }
+    for name in embedded_names() {
+        found.push((name.clone(), format!("embedded:{name}")));
+    }
+    found
+}
+
+fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<Layer> {
+    let as_path = match relative_to {
+        Some(base) if !Path::new(selector).is_absolute() => base.join(selector),
+        _ => PathBuf::from(selector),
+    };
+    let looks_like_path = selector.contains('/') || selector.starts_with('.');
+    if looks_like_path || as_path.join("blueprint.yaml").is_file() {
+        return read_dir_layer(&as_path);
+    }
+    for dir in search_path() {
+        let candidate = dir.join(selector);
+        if candidate.join("blueprint.yaml").is_file() {
+            return read_dir_layer(&candidate);
+        }
+    }
+    let dir = EMBEDDED.get_dir(selector).ok_or_else(|| {
+        Error::Input(format!(
+            "unknown blueprint `{selector}`: use one of {} or a path to a directory with a blueprint.yaml",
+            available().into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let mut tree = FileTree::new();
+    collect_embedded(dir, dir.path(), &mut tree);
+    layer_from_tree(tree, format!("embedded:{selector}"), None)
+}
+
+fn read_dir_layer(root: &Path) -> Result<Layer> {
+    if !root.join("blueprint.yaml").is_file() {
+        return Err(Error::Input(format!(
+            "blueprint `{}`: no blueprint.yaml there; pass an embedded name or a blueprint directory",
+            root.display()
+        )));
+    }
+    let root = root
+        .canonicalize()
+        .map_err(|e| Error::io_path("resolve", root, e))?;
+    let mut tree = FileTree::new();
+    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let entry = entry.map_err(|e| Error::Input(format!("cannot read blueprint: {e}")))?;
+        let rel = slash_path(
+            entry
+                .path()
+                .strip_prefix(&root)
+                .map_err(|e| Error::Input(e.to_string()))?,
+        );
+        if entry.path_is_symlink() {
+            let target = entry
+                .path()
+                .canonicalize()
+                .map_err(|e| Error::io_path("follow the symlink", entry.path(), e))?;
+            if !target.starts_with(&root) {
+                return Err(Error::Blueprint(format!(
+                    "{}/{rel}: symlink points outside the blueprint ({}); copy the file in instead",
+                    root.display(),
+                    target.display()
+                )));
+            }
+            if !target.is_file() {
+                continue;
+            }
+        } else if !entry.file_type().is_file() {
+            continue;
+        }
+        let bytes =
+            std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
+        tree.insert(rel, bytes);
+    }
+    layer_from_tree(tree, root.display().to_string(), Some(root))
+}
+
+fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Result<Layer> {
+    let bytes = tree
+        .get("blueprint.yaml")
+        .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
+    let manifest: Manifest = serde_yaml::from_slice(bytes).map_err(|e| {
+        let at = e
+            .location()
+            .map(|l| format!(":{}:{}", l.line(), l.column()))
+            .unwrap_or_default();
+        Error::Blueprint(format!("{origin}/blueprint.yaml{at}: {e}"))
+    })?;
+    Ok(Layer {
+        manifest,
+        tree,
+        origin,
+        dir,
+    })
 }
 
 pub fn embedded_names() -> Vec<String> {

@@ -46,6 +46,8 @@ pub struct ChartSpec {
 pub struct Entry {
     pub spec: EntrySpec,
     raw: Json,
+    /// The YAML it was read from (for blueprints that extend this one).
+    source: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -78,7 +80,14 @@ impl Catalog {
                     spec.name
                 )));
             }
-            entries.insert(spec.name.clone(), Entry { spec, raw });
+            entries.insert(
+                spec.name.clone(),
+                Entry {
+                    spec,
+                    raw,
+                    source: bytes.clone(),
+                },
+            );
         }
         let catalog = Catalog { entries };
         for entry in catalog.entries.values() {
@@ -168,7 +177,10 @@ impl Catalog {
             }
             let spec: EntrySpec =
                 serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
-            catalog.entries.insert(name.clone(), Entry { spec, raw });
+            let source = serde_yaml::to_string(&raw).unwrap_or_default().into_bytes();
+            catalog
+                .entries
+                .insert(name.clone(), Entry { spec, raw, source });
         }
         Ok(catalog)
     }
@@ -249,6 +261,10 @@ impl Catalog {
 }
 
 impl Entry {
+    pub fn source(&self) -> &[u8] {
+        &self.source
+    }
+
     /// The entry as templates see it: the catalog data plus values scaffold derives
     /// (`dir`: where the layer's addons live).
     pub fn template_object(&self, dir: &str) -> Json {

@@ -9,7 +9,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, RelPath};
 use crate::record::{self, BlueprintId, Record};
-use crate::render::Renderer;
+use crate::render::{Renderer, Source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -22,8 +22,16 @@ pub struct Rendered {
 }
 
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
-    let sources = plan::template_sources(blueprint);
-    Renderer::new(sources.iter().map(|(n, s)| (n.as_str(), s.as_str())))
+    let sources = plan::template_sources(blueprint)?;
+    let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    Renderer::new(
+        &default,
+        sources.iter().map(|(name, text)| Source {
+            name,
+            text,
+            delimiters: blueprint.delimiters_for(name),
+        }),
+    )
 }
 
 pub fn record_for(

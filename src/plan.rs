@@ -74,21 +74,24 @@ impl Plan {
 }
 
 /// Template names are the blueprint-relative paths, so errors point at the source file.
-pub fn template_sources(blueprint: &Blueprint) -> Vec<(String, String)> {
+pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> {
     let mut sources = Vec::new();
     for (prefix, tree) in [
         ("files/", &blueprint.files),
         ("addon-files/", &blueprint.addon_files),
     ] {
         for (path, bytes) in tree {
-            if path.ends_with(".tera")
-                && let Ok(text) = std::str::from_utf8(bytes)
-            {
+            if path.ends_with(".tera") {
+                let text = std::str::from_utf8(bytes).map_err(|_| {
+                    Error::Blueprint(format!(
+                        "{prefix}{path}: a .tera template must be UTF-8 text"
+                    ))
+                })?;
                 sources.push((format!("{prefix}{path}"), text.to_string()));
             }
         }
     }
-    sources
+    Ok(sources)
 }
 
 /// Renders the repo-wide files once and the addon files once per selected addon.

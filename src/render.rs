@@ -2,52 +2,86 @@
 //! templates, Helm, GitHub Actions and Flux/Terraform `${VAR}` pass through untouched.
 //! Undefined variables are errors. Pure: strings in, strings out.
 use serde_json::Value as Json;
-use tera::{Context, Delimiters, Kwargs, State, Tera, TeraResult, Value};
+use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
+
+use crate::blueprint::Delimiters;
 
 use crate::error::{Error, Result};
 
 pub struct Renderer {
-    tera: Tera,
+    /// One engine per delimiter set; the first is the blueprint's default.
+    engines: Vec<(Delimiters, Tera)>,
+}
+
+/// A template to register: its name (blueprint-relative path), source and delimiters.
+pub struct Source<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+    pub delimiters: Delimiters,
 }
 
 impl Renderer {
-    /// `templates`: (name, source) pairs, addressable by name from `include`.
-    pub fn new<'a>(templates: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
-        let mut tera = Tera::default();
-        tera.set_delimiters(Delimiters {
-            block_start: "[%".into(),
-            block_end: "%]".into(),
-            variable_start: "[[".into(),
-            variable_end: "]]".into(),
-            comment_start: "[#".into(),
-            comment_end: "#]".into(),
-        })
-        .map_err(|e| Error::Blueprint(e.to_string()))?;
-        tera.autoescape_on(Vec::<&'static str>::new());
-        tera.register_filter("to_yaml", to_yaml);
-        tera.register_filter("to_json", to_json);
-        tera.register_filter("to_hcl", to_hcl);
-        tera.register_filter("upper_snake", |s: &str, _: Kwargs, _: &State| {
-            crate::catalog::upper_snake(s)
-        });
-        tera.add_raw_templates(templates)
-            .map_err(|e| Error::Blueprint(format!("does not parse: {}", flatten(&e))))?;
-        Ok(Renderer { tera })
+    pub fn new<'a>(
+        default: &Delimiters,
+        templates: impl IntoIterator<Item = Source<'a>>,
+    ) -> Result<Self> {
+        let mut renderer = Renderer {
+            engines: vec![(default.clone(), engine(default)?)],
+        };
+        let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
+        for source in templates {
+            match groups.iter_mut().find(|(d, _)| *d == source.delimiters) {
+                Some((_, list)) => list.push((source.name, source.text)),
+                None => groups.push((source.delimiters, vec![(source.name, source.text)])),
+            }
+        }
+        for (delimiters, list) in groups {
+            if renderer.engines.iter().all(|(d, _)| *d != delimiters) {
+                renderer
+                    .engines
+                    .push((delimiters.clone(), engine(&delimiters)?));
+            }
+            if let Some((_, tera)) = renderer.engines.iter_mut().find(|(d, _)| *d == delimiters) {
+                tera.add_raw_templates(list)
+                    .map_err(|e| Error::Blueprint(flatten(&e)))?;
+            }
+        }
+        Ok(renderer)
+    }
+
+    /// With the default delimiters and no templates (tests, one-off strings).
+    pub fn plain<'a>(templates: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
+        let default = Delimiters::default();
+        Self::new(
+            &default,
+            templates.into_iter().map(|(name, text)| Source {
+                name,
+                text,
+                delimiters: default.clone(),
+            }),
+        )
     }
 
     pub fn render(&self, name: &str, context: &Json) -> Result<String> {
-        self.tera
-            .render(name, &to_context(context))
-            .map_err(|e| Error::Blueprint(format!("`{name}` does not render: {}", flatten(&e))))
+        let tera = self
+            .engines
+            .iter()
+            .map(|(_, t)| t)
+            .find(|t| t.get_template_names().any(|n| n == name))
+            .ok_or_else(|| Error::Blueprint(format!("{name}: no such template")))?;
+        tera.render(name, &to_context(context))
+            .map_err(|e| Error::Blueprint(flatten(&e)))
     }
 
     /// A one-off template (a default, a condition, a path), named for messages.
     pub fn render_str(&self, what: &str, source: &str, context: &Json) -> Result<String> {
-        if !source.contains("[[") && !source.contains("[%") {
+        let (delimiters, tera) = &self.engines[0];
+        if !source.contains(delimiters.variable[0].as_str())
+            && !source.contains(delimiters.block[0].as_str())
+        {
             return Ok(source.to_string());
         }
-        self.tera
-            .render_str(source, &to_context(context), false)
+        tera.render_str(source, &to_context(context), false)
             .map_err(|e| {
                 Error::Blueprint(format!(
                     "{what} `{source}` does not render: {}",
@@ -58,9 +92,43 @@ impl Renderer {
 
     /// Evaluates a Tera expression as a condition.
     pub fn truth(&self, what: &str, expr: &str, context: &Json) -> Result<bool> {
-        let out = self.render_str(what, &format!("[% if {expr} %]true[% endif %]"), context)?;
-        Ok(out == "true")
+        let block = &self.engines[0].0.block;
+        let source = format!(
+            "{} if {expr} {}true{} endif {}",
+            block[0], block[1], block[0], block[1]
+        );
+        Ok(self.render_str(what, &source, context)? == "true")
     }
+
+    /// The top-level variables each template reads (for `blueprint lint`).
+    pub fn variables(&self, name: &str) -> Vec<String> {
+        self.engines
+            .iter()
+            .find_map(|(_, t)| t.get_template_variables(name).ok())
+            .map(|vars| vars.into_iter().map(String::from).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn engine(delimiters: &Delimiters) -> Result<Tera> {
+    let mut tera = Tera::default();
+    tera.set_delimiters(tera::Delimiters {
+        block_start: delimiters.block[0].clone().into(),
+        block_end: delimiters.block[1].clone().into(),
+        variable_start: delimiters.variable[0].clone().into(),
+        variable_end: delimiters.variable[1].clone().into(),
+        comment_start: delimiters.comment[0].clone().into(),
+        comment_end: delimiters.comment[1].clone().into(),
+    })
+    .map_err(|e| Error::Blueprint(format!("delimiters: {e}")))?;
+    tera.autoescape_on(Vec::<&'static str>::new());
+    tera.register_filter("to_yaml", to_yaml);
+    tera.register_filter("to_json", to_json);
+    tera.register_filter("to_hcl", to_hcl);
+    tera.register_filter("upper_snake", |s: &str, _: Kwargs, _: &State| {
+        crate::catalog::upper_snake(s)
+    });
+    Ok(tera)
 }
 
 fn to_context(json: &Json) -> Context {
@@ -73,16 +141,38 @@ fn to_context(json: &Json) -> Context {
     context
 }
 
-/// Tera's reports span lines; one line reads better in an error message.
-fn flatten(err: &tera::Error) -> String {
+/// Tera's reports span lines (`error: MSG` / `--> FILE:LINE:COL` / the source line); an
+/// error message reads better as one line: `FILE:LINE:COL: MSG`.
+pub fn flatten(err: &tera::Error) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(inner) = source {
-        text.push_str(": ");
+        text.push('\n');
         text.push_str(&inner.to_string());
         source = inner.source();
     }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut location = None;
+    let mut messages = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(at) = line.strip_prefix("--> ") {
+            location.get_or_insert_with(|| at.to_string());
+        } else if let Some(message) = line.strip_prefix("error: ") {
+            messages.push(message.to_string());
+        } else if !line.is_empty()
+            && !line.starts_with('|')
+            && !line.contains(" | ")
+            && !line.starts_with("note:")
+        {
+            messages.push(line.to_string());
+        }
+    }
+    let message = messages.join(": ");
+    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    match location {
+        Some(at) => format!("{at}: {message}"),
+        None => message,
+    }
 }
 
 fn json_of(value: &Value) -> TeraResult<Json> {
@@ -127,17 +217,47 @@ pub fn write_hcl(value: &Json, depth: usize, out: &mut String) {
         }
         Json::Object(map) if map.is_empty() => out.push_str("{}"),
         Json::Object(map) => {
+            // As `terraform fmt` does: `=` aligned over each run of single-line entries;
+            // an entry whose value spans lines stands alone.
+            let keys: Vec<String> = map
+                .keys()
+                .map(|k| {
+                    if is_identifier(k) {
+                        k.clone()
+                    } else {
+                        hcl_string(k)
+                    }
+                })
+                .collect();
+            let values: Vec<String> = map
+                .values()
+                .map(|v| {
+                    let mut text = String::new();
+                    write_hcl(v, depth + 1, &mut text);
+                    text
+                })
+                .collect();
             out.push_str("{\n");
-            for (key, item) in map {
-                out.push_str(&pad);
-                if is_identifier(key) {
-                    out.push_str(key);
-                } else {
-                    out.push_str(&hcl_string(key));
+            let mut start = 0;
+            while start < keys.len() {
+                let mut end = start + 1;
+                if !values[start].contains('\n') {
+                    while end < keys.len() && !values[end].contains('\n') {
+                        end += 1;
+                    }
                 }
-                out.push_str(" = ");
-                write_hcl(item, depth + 1, out);
-                out.push('\n');
+                let width = keys[start..end]
+                    .iter()
+                    .map(|k| k.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                for i in start..end {
+                    out.push_str(&pad);
+                    out.push_str(&format!("{:<width$} = ", keys[i]));
+                    out.push_str(&values[i]);
+                    out.push('\n');
+                }
+                start = end;
             }
             out.push_str(&close);
             out.push('}');
@@ -201,7 +321,7 @@ mod tests {
 
     #[test]
     fn delimiters_leave_go_and_flux_syntax_alone() {
-        let r = Renderer::new([("t", "{{ .x }} ${VAR} ${{ y }} [[ name ]]")]).expect("parses");
+        let r = Renderer::plain([("t", "{{ .x }} ${VAR} ${{ y }} [[ name ]]")]).expect("parses");
         assert_eq!(
             r.render("t", &json!({"name": "n"})).expect("renders"),
             "{{ .x }} ${VAR} ${{ y }} n"
@@ -210,7 +330,7 @@ mod tests {
 
     #[test]
     fn undefined_variables_are_errors() {
-        let r = Renderer::new([("t", "[[ nope ]]")]).expect("parses");
+        let r = Renderer::plain([("t", "[[ nope ]]")]).expect("parses");
         let err = r.render("t", &json!({})).expect_err("undefined");
         assert!(err.to_string().contains("nope"), "{err}");
     }
