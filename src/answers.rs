@@ -514,3 +514,16 @@ pub fn show(value: &Json) -> String {
         other => other.to_string(),
     }
 }
+
+/// A value as it would be typed: lists `a,b`, maps `k=v,k2=v2`.
+pub fn as_text(value: &Json) -> String {
+    match value {
+        Json::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(","),
+        Json::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", show(v)))
+            .collect::<Vec<_>>()
+            .join(","),
+        other => show(other),
+    }
+}

@@ -32,6 +32,11 @@ pub enum Command {
     AddAddon(AddAddonArgs),
     /// Remove an addon added by name, with everything scaffold wrote for it, and commit.
     RemoveAddon(RemoveAddonArgs),
+    /// Write, check and inspect blueprints.
+    Blueprint {
+        #[command(subcommand)]
+        what: BlueprintCommand,
+    },
     /// List what a blueprint offers.
     List {
         #[command(subcommand)]
@@ -50,6 +55,29 @@ pub enum ListWhat {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BlueprintCommand {
+    /// The embedded blueprints and those on the search path ($SCAFFOLD_BLUEPRINT_PATH,
+    /// then $XDG_CONFIG_HOME/scaffold/blueprints).
+    List,
+    /// The merged manifest of a blueprint (extends resolved) and where each file comes from.
+    Show {
+        /// A blueprint name or directory.
+        name: String,
+    },
+    /// Write a minimal, working, commented blueprint into DIR.
+    Init {
+        dir: PathBuf,
+        /// Build on another blueprint (e.g. default) instead of starting empty.
+        #[arg(long)]
+        extends: Option<String>,
+    },
+    /// Check a blueprint: manifest, templates, variables, regexes, defaults, paths, delimiters.
+    Lint { path: PathBuf },
+    /// Render every answer set in the blueprint's tests/ and run the built-in checks.
+    Test { path: String },
 }
 
 #[derive(Debug, Args)]
@@ -140,5 +168,14 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List {
             what: ListWhat::Addons { blueprint, json },
         } => commands::list::addons(&blueprint, json),
+        Command::Blueprint { what } => match what {
+            BlueprintCommand::List => commands::blueprint::list(),
+            BlueprintCommand::Show { name } => commands::blueprint::show(&name),
+            BlueprintCommand::Init { dir, extends } => {
+                commands::blueprint::init(&dir, extends.as_deref())
+            }
+            BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
+            BlueprintCommand::Test { path } => commands::blueprint::test(&path),
+        },
     }
 }

@@ -1,7 +1,7 @@
 //! The top-level error: one line naming the field or file and the fix, plus an exit code.
 use thiserror::Error;
 
-/// Exit codes: 2 bad input or usage, 3 refused to protect existing data, 4 IO or git failure,
+/// Exit codes: 1 findings (lint, test), 2 bad input or usage, 3 refused to protect existing data, 4 IO or git failure,
 /// 5 a blueprint that does not render (a bug in the blueprint, not in the answers).
 #[derive(Debug, Error)]
 pub enum Error {
@@ -19,6 +19,9 @@ pub enum Error {
     Git(String),
     #[error("blueprint {0}")]
     Blueprint(String),
+    /// Findings were printed (lint, test); this is their summary.
+    #[error("{0}")]
+    Findings(String),
 }
 
 impl Error {
@@ -28,6 +31,7 @@ impl Error {
             Error::Refused(_) => 3,
             Error::Io { .. } | Error::Git(_) => 4,
             Error::Blueprint(_) => 5,
+            Error::Findings(_) => 1,
         }
     }
 

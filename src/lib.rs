@@ -6,6 +6,7 @@
 
 pub mod answers;
 pub mod blueprint;
+pub mod blueprint_test;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
@@ -13,6 +14,7 @@ pub mod edit;
 pub mod error;
 pub mod generate;
 pub mod git;
+pub mod lint;
 pub mod merge;
 pub mod plan;
 pub mod prompt;

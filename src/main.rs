@@ -4,6 +4,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Output piped into `head` ends quietly, as for other command-line tools.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = scaffold::cli::Cli::parse();
     match scaffold::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

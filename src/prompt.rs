@@ -3,7 +3,7 @@
 use dialoguer::{Confirm, Input, MultiSelect, Select, theme::ColorfulTheme};
 use serde_json::Value as Json;
 
-use crate::answers::{Prompt, Prompter, show};
+use crate::answers::{Prompt, Prompter, as_text, show};
 use crate::blueprint::QuestionType;
 use crate::error::{Error, Result};
 
@@ -92,7 +92,7 @@ impl Prompter for Terminal {
                     .with_prompt(label)
                     .allow_empty(question.allow_empty || prompt.default.is_some());
                 if let Some(default) = &prompt.default {
-                    input = input.default(display_default(default));
+                    input = input.default(as_text(default));
                 }
                 let check = prompt.check;
                 let text = input
@@ -104,17 +104,5 @@ impl Prompter for Terminal {
                 check(&text).map_err(Error::Input)
             }
         }
-    }
-}
-
-fn display_default(value: &Json) -> String {
-    match value {
-        Json::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(","),
-        Json::Object(map) => map
-            .iter()
-            .map(|(k, v)| format!("{k}={}", show(v)))
-            .collect::<Vec<_>>()
-            .join(","),
-        other => show(other),
     }
 }
