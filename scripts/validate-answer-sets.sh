@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# Generate one repo per answer set of the default blueprint (blueprints/default/tests/)
-# — and of the extending test blueprint — and judge each with the shared
-# validator (checkov included, no exceptions allowed). Exit non-zero on any failure.
-#   scripts/validate-answer-sets.sh [SCAFFOLD_BIN] [SET...]
+# Generate one repo per answer set (tests/*.yaml) of the default blueprint and of the
+# test blueprint that extends it, and judge each with the shared validator (checkov
+# included, no failure allowed). Exit non-zero on any failure.
+#   scripts/validate-answer-sets.sh [SCAFFOLD_BIN] [BLUEPRINT_DIR...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/debug/scaffold}"; shift || true
 validator="${VALIDATOR:-../shared/validate/validate-platform}"
-sets=("$@")
-[ ${#sets[@]} -gt 0 ] || sets=(blueprints/default/tests/*.yaml)
+blueprints=("$@")
+[ ${#blueprints[@]} -gt 0 ] || blueprints=(blueprints/default tests/fixtures/acme-blueprint)
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+total=0
 failed=0
-for set in "${sets[@]}"; do
-    name="$(basename "$set" .yaml)"
-    echo "== $name"
-    "$bin" new "$out/$name" --defaults --values "$set" --author "CI <ci@example.org>" >/dev/null
-    if ! "$validator" "$out/$name" --max-checkov-failures 0 --quiet; then
-        failed=$((failed + 1))
-    fi
+for blueprint in "${blueprints[@]}"; do
+    for set in "$blueprint"/tests/*.yaml; do
+        name="$(basename "$blueprint")-$(basename "$set" .yaml)"
+        total=$((total + 1))
+        echo "== $name"
+        "$bin" new "$out/$name" --blueprint "$blueprint" --defaults --values "$set" --author "CI <ci@example.org>" >/dev/null
+        if ! "$validator" "$out/$name" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then
+            failed=$((failed + 1))
+        fi
+    done
 done
-echo "answer sets: $(( ${#sets[@]} - failed )) passed, $failed failed"
+echo "answer sets: $((total - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

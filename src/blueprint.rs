@@ -280,6 +280,14 @@ impl Blueprint {
                 tests.insert(test.to_string(), bytes);
                 continue;
             }
+            // A child file replaces the inherited one that writes the same output,
+            // whether or not either is a template.
+            let output = path.strip_suffix(".tera").unwrap_or(&path).to_string();
+            for inherited in [output.clone(), format!("{output}.tera")] {
+                if merged_tree.remove(&inherited).is_some() {
+                    origins.remove(&inherited);
+                }
+            }
             origins.insert(path.clone(), label.clone());
             merged_tree.insert(path, bytes);
         }

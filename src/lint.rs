@@ -357,6 +357,9 @@ fn check_defaults_and_render(
             return;
         }
     };
+    if found.0.iter().any(|f| !f.warning) {
+        return; // rendering would only repeat what is already reported
+    }
     let record: Record = generate::record_for(blueprint, &answers, Map::new());
     if let Err(e) = generate::render(blueprint, renderer, &answers, &record) {
         found.error_text("blueprint.yaml", &e.to_string());

@@ -129,6 +129,11 @@ fn render_tree(
     for (source_path, bytes) in tree {
         let rendered_path =
             renderer.render_str(&format!("path {prefix}{source_path}"), source_path, context)?;
+        if rendered_path.starts_with('/') {
+            return Err(Error::Blueprint(format!(
+                "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
+            )));
+        }
         // A segment that renders empty makes the file conditional.
         if rendered_path
             .split('/')

@@ -35,6 +35,9 @@ pub fn show(selector: &str) -> Result<()> {
 
 pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
     write::check_target(dir)?;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+    }
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
