@@ -23,6 +23,8 @@ pub struct Blueprint {
     pub files: FileTree,
     /// Rendered once per selected addon.
     pub addon_files: FileTree,
+    /// Templates other templates include (`[% include "partials/x.tera" %]`); never written.
+    pub partials: FileTree,
     pub catalog: Catalog,
     /// Blueprint-relative path (`files/...`, `addon-files/...`, `addons/...`) → the blueprint
     /// it comes from, after `extends` is resolved.
@@ -234,12 +236,24 @@ impl Blueprint {
             origin,
             ..
         } = layer;
+        if let Some(min) = &manifest.min_scaffold_version
+            && version_tuple(min) > version_tuple(env!("CARGO_PKG_VERSION"))
+        {
+            return Err(Error::Input(format!(
+                "blueprint {origin} needs scaffold {min} or newer (this is {}); update scaffold",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
         let fail = |m: String| Error::Blueprint(format!("{origin}: {m}"));
         let (mut merged_tree, mut origins, mut merged) = match base {
             Some(base) => {
                 let mut tree = FileTree::new();
-                for (prefix, t) in [("files/", &base.files), ("addon-files/", &base.addon_files)] {
+                for (prefix, t) in [
+                    ("files/", &base.files),
+                    ("addon-files/", &base.addon_files),
+                    ("partials/", &base.partials),
+                ] {
                     for (path, bytes) in t {
                         tree.insert(format!("{prefix}{path}"), bytes.clone());
                     }
@@ -297,11 +311,13 @@ impl Blueprint {
         };
         let files = subtree(&merged_tree, "files/");
         let addon_files = subtree(&merged_tree, "addon-files/");
+        let partials = subtree(&merged_tree, "partials/");
         let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"))?;
         Ok(Blueprint {
             manifest,
             files,
             addon_files,
+            partials,
             catalog,
             origins,
             origin,
@@ -535,4 +551,20 @@ fn slash_path(path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// `1.2.3` → (1, 2, 3); missing or non-numeric parts count as 0.
+fn version_tuple(version: &str) -> (u64, u64, u64) {
+    let mut parts = version.trim_start_matches('v').split('.').map(|p| {
+        p.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap_or(0)
+    });
+    (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    )
 }

@@ -36,7 +36,7 @@ impl std::fmt::Display for Finding {
 
 /// Variables every template may read besides the answers.
 pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addon_names"];
-/// Read only by templates under addon-files/.
+/// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
 struct Findings(Vec<Finding>);
@@ -212,28 +212,44 @@ fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Render
         .map(|q| q.key.as_str())
         .collect();
     let mut clean = true;
+    let partials: Vec<&(String, String)> = sources
+        .iter()
+        .filter(|(n, _)| n.starts_with("partials/"))
+        .collect();
     for (name, text) in &sources {
         let delimiters = blueprint.delimiters_for(name);
-        let single = Renderer::new(
-            &delimiters,
-            [crate::render::Source {
-                name,
-                text,
+        // Compiled with the partials it may include, but reported on its own.
+        let with_partials = std::iter::once((name, text))
+            .chain(
+                partials
+                    .iter()
+                    .filter(|(n, _)| n != name)
+                    .map(|(n, t)| (n, t)),
+            )
+            .map(|(n, t)| crate::render::Source {
+                name: n,
+                text: t,
                 delimiters: delimiters.clone(),
-            }],
-        );
-        let single = match single {
+            });
+        let single = match Renderer::new(&delimiters, with_partials) {
             Ok(r) => r,
             Err(e) => {
                 clean = false;
-                found.error_text(name, &e.to_string());
+                let message = e.to_string();
+                if !partials
+                    .iter()
+                    .any(|(p, _)| p != name && message.contains(p.as_str()))
+                {
+                    found.error_text(name, &message);
+                }
                 continue;
             }
         };
         for var in single.variables(name) {
             let known = keys.contains(&var.as_str())
                 || BUILTINS.contains(&var.as_str())
-                || (var == ADDON_BUILTIN && name.starts_with("addon-files/"));
+                || (var == ADDON_BUILTIN
+                    && (name.starts_with("addon-files/") || name.starts_with("partials/")));
             if !known {
                 found.error(
                     name,

@@ -79,6 +79,7 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
     for (prefix, tree) in [
         ("files/", &blueprint.files),
         ("addon-files/", &blueprint.addon_files),
+        ("partials/", &blueprint.partials),
     ] {
         for (path, bytes) in tree {
             if path.ends_with(".tera") {

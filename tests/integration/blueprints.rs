@@ -379,3 +379,70 @@ fn blueprints_are_found_by_name_on_the_search_path() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(env.path("r/README.md").is_file());
 }
+
+#[test]
+fn partials_and_per_glob_delimiters_let_other_template_languages_through() {
+    let env = Env::new();
+    let manifest = format!(
+        "{MANIFEST}delimiters_by_glob:\n  - glob: \"files/docs/**\"\n    variable: [\"<<\", \">>\"]\n    block: [\"<%\", \"%>\"]\n    comment: [\"<#\", \"#>\"]\n"
+    );
+    let dir = blueprint(
+        &env,
+        &manifest,
+        &[
+            ("partials/header.tera", "# [[ name ]]\n"),
+            (
+                "files/README.md.tera",
+                "[% include \"partials/header.tera\" %]\nCI: ${{ secrets.TOKEN }}, Helm: {{ .Values.x }}, Flux: ${CLUSTER_NAME}\n",
+            ),
+            (
+                "files/docs/guide.md.tera",
+                "Name: << name >>; literal [[ this ]] and [% that %]\n",
+            ),
+        ],
+    );
+    let (code, out) = lint(&env, &dir);
+    assert_eq!((code, out.as_str()), (0, ""));
+    let out = run(env
+        .scaffold()
+        .args(["new", "demo", "--defaults", "--blueprint"])
+        .arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let read = |p: &str| std::fs::read_to_string(env.path("demo").join(p)).expect(p);
+    assert_eq!(
+        read("README.md"),
+        "# demo\n\nCI: ${{ secrets.TOKEN }}, Helm: {{ .Values.x }}, Flux: ${CLUSTER_NAME}\n"
+    );
+    assert_eq!(
+        read("docs/guide.md"),
+        "Name: demo; literal [[ this ]] and [% that %]\n"
+    );
+    assert!(
+        !env.path("demo/partials").exists(),
+        "partials are never written"
+    );
+}
+
+#[test]
+fn a_blueprint_needing_a_newer_scaffold_is_refused() {
+    let env = Env::new();
+    let dir = blueprint(
+        &env,
+        &MANIFEST.replace(
+            "version: 0.1.0\n",
+            "version: 0.1.0\nmin_scaffold_version: 99.0.0\n",
+        ),
+        &[],
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "x", "--defaults", "--blueprint"])
+        .arg(&dir));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("needs scaffold 99.0.0 or newer"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("x").exists());
+}
