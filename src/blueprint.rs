@@ -249,11 +249,7 @@ impl Blueprint {
         let (mut merged_tree, mut origins, mut merged) = match base {
             Some(base) => {
                 let mut tree = FileTree::new();
-                for (prefix, t) in [
-                    ("files/", &base.files),
-                    ("addon-files/", &base.addon_files),
-                    ("partials/", &base.partials),
-                ] {
+                for (prefix, t) in base.template_trees() {
                     for (path, bytes) in t {
                         tree.insert(format!("{prefix}{path}"), bytes.clone());
                     }
@@ -323,6 +319,24 @@ impl Blueprint {
             origin,
             tests,
         })
+    }
+
+    /// The trees that hold templates, with the prefix of their blueprint-relative paths.
+    pub fn template_trees(&self) -> [(&'static str, &FileTree); 3] {
+        [
+            ("files/", &self.files),
+            ("addon-files/", &self.addon_files),
+            ("partials/", &self.partials),
+        ]
+    }
+
+    /// The keys of its questions, in order.
+    pub fn question_keys(&self) -> Vec<&str> {
+        self.manifest
+            .questions
+            .iter()
+            .map(|q| q.key.as_str())
+            .collect()
     }
 
     /// The delimiters of one template (blueprint-relative path).

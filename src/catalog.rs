@@ -202,8 +202,19 @@ impl Catalog {
             .collect()
     }
 
+    /// "unknown addon `x` (did you mean …?); …", for error messages.
+    pub fn unknown(&self, name: &str) -> String {
+        let hint = self.suggest(name);
+        let hint = if hint.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", hint.join(", "))
+        };
+        format!("unknown addon `{name}`{hint}; `scaffold list addons` shows the catalog")
+    }
+
     /// Closest known names, for "unknown addon" messages.
-    pub fn suggest(&self, name: &str) -> Vec<String> {
+    fn suggest(&self, name: &str) -> Vec<String> {
         let mut scored: Vec<(usize, &String)> = self
             .entries
             .keys()
@@ -225,15 +236,7 @@ impl Catalog {
             .collect();
         for name in chosen {
             if !self.entries.contains_key(name) {
-                let hint = self.suggest(name);
-                return Err(Error::Input(format!(
-                    "addons: unknown addon `{name}`{}; `scaffold list addons` shows the catalog",
-                    if hint.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (did you mean {}?)", hint.join(", "))
-                    }
-                )));
+                return Err(Error::Input(format!("addons: {}", self.unknown(name))));
             }
             queue.push((name.clone(), None));
         }

@@ -205,12 +205,7 @@ fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Render
             return None;
         }
     };
-    let keys: Vec<&str> = blueprint
-        .manifest
-        .questions
-        .iter()
-        .map(|q| q.key.as_str())
-        .collect();
+    let keys = blueprint.question_keys();
     let mut clean = true;
     let partials: Vec<&(String, String)> = sources
         .iter()
@@ -271,16 +266,8 @@ fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Render
 }
 
 fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Findings) {
-    let keys: Vec<&str> = blueprint
-        .manifest
-        .questions
-        .iter()
-        .map(|q| q.key.as_str())
-        .collect();
-    for (prefix, tree) in [
-        ("files/", &blueprint.files),
-        ("addon-files/", &blueprint.addon_files),
-    ] {
+    let keys = blueprint.question_keys();
+    for (prefix, tree) in blueprint.template_trees() {
         for (path, bytes) in tree {
             let name = format!("{prefix}{path}");
             let delimiters = blueprint.delimiters_for(&name);

@@ -76,11 +76,7 @@ impl Plan {
 /// Template names are the blueprint-relative paths, so errors point at the source file.
 pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> {
     let mut sources = Vec::new();
-    for (prefix, tree) in [
-        ("files/", &blueprint.files),
-        ("addon-files/", &blueprint.addon_files),
-        ("partials/", &blueprint.partials),
-    ] {
+    for (prefix, tree) in blueprint.template_trees() {
         for (path, bytes) in tree {
             if path.ends_with(".tera") {
                 let text = std::str::from_utf8(bytes).map_err(|_| {

@@ -229,14 +229,9 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             );
         }
         None if catalog.get(name).is_none() => {
-            let hint = catalog.suggest(name);
             return Err(Error::Input(format!(
-                "unknown addon `{name}`{}; `scaffold list addons` shows the catalog, --chart/--repo add any other chart",
-                if hint.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (did you mean {}?)", hint.join(", "))
-                }
+                "{}, --chart/--repo add any other chart",
+                catalog.unknown(name)
             )));
         }
         None => {}
