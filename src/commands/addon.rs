@@ -35,8 +35,15 @@ impl Repo {
         let text = std::fs::read_to_string(root.join(record::PATH))
             .map_err(|e| Error::io_path("read", &root.join(record::PATH), e))?;
         let record = Record::parse(&text)?;
-        let blueprint =
-            Blueprint::load(args.blueprint.as_deref().unwrap_or(&record.blueprint.name))?;
+        let blueprint = match &args.blueprint {
+            Some(selector) => Blueprint::load(selector)?,
+            None => Blueprint::load(&record.blueprint.name).map_err(|_| {
+                Error::Input(format!(
+                    "this repo was made with blueprint {} {}, which scaffold cannot find by name: pass --blueprint DIR, or put it on SCAFFOLD_BLUEPRINT_PATH",
+                    record.blueprint.name, record.blueprint.version
+                ))
+            })?,
+        };
         let made_with = &record.blueprint;
         if blueprint.manifest.name != made_with.name
             || blueprint.manifest.version != made_with.version

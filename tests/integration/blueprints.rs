@@ -306,7 +306,16 @@ fn a_blueprint_extending_the_default_changes_adds_and_removes() {
     );
     assert!(out.stdout.contains("- key: team"));
 
-    // add-addon works on a repo made from a blueprint given by path.
+    // add-addon works on a repo made from a blueprint given by path, and says how.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: this repo was made with blueprint acme 1.0.0, which scaffold cannot find by name: pass --blueprint DIR, or put it on SCAFFOLD_BLUEPRINT_PATH"
+    );
     let out =
         run(env
             .scaffold()
