@@ -1,7 +1,9 @@
 //! scaffold: generate and grow GitOps platform repositories from blueprints.
 //!
 //! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
-//! → commit. Only `write`, `git` and `cli` touch the filesystem or the terminal.
+//! → commit. The core (`answers`, `catalog`, `render`, `plan`, `generate`, `merge`, `edit`,
+//! `blueprint_test`) is pure; files are read by `blueprint` and `lint`, written only by
+//! `write` and `git`; the terminal belongs to `commands` and `prompt`.
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;
