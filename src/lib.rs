@@ -17,6 +17,7 @@ pub mod error;
 pub mod generate;
 pub mod git;
 pub mod lint;
+pub mod manifest;
 pub mod merge;
 pub mod plan;
 pub mod prompt;

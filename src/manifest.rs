@@ -1,0 +1,214 @@
+//! The blueprint manifest (`blueprint.yaml`): its serde types, and how a child manifest
+//! is laid over its base when one blueprint `extends` another. Pure.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub name: String,
+    pub version: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_scaffold_version: Option<String>,
+    /// The blueprint this one changes: an embedded name, a name on the search path, or a
+    /// directory (relative to this blueprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
+    #[serde(default)]
+    pub questions: Vec<Question>,
+    /// New defaults for inherited questions (templates over earlier answers).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defaults: BTreeMap<String, serde_yaml::Value>,
+    /// Inherited files to drop (`files/...`, `addon-files/...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_files: Vec<String>,
+    /// Inherited catalog addons to drop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_addons: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    /// Printed after `scaffold new` (a template over the answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_steps: Option<String>,
+    /// Catalog layer → directory of its addons (a template over the answers).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub layers: BTreeMap<String, String>,
+    /// The fields a chart added with `add-addon --chart` starts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_addon: Option<serde_json::Value>,
+    /// Template delimiters of the whole blueprint (default `[[ ]]`, `[% %]`, `[# #]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delimiters: Option<Delimiters>,
+    /// Other delimiters for the templates matching a glob (first match wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delimiters_by_glob: Vec<GlobDelimiters>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Delimiters {
+    pub variable: [String; 2],
+    pub block: [String; 2],
+    pub comment: [String; 2],
+}
+
+impl Default for Delimiters {
+    fn default() -> Self {
+        let pair = |a: &str, b: &str| [a.to_string(), b.to_string()];
+        Delimiters {
+            variable: pair("[[", "]]"),
+            block: pair("[%", "%]"),
+            comment: pair("[#", "#]"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GlobDelimiters {
+    /// Matched against the blueprint-relative path, e.g. `files/docs/**`.
+    pub glob: String,
+    #[serde(flatten)]
+    pub delimiters: Delimiters,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuestionType {
+    String,
+    Bool,
+    Int,
+    Choice,
+    MultiChoice,
+    List,
+    Map,
+    Cidr,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub key: String,
+    pub prompt: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: QuestionType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<serde_yaml::Value>,
+    /// Tera expression; the question is asked only when it is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// Never recorded in `.scaffold/answers.yaml`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub secret: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_empty: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<serde_yaml::Value>>,
+    /// `catalog`: the choices are the blueprint's optional addons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_type: Option<QuestionType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_regex: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<usize>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unique: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_prefix: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_prefix: Option<u8>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_overlapping: Vec<String>,
+    /// For maps: the keys must be exactly the items of this earlier list answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_regex: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_error: Option<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A rule over several answers, checked once all are known.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub key: String,
+    pub expr: String,
+    pub error: String,
+}
+
+/// The child's questions replace same-key questions in place and are appended otherwise;
+/// everything else the child sets wins.
+pub(crate) fn merge_manifests(
+    base: Manifest,
+    child: Manifest,
+) -> std::result::Result<Manifest, String> {
+    let mut questions = base.questions;
+    for question in child.questions {
+        match questions.iter_mut().find(|q| q.key == question.key) {
+            Some(existing) => *existing = question,
+            None => questions.push(question),
+        }
+    }
+    for (key, default) in &child.defaults {
+        let question = questions
+            .iter_mut()
+            .find(|q| &q.key == key)
+            .ok_or_else(|| {
+                format!("defaults: `{key}` is not a question of this blueprint or its base")
+            })?;
+        question.default = Some(default.clone());
+    }
+    let mut layers = base.layers;
+    layers.extend(child.layers);
+    let mut checks = base.checks;
+    checks.extend(child.checks);
+    let mut by_glob = child.delimiters_by_glob;
+    by_glob.extend(base.delimiters_by_glob);
+    Ok(Manifest {
+        name: child.name,
+        version: child.version,
+        description: if child.description.is_empty() {
+            base.description
+        } else {
+            child.description
+        },
+        min_scaffold_version: child.min_scaffold_version.or(base.min_scaffold_version),
+        extends: child.extends,
+        questions,
+        defaults: BTreeMap::new(),
+        remove_files: Vec::new(),
+        remove_addons: Vec::new(),
+        checks,
+        next_steps: child.next_steps.or(base.next_steps),
+        layers,
+        custom_addon: child.custom_addon.or(base.custom_addon),
+        delimiters: child.delimiters.or(base.delimiters),
+        delimiters_by_glob: by_glob,
+    })
+}
