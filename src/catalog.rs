@@ -28,9 +28,6 @@ pub struct EntrySpec {
     pub service_account: Option<String>,
     #[serde(default)]
     pub iam_policy: Option<Json>,
-    /// Dotted path in the chart values where the IRSA role annotation goes.
-    #[serde(default)]
-    pub role_arn_value: Option<String>,
     #[serde(default)]
     pub bridge_values: Option<Json>,
     pub chart: ChartSpec,
@@ -268,35 +265,14 @@ impl Entry {
         &self.source
     }
 
-    /// The entry as templates see it: the catalog data plus values scaffold derives
-    /// (`dir`: where the layer's addons live).
+    /// The entry as templates see it: the catalog data plus `dir`, where its layer's
+    /// addons live.
     pub fn template_object(&self, dir: &str) -> Json {
         let mut object = match &self.raw {
             Json::Object(map) => map.clone(),
             _ => Map::new(),
         };
-        let spec = &self.spec;
-        let role_key = spec
-            .service_account
-            .as_ref()
-            .map(|sa| format!("{}_{}", spec.namespace, sa).replace('-', "_"));
         object.insert("dir".into(), Json::String(dir.to_string()));
-        object.insert("env_prefix".into(), Json::String(upper_snake(&spec.name)));
-        object.insert(
-            "role_key".into(),
-            role_key.clone().map(Json::String).unwrap_or(Json::Null),
-        );
-        let mut values = spec
-            .bridge_values
-            .clone()
-            .unwrap_or_else(|| Json::Object(Map::new()));
-        if let (Some(_), Some(key), Some(path)) =
-            (&spec.iam_policy, &role_key, &spec.role_arn_value)
-        {
-            let annotation = Json::String(format!("${{local.irsa_role_arns.{key}}}"));
-            insert_at(&mut values, path, "eks.amazonaws.com/role-arn", annotation);
-        }
-        object.insert("bridge_values_full".into(), values);
         Json::Object(object)
     }
 }
@@ -316,37 +292,6 @@ pub fn merge_into(target: &mut Json, overlay: &Json) {
         }
         (target, overlay) => *target = overlay.clone(),
     }
-}
-
-fn insert_at(target: &mut Json, dotted: &str, key: &str, value: Json) {
-    let mut node = target;
-    for part in dotted.split('.').filter(|p| !p.is_empty()) {
-        if !node.is_object() {
-            *node = Json::Object(Map::new());
-        }
-        let Json::Object(map) = node else { return };
-        node = map
-            .entry(part.to_string())
-            .or_insert_with(|| Json::Object(Map::new()));
-    }
-    if !node.is_object() {
-        *node = Json::Object(Map::new());
-    }
-    if let Json::Object(map) = node {
-        map.insert(key.to_string(), value);
-    }
-}
-
-pub fn upper_snake(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -373,23 +318,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn upper_snake_and_distance() {
-        assert_eq!(upper_snake("external-dns"), "EXTERNAL_DNS");
+    fn edit_distance_counts_single_edits() {
         assert_eq!(edit_distance("extrnal-dns", "external-dns"), 1);
-    }
-
-    #[test]
-    fn role_annotation_is_merged_at_its_path() {
-        let mut v = serde_json::json!({"serviceAccount": {"name": "x"}});
-        insert_at(
-            &mut v,
-            "serviceAccount.annotations",
-            "k",
-            Json::String("v".into()),
-        );
-        assert_eq!(
-            v,
-            serde_json::json!({"serviceAccount": {"name": "x", "annotations": {"k": "v"}}})
-        );
     }
 }

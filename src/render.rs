@@ -126,7 +126,7 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
     tera.register_filter("to_json", to_json);
     tera.register_filter("to_hcl", to_hcl);
     tera.register_filter("upper_snake", |s: &str, _: Kwargs, _: &State| {
-        crate::catalog::upper_snake(s)
+        upper_snake(s)
     });
     Ok(tera)
 }
@@ -265,6 +265,19 @@ pub fn write_hcl(value: &Json, depth: usize, out: &mut String) {
     }
 }
 
+/// `external-dns` → `EXTERNAL_DNS`: a name as an environment-variable or map key.
+fn upper_snake(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 fn is_identifier(key: &str) -> bool {
     let mut chars = key.chars();
     chars
@@ -304,6 +317,11 @@ fn hcl_string(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn upper_snake_makes_keys() {
+        assert_eq!(upper_snake("external-dns"), "EXTERNAL_DNS");
+    }
 
     #[test]
     fn hcl_keeps_interpolation_and_quotes_keys() {
