@@ -103,14 +103,13 @@ impl Repo {
         })
     }
 
-    /// Renders `record`, merges the difference into the work tree and commits it.
-    fn change_to(
-        &self,
-        record: &Record,
-        args: &EditArgs,
-        message: &str,
-    ) -> Result<Option<Rendered>> {
-        let next = generate::render(&self.blueprint, &self.renderer, &self.answers, record)?;
+    /// The repo as `record` would render it.
+    fn render(&self, record: &Record) -> Result<Rendered> {
+        generate::render(&self.blueprint, &self.renderer, &self.answers, record)
+    }
+
+    /// Merges the difference to `next` into the work tree and commits it.
+    fn change_to(&self, next: &Rendered, args: &EditArgs, message: &str) -> Result<()> {
         let changes = edit::changes(&self.rendered.plan, &next.plan, |path| {
             write::read(&self.root, path)
         })?;
@@ -130,7 +129,7 @@ impl Repo {
                 "dry run: {} file(s) would change; nothing written",
                 changes.len()
             );
-            return Ok(None);
+            return Ok(());
         }
         let (author, fallback) = git::resolve_author(args.author.as_deref())?;
         if fallback {
@@ -149,7 +148,7 @@ impl Repo {
             changes.len() - written,
             &commit[..12]
         );
-        Ok(Some(next))
+        Ok(())
     }
 
     fn version_of(rendered: &Rendered, name: &str) -> Option<String> {
@@ -263,19 +262,18 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             .addon_settings
             .insert(name.clone(), Json::Object(setting));
     }
-    let preview = generate::render(&repo.blueprint, &repo.renderer, &repo.answers, &record)?;
-    let version = Repo::version_of(&preview, name).unwrap_or_default();
-    for (dep, by) in &preview.added {
+    let next = repo.render(&record)?;
+    let version = Repo::version_of(&next, name).unwrap_or_default();
+    for (dep, by) in &next.added {
         if !repo.rendered.addons.contains_key(dep) {
             println!("adding {dep} too (needed by {by})");
         }
     }
     repo.change_to(
-        &record,
+        &next,
         &args.edit,
         &format!("scaffold: add addon {name} {version}"),
-    )?;
-    Ok(())
+    )
 }
 
 pub fn remove(args: RemoveAddonArgs) -> Result<()> {
@@ -322,12 +320,12 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     chosen.retain(|n| n != name);
     record.set_chosen_addons(chosen);
     record.addon_settings.remove(name);
+    let next = repo.render(&record)?;
     repo.change_to(
-        &record,
+        &next,
         &args.edit,
         &format!("scaffold: remove addon {name} {version}"),
-    )?;
-    Ok(())
+    )
 }
 
 fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
