@@ -144,7 +144,6 @@ impl Catalog {
                     if let Json::Object(map) = &mut raw {
                         map.insert("name".into(), Json::String(name.clone()));
                         map.insert("namespace".into(), Json::String(name.clone()));
-                        map.insert("layer".into(), Json::String("addons".into()));
                         map.insert("custom".into(), Json::Bool(true));
                         map.insert(
                             "chart".into(),

@@ -145,7 +145,7 @@ pub struct AddAddonArgs {
     /// The chart repository: https://… (HelmRepository) or oci://… (OCIRepository).
     #[arg(long, requires = "chart")]
     pub repo: Option<String>,
-    /// Layer of a custom chart: addons or apps.
+    /// Layer of a custom chart: addons or apps (default: the blueprint's custom_addon layer).
     #[arg(long, requires = "chart", value_parser = ["addons", "apps"])]
     pub layer: Option<String>,
     #[command(flatten)]

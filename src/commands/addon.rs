@@ -229,10 +229,9 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
                 "repo".into(),
                 Json::String(args.repo.clone().unwrap_or_default()),
             );
-            setting.insert(
-                "layer".into(),
-                Json::String(args.layer.clone().unwrap_or_else(|| "addons".into())),
-            );
+            if let Some(layer) = &args.layer {
+                setting.insert("layer".into(), Json::String(layer.clone()));
+            }
         }
         None if catalog.get(name).is_none() => {
             return Err(Error::Input(format!(
