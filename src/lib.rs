@@ -23,4 +23,5 @@ pub mod plan;
 pub mod prompt;
 pub mod record;
 pub mod render;
+pub mod repo;
 pub mod write;
