@@ -32,6 +32,12 @@ pub enum Command {
     AddAddon(AddAddonArgs),
     /// Remove an addon added by name, with everything scaffold wrote for it, and commit.
     RemoveAddon(RemoveAddonArgs),
+    /// Move the repo around the current directory to a newer blueprint, or to changed
+    /// answers, keeping every edit; commit once.
+    #[command(
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b\n  scaffold update --blueprint ./platform-blueprint --dry-run\n  scaffold update --conflicts=markers"
+    )]
+    Update(UpdateArgs),
     /// Write, check and inspect blueprints.
     Blueprint {
         #[command(subcommand)]
@@ -127,6 +133,42 @@ pub struct EditArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// Blueprint to move to: a name on the search path or a directory (default: the
+    /// recorded blueprint, by name).
+    #[arg(long)]
+    pub blueprint: Option<String>,
+    /// A changed or new answer, KEY=VALUE (repeatable; wins over --values).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// YAML file of changed or new answers (key: value).
+    #[arg(long, value_name = "FILE")]
+    pub values: Option<PathBuf>,
+    /// On conflict: refuse and show the hunks, or write git-style markers and leave the
+    /// commit to you.
+    #[arg(long, value_enum, default_value_t = Conflicts::Refuse)]
+    pub conflicts: Conflicts,
+    /// Update even if files scaffold must change have uncommitted changes.
+    #[arg(long)]
+    pub allow_dirty: bool,
+    /// Print the diff that would be made; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Commit author, "Name <email>" (default: git config user.name/user.email).
+    #[arg(long)]
+    pub author: Option<String>,
+    /// Run as if started in this directory.
+    #[arg(short = 'C', long = "directory", default_value = ".")]
+    pub directory: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Conflicts {
+    Refuse,
+    Markers,
+}
+
+#[derive(Debug, Args)]
 pub struct AddAddonArgs {
     /// Catalog addon (see `scaffold list addons`), or the name of a custom chart.
     pub name: String,
@@ -165,6 +207,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
         Command::RemoveAddon(args) => commands::addon::remove(args),
+        Command::Update(args) => commands::update::run(args),
         Command::List {
             what: ListWhat::Addons { blueprint, json },
         } => commands::list::addons(&blueprint, json),

@@ -3,13 +3,15 @@
 //! (record, files); writes nothing.
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use crate::answers::{self, Answers, Sources};
 use crate::blueprint::Blueprint;
 use crate::edit::{self, Change};
 use crate::error::{Error, Result};
 use crate::generate::{self, Rendered};
+use crate::plan::{Plan, RelPath};
+use crate::pristine;
 use crate::record::{self, Record};
 use crate::render::Renderer;
 use crate::write;
@@ -26,29 +28,42 @@ pub struct Repo {
 
 impl Repo {
     /// The repo around `start`, with the blueprint `selector` names (default: the recorded
-    /// one, by name), which must be the version that made it.
+    /// one, by name), which must render it as it was last made: add-addon and remove-addon
+    /// change one thing at a time, and a newer blueprint comes in through `scaffold update`.
     pub fn open(start: &Path, selector: Option<&str>) -> Result<Self> {
-        let root = write::find_repo(start)?;
-        let record = read_record(&root)?;
-        let blueprint = load_blueprint(&record, selector)?;
-        let made_with = &record.blueprint;
+        let found = Found::locate(start)?;
+        let blueprint = load_blueprint(&found.record, selector)?;
+        let made_with = &found.record.blueprint;
+        let stored = pristine::find(&found.root, &found.record_bytes)?;
         if blueprint.manifest.name != made_with.name
             || blueprint.manifest.version != made_with.version
         {
             return Err(Error::Input(format!(
-                "this repo was made with blueprint {} {}, but scaffold has {} {}: use the scaffold release that made it (updates come with a later command)",
+                "this repo is at blueprint {} {}, but scaffold has {} {}: run `scaffold update` first (it keeps your edits){}, or pass --blueprint with version {}",
                 made_with.name,
                 made_with.version,
                 blueprint.manifest.name,
-                blueprint.manifest.version
+                blueprint.manifest.version,
+                if stored.is_some() { "" } else { NO_BASE_HINT },
+                made_with.version,
             )));
         }
-        let renderer = generate::renderer_for(&blueprint)?;
-        let answers = recorded_answers(&blueprint, &renderer, &record)?;
-        let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
+        let (renderer, answers, rendered) = render_record(&blueprint, &found.record)?;
+        if let Some(base) = stored
+            && base.files != rendered.plan.files
+        {
+            let differ = differing(&base, &rendered.plan);
+            return Err(Error::Input(format!(
+                "blueprint {} {} changed since this repo was last made from it ({} file(s) render differently, e.g. {}): run `scaffold update` first (it keeps your edits)",
+                made_with.name,
+                made_with.version,
+                differ.len(),
+                differ.first().map(RelPath::as_str).unwrap_or_default()
+            )));
+        }
         Ok(Repo {
-            root,
-            record,
+            root: found.root,
+            record: found.record,
             blueprint,
             renderer,
             answers,
@@ -69,6 +84,75 @@ impl Repo {
     }
 }
 
+/// For a clone without the stored base.
+const NO_BASE_HINT: &str = "; this clone has no stored base either: fetch it with `git fetch origin 'refs/scaffold/*:refs/scaffold/*'`";
+
+/// A scaffold repo on disk: where it is and its record.
+pub struct Found {
+    pub root: PathBuf,
+    pub record: Record,
+    /// The record file's bytes, which identify its pristine base.
+    pub record_bytes: Vec<u8>,
+}
+
+impl Found {
+    pub fn locate(start: &Path) -> Result<Self> {
+        let root = write::find_repo(start)?;
+        let path = root.join(record::PATH);
+        let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;
+        let text = String::from_utf8_lossy(&record_bytes);
+        let record = Record::parse(&text)?;
+        Ok(Found {
+            root,
+            record,
+            record_bytes,
+        })
+    }
+
+    /// What the repo was last made from: the stored pristine base, or (a repo made before
+    /// bases were stored, or a clone without them) a re-rendering of its record with
+    /// `blueprint` when that is the recorded version. The flag says whether it was stored.
+    pub fn base(&self, blueprint: &Blueprint) -> Result<(Plan, bool)> {
+        if let Some(stored) = pristine::find(&self.root, &self.record_bytes)? {
+            return Ok((stored, true));
+        }
+        let made_with = &self.record.blueprint;
+        let is_recorded = |b: &Blueprint| {
+            b.manifest.name == made_with.name && b.manifest.version == made_with.version
+        };
+        let loaded;
+        let recorded = if is_recorded(blueprint) {
+            Some(blueprint)
+        } else {
+            loaded = Blueprint::load(&made_with.name).ok();
+            loaded.as_ref().filter(|b| is_recorded(b))
+        };
+        match recorded {
+            Some(blueprint) => Ok((render_record(blueprint, &self.record)?.2.plan, false)),
+            None => Err(Error::Input(format!(
+                "this clone has no stored base ({}) and scaffold cannot find blueprint {} {} to re-render it: fetch the base with `{}`, or run `scaffold update --blueprint DIR` once with blueprint {} {} to record it",
+                pristine::BASE_REF,
+                made_with.name,
+                made_with.version,
+                pristine::FETCH_HINT,
+                made_with.name,
+                made_with.version
+            ))),
+        }
+    }
+}
+
+/// Paths whose contents differ between two renderings.
+pub fn differing(a: &Plan, b: &Plan) -> Vec<RelPath> {
+    let paths: std::collections::BTreeSet<&RelPath> =
+        a.files.keys().chain(b.files.keys()).collect();
+    paths
+        .into_iter()
+        .filter(|p| a.files.get(*p) != b.files.get(*p))
+        .cloned()
+        .collect()
+}
+
 /// The chart version an addon has in a rendering.
 pub fn addon_version(rendered: &Rendered, name: &str) -> Option<String> {
     rendered
@@ -78,12 +162,6 @@ pub fn addon_version(rendered: &Rendered, name: &str) -> Option<String> {
         .get("version")?
         .as_str()
         .map(String::from)
-}
-
-pub fn read_record(root: &Path) -> Result<Record> {
-    let path = root.join(record::PATH);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io_path("read", &path, e))?;
-    Record::parse(&text)
 }
 
 /// `selector`, or the recorded blueprint found by name.
@@ -99,44 +177,46 @@ pub fn load_blueprint(record: &Record, selector: Option<&str>) -> Result<Bluepri
     }
 }
 
-/// The recorded answers, checked by the blueprint. `addons` may name custom charts the
-/// blueprint's catalog does not list: the effective catalog checks those when rendering.
-fn recorded_answers(
+/// The renderer, answers and rendering of `record` with `blueprint`.
+fn render_record(blueprint: &Blueprint, record: &Record) -> Result<(Renderer, Answers, Rendered)> {
+    let renderer = generate::renderer_for(blueprint)?;
+    let answers = recorded_answers(blueprint, &renderer, record, Sources::default())?;
+    let rendered = generate::render(blueprint, &renderer, &answers, record)?;
+    Ok((renderer, answers, rendered))
+}
+
+/// The recorded answers under `sources`, checked by the blueprint. `addons` may name custom
+/// charts the blueprint's catalog does not list: the effective catalog checks those when
+/// rendering, so only the catalog's names go through the question.
+pub fn recorded_answers(
     blueprint: &Blueprint,
     renderer: &Renderer,
     record: &Record,
+    sources: Sources<'_>,
 ) -> Result<Answers> {
-    let values = record
-        .answers
-        .iter()
-        .filter(|(k, _)| k.as_str() != "addons")
-        .map(|(k, v)| {
-            Ok((
-                k.clone(),
-                serde_yaml::to_value(v).map_err(|e| Error::Input(e.to_string()))?,
-            ))
-        })
-        .collect::<Result<_>>()?;
-    let mut answers = answers::gather(
-        blueprint,
-        renderer,
-        Sources {
-            set: Vec::new(),
-            values,
-            prompter: None,
-            builtins: Map::new(),
-        },
-    )
-    .map_err(|e| Error::Input(format!("{}: {e}", record::PATH)))?;
+    let chosen = record.chosen_addons();
+    let mut recorded = record.answers.clone();
+    if recorded.contains_key(ADDONS) {
+        let listed = blueprint.catalog.optional_names();
+        recorded.insert(
+            ADDONS.into(),
+            Json::Array(
+                chosen
+                    .iter()
+                    .filter(|name| listed.contains(name))
+                    .cloned()
+                    .map(Json::String)
+                    .collect(),
+            ),
+        );
+    }
+    let mut answers = answers::gather_over(blueprint, renderer, sources, &recorded)?;
     answers.values.insert(
-        "addons".into(),
-        Json::Array(
-            record
-                .chosen_addons()
-                .into_iter()
-                .map(Json::String)
-                .collect(),
-        ),
+        ADDONS.into(),
+        Json::Array(chosen.into_iter().map(Json::String).collect()),
     );
     Ok(answers)
 }
+
+/// The answer that lists the chosen addons; add-addon and remove-addon own it.
+pub const ADDONS: &str = "addons";

@@ -122,8 +122,9 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     apply(
         &repo.root,
         &changes,
+        &next.plan,
         &(&args.edit).into(),
-        &format!("scaffold: add addon {name} {version}"),
+        Some(&format!("scaffold: add addon {name} {version}")),
     )
 }
 
@@ -176,8 +177,9 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     apply(
         &repo.root,
         &changes,
+        &next.plan,
         &(&args.edit).into(),
-        &format!("scaffold: remove addon {name} {version}"),
+        Some(&format!("scaffold: remove addon {name} {version}")),
     )
 }
 

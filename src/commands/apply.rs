@@ -6,6 +6,8 @@ use crate::cli::EditArgs;
 use crate::edit::{self, Change};
 use crate::error::{Error, Result};
 use crate::git;
+use crate::plan::Plan;
+use crate::pristine;
 use crate::write;
 
 pub struct ApplyOptions<'a> {
@@ -24,8 +26,16 @@ impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
     }
 }
 
-/// Writes `changes` into the repo at `root` and commits them with `message`.
-pub fn apply(root: &Path, changes: &[Change], options: &ApplyOptions, message: &str) -> Result<()> {
+/// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
+/// as its pristine base, and commits them with `message`; with no message, leaves the
+/// commit to the user.
+pub fn apply(
+    root: &Path,
+    changes: &[Change],
+    base: &Plan,
+    options: &ApplyOptions,
+    message: Option<&str>,
+) -> Result<()> {
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     if !options.allow_dirty {
         let dirty = git::dirty(root, &paths)?;
@@ -44,6 +54,11 @@ pub fn apply(root: &Path, changes: &[Change], options: &ApplyOptions, message: &
         );
         return Ok(());
     }
+    let Some(message) = message else {
+        write::apply(root, changes)?;
+        pristine::store(root, base, "scaffold: base (commit left to the user)")?;
+        return Ok(());
+    };
     let (author, fallback) = git::resolve_author(options.author)?;
     if fallback {
         eprintln!(
@@ -52,12 +67,14 @@ pub fn apply(root: &Path, changes: &[Change], options: &ApplyOptions, message: &
     }
     write::apply(root, changes)?;
     let commit = git::commit_changes(root, changes, &author, message)?;
+    pristine::store(root, base, message)?;
     let written = changes
         .iter()
         .filter(|c| matches!(c, Change::Write { .. }))
         .count();
+    let subject = message.lines().next().unwrap_or_default();
     println!(
-        "{message}: {written} file(s) written, {} removed, commit {}",
+        "{subject}: {written} file(s) written, {} removed, commit {}",
         changes.len() - written,
         &commit[..12]
     );

@@ -5,3 +5,4 @@ pub mod apply;
 pub mod blueprint;
 pub mod list;
 pub mod new;
+pub mod update;

@@ -6,3 +6,4 @@ mod interactive; // a full interactive run through a pseudo-terminal
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod support;
+mod update; // update: blueprint edited in place, changed answers, conflicts, the pristine base
