@@ -115,7 +115,8 @@ pub struct NewArgs {
 
 #[derive(Debug, Args)]
 pub struct EditArgs {
-    /// Blueprint the repo was made from, when it is not embedded (a directory).
+    /// Blueprint: a name on the search path or a directory (default: the recorded one,
+    /// by name). update moves the repo to it; the others need the version that made it.
     #[arg(long)]
     pub blueprint: Option<String>,
     /// Edit even if files scaffold must change have uncommitted changes.
@@ -134,10 +135,6 @@ pub struct EditArgs {
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// Blueprint to move to: a name on the search path or a directory (default: the
-    /// recorded blueprint, by name).
-    #[arg(long)]
-    pub blueprint: Option<String>,
     /// A changed or new answer, KEY=VALUE (repeatable; wins over --values).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -148,18 +145,8 @@ pub struct UpdateArgs {
     /// commit to you.
     #[arg(long, value_enum, default_value_t = Conflicts::Refuse)]
     pub conflicts: Conflicts,
-    /// Update even if files scaffold must change have uncommitted changes.
-    #[arg(long)]
-    pub allow_dirty: bool,
-    /// Print the diff that would be made; write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Commit author, "Name <email>" (default: git config user.name/user.email).
-    #[arg(long)]
-    pub author: Option<String>,
-    /// Run as if started in this directory.
-    #[arg(short = 'C', long = "directory", default_value = ".")]
-    pub directory: PathBuf,
+    #[command(flatten)]
+    pub edit: EditArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

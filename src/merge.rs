@@ -16,20 +16,13 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     let ours: Vec<&str> = ours.split_inclusive('\n').collect();
     let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
 
-    // Where each base line sits in the user's file (None: the user changed or removed it).
+    // Where each base line sits in the user's file, and back (None: the user changed or
+    // removed it).
+    let in_ours = equal_lines(&base, &ours);
     let mut ours_to_base: Vec<Option<usize>> = vec![None; ours.len()];
-    let mut base_kept_by_user = vec![false; base.len()];
-    for op in capture_diff_slices(Algorithm::Myers, &base, &ours) {
-        if let DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                ours_to_base[new_index + k] = Some(old_index + k);
-                base_kept_by_user[old_index + k] = true;
-            }
+    for (i, j) in in_ours.iter().enumerate() {
+        if let Some(j) = j {
+            ours_to_base[*j] = Some(i);
         }
     }
     // What the new rendering does to each base line: keep or drop it, and what it inserts
@@ -64,7 +57,7 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
         }
     }
     // The renderer changed a line the user changed too.
-    if (0..base.len()).any(|i| dropped[i] && !base_kept_by_user[i]) {
+    if (0..base.len()).any(|i| dropped[i] && in_ours[i].is_none()) {
         return None;
     }
 

@@ -22,8 +22,8 @@ pub fn run(args: UpdateArgs) -> Result<()> {
     let mut terminal = Terminal::new();
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let update = update::prepare(Request {
-        start: &args.directory,
-        blueprint: args.blueprint.as_deref(),
+        start: &args.edit.directory,
+        blueprint: args.edit.blueprint.as_deref(),
         set,
         values,
         prompter: if interactive {
@@ -33,15 +33,11 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         },
     })?;
     let to = format!("blueprint {} {}", update.to.name, update.to.version);
-    let options = ApplyOptions {
-        allow_dirty: args.allow_dirty,
-        dry_run: args.dry_run,
-        author: args.author.as_deref(),
-    };
+    let options = ApplyOptions::from(&args.edit);
     let merge = &update.merge;
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
         let stored = update.base_stored && update.up_to_date;
-        if !stored && !args.dry_run {
+        if !stored && !args.edit.dry_run {
             // Nothing to commit, but the base moves to what the files now match.
             pristine::store(
                 &update.root,
@@ -93,7 +89,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
                 }
             }
             apply(&update.root, &changes, &update.next, &options, None)?;
-            if args.dry_run {
+            if args.edit.dry_run {
                 return Ok(());
             }
             let subject = update.message();
