@@ -209,3 +209,75 @@ pub fn unified_diff(changes: &[Change]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(files: &[(&str, &str)]) -> Plan {
+        let mut plan = Plan::default();
+        for (path, text) in files {
+            plan.add(RelPath::new(path).expect("path"), text.as_bytes().to_vec())
+                .expect("add");
+        }
+        plan
+    }
+
+    #[test]
+    fn every_kind_of_conflict_is_collected_and_clean_changes_kept() {
+        let old = plan(&[
+            ("edited-removed", "a\n"),
+            ("deleted-changed", "a\n"),
+            ("lines", "a\nb\n"),
+            ("clean", "a\n"),
+        ]);
+        let new = plan(&[
+            ("exists", "new\n"),
+            ("deleted-changed", "b\n"),
+            ("lines", "a\nB\n"),
+            ("clean", "a\nc\n"),
+        ]);
+        let disk = plan(&[
+            ("exists", "mine\n"),
+            ("edited-removed", "a\nmine\n"),
+            ("lines", "a\nmine\n"),
+            ("clean", "# mine\na\n"),
+        ]);
+        let merge = merge(&old, &new, |p| Ok(disk.files.get(p).cloned()), "new").expect("merge");
+        let kinds: Vec<(&str, &str)> = merge
+            .conflicts
+            .iter()
+            .map(|c| {
+                let kind = match &c.kind {
+                    ConflictKind::Lines { hunks, .. } => {
+                        assert_eq!(hunks.len(), 1);
+                        assert_eq!(hunks[0].line, 2);
+                        "lines"
+                    }
+                    ConflictKind::Exists => "exists",
+                    ConflictKind::EditedButRemoved => "edited-removed",
+                    ConflictKind::DeletedButChanged => "deleted-changed",
+                    ConflictKind::Binary => "binary",
+                };
+                (c.path.as_str(), kind)
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("deleted-changed", "deleted-changed"),
+                ("edited-removed", "edited-removed"),
+                ("exists", "exists"),
+                ("lines", "lines"),
+            ]
+        );
+        assert_eq!(
+            merge.changes,
+            [Change::Write {
+                path: RelPath::new("clean").expect("path"),
+                contents: b"# mine\na\nc\n".to_vec(),
+                before: Some(b"# mine\na\n".to_vec()),
+            }]
+        );
+    }
+}

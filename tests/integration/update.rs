@@ -499,3 +499,27 @@ fn add_addon_after_an_in_place_blueprint_change_says_update_first() {
     let out = repo.scaffold(&["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+#[test]
+fn a_new_question_is_asked_on_a_terminal() {
+    let repo = Repo::team();
+    team_blueprint(repo.bps.path(), "0.2.0");
+    let mut cmd = repo.env.scaffold();
+    cmd.current_dir(&repo.dir)
+        .env("SCAFFOLD_BLUEPRINT_PATH", repo.bps.path())
+        .env("TERM", "xterm")
+        .arg("update");
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn");
+    p.exp_string("On-call rotation").expect("the new question");
+    p.send_line("ops").expect("send");
+    // (rexpect reads bytes as Latin-1: match ASCII only.)
+    p.exp_string("5 file(s) written, 1 removed, commit")
+        .expect("committed");
+    p.exp_eof().expect("exit");
+    assert_eq!(answer(&repo.dir, "oncall").as_str(), Some("ops"));
+    assert!(repo.read("docs/team.md").contains("oncall: ops\n"));
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s"]).trim_end(),
+        "scaffold: update team 0.1.0 → 0.2.0"
+    );
+}
