@@ -44,7 +44,14 @@ impl Repo {
                 made_with.version,
                 blueprint.manifest.name,
                 blueprint.manifest.version,
-                if stored.is_some() { "" } else { NO_BASE_HINT },
+                if stored.is_some() {
+                    String::new()
+                } else {
+                    format!(
+                        "; this clone has no stored base either: fetch it with `{}`",
+                        pristine::FETCH_HINT
+                    )
+                },
                 made_with.version,
             )));
         }
@@ -84,8 +91,12 @@ impl Repo {
     }
 }
 
-/// For a clone without the stored base.
-const NO_BASE_HINT: &str = "; this clone has no stored base either: fetch it with `git fetch origin 'refs/scaffold/*:refs/scaffold/*'`";
+/// The rendering a repo was last made from.
+pub struct Base {
+    pub plan: Plan,
+    /// Read from `refs/scaffold/base` (else re-rendered from the recorded blueprint).
+    pub stored: bool,
+}
 
 /// A scaffold repo on disk: where it is and its record.
 pub struct Found {
@@ -111,10 +122,10 @@ impl Found {
 
     /// What the repo was last made from: the stored pristine base, or (a repo made before
     /// bases were stored, or a clone without them) a re-rendering of its record with
-    /// `blueprint` when that is the recorded version. The flag says whether it was stored.
-    pub fn base(&self, blueprint: &Blueprint) -> Result<(Plan, bool)> {
-        if let Some(stored) = pristine::find(&self.root, &self.record_bytes)? {
-            return Ok((stored, true));
+    /// `blueprint` when that is the recorded version.
+    pub fn base(&self, blueprint: &Blueprint) -> Result<Base> {
+        if let Some(plan) = pristine::find(&self.root, &self.record_bytes)? {
+            return Ok(Base { plan, stored: true });
         }
         let made_with = &self.record.blueprint;
         let is_recorded = |b: &Blueprint| {
@@ -128,7 +139,10 @@ impl Found {
             loaded.as_ref().filter(|b| is_recorded(b))
         };
         match recorded {
-            Some(blueprint) => Ok((render_record(blueprint, &self.record)?.2.plan, false)),
+            Some(blueprint) => Ok(Base {
+                plan: render_record(blueprint, &self.record)?.2.plan,
+                stored: false,
+            }),
             None => Err(Error::Input(format!(
                 "this clone has no stored base ({}) and scaffold cannot find blueprint {} {} to re-render it: fetch the base with `{}`, or run `scaffold update --blueprint DIR` once with blueprint {} {} to record it",
                 pristine::BASE_REF,

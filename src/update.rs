@@ -74,7 +74,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         )));
     }
     let blueprint = load_blueprint(record, request.blueprint)?;
-    let (base, base_stored) = found.base(&blueprint)?;
+    let base = found.base(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
     let mut builtins = Map::new();
     builtins.insert(
@@ -97,7 +97,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let mut next_record = generate::record_for(&blueprint, &answers, record.addon_settings.clone());
     next_record.scaffold_version = record.scaffold_version.clone();
     let mut next = generate::render(&blueprint, &renderer, &answers, &next_record)?;
-    let up_to_date = next.plan.files == base.files;
+    let up_to_date = next.plan.files == base.plan.files;
     if !up_to_date && next_record.scaffold_version != generate::VERSION {
         next_record.scaffold_version = generate::VERSION.into();
         let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
@@ -107,7 +107,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     }
     let changed = answer_changes(&record.answers, &next_record.answers);
     let merge = edit::merge(
-        &base,
+        &base.plan,
         &next.plan,
         |path| write::read(&found.root, path),
         &label(&blueprint),
@@ -117,7 +117,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         to: next_record.blueprint.clone(),
         root: found.root,
         answers: changed,
-        base_stored,
+        base_stored: base.stored,
         next: next.plan,
         up_to_date,
         merge,
