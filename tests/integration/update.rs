@@ -11,8 +11,8 @@ const TEAM_V1: &str =
 const TEAM_V2: &str = "# Team notes\n\nowner: platform\nreview: monthly\noncall: [[ oncall ]]\n\nsection two\nkeep: this\n";
 
 /// A blueprint `team` extending the default, at 0.1.0 or (edited in place) 0.2.0: a new
-/// question with a default, changed and new lines, a new file, a removed file and a
-/// chart version bump.
+/// question with a default, a removed question, changed and new lines, a new file, a
+/// removed file and a chart version bump.
 fn team_blueprint(root: &Path, version: &str) -> PathBuf {
     let dir = root.join("team");
     let _ = fs::remove_dir_all(&dir);
@@ -22,7 +22,7 @@ fn team_blueprint(root: &Path, version: &str) -> PathBuf {
     let question = if v2 {
         "questions:\n  - key: oncall\n    prompt: On-call rotation\n    type: string\n    default: pager\n"
     } else {
-        ""
+        "questions:\n  - key: legacy\n    prompt: Legacy setting\n    type: string\n    default: old\n"
     };
     fs::write(
         dir.join("blueprint.yaml"),
@@ -165,12 +165,16 @@ fn a_blueprint_edited_in_place_updates_once_keeping_every_edit() {
     assert_eq!(repo.read("docs/new.md"), "new in 0.2.0\n");
     assert!(!repo.dir.join("docs/old.md").exists());
     assert_eq!(answer(&repo.dir, "oncall").as_str(), Some("pager"));
+    assert!(
+        answer(&repo.dir, "legacy").is_null(),
+        "dropped from the record"
+    );
 
     // One commit on top of the user's, saying what moved; nothing left uncommitted.
     assert_eq!(repo.git(&["rev-parse", "HEAD~1"]), before);
     assert_eq!(
         repo.git(&["log", "-1", "--format=%B"]).trim_end(),
-        "scaffold: update team 0.1.0 → 0.2.0\n\nAnswers:\n- oncall: pager (new question)"
+        "scaffold: update team 0.1.0 → 0.2.0\n\nAnswers:\n- legacy: dropped (was old)\n- oncall: pager (new question)"
     );
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
     assert_eq!(
@@ -260,10 +264,13 @@ fn a_changed_answer_rerenders_every_dependent_file_and_keeps_edits() {
     fs::write(dir.join(tfvars), edited).expect("edit");
     env.git(&dir, &["commit", "-qam", "mine"]);
 
+    let values = env.path("changes.yaml");
+    fs::write(&values, "region: us-east-1\nzones: [eu-west-1a]\n").expect("values");
+    // --set wins over --values, which wins over the record.
     let out = run(env.scaffold().current_dir(&dir).args([
         "update",
-        "--set",
-        "region=us-east-1",
+        "--values",
+        values.to_str().expect("utf8"),
         "--set",
         "zones=us-east-1a,us-east-1b",
     ]));
@@ -494,7 +501,7 @@ fn add_addon_after_an_in_place_blueprint_change_says_update_first() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         repo.git(&["log", "-1", "--format=%s"]).trim_end(),
-        "scaffold: update team 0.1.0 (oncall)"
+        "scaffold: update team 0.1.0 (legacy, oncall)"
     );
     let out = repo.scaffold(&["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
