@@ -214,30 +214,21 @@ pub fn unified_diff(changes: &[Change]) -> String {
 mod tests {
     use super::*;
 
-    fn plan(files: &[(&str, &str)]) -> Plan {
-        let mut plan = Plan::default();
-        for (path, text) in files {
-            plan.add(RelPath::new(path).expect("path"), text.as_bytes().to_vec())
-                .expect("add");
-        }
-        plan
-    }
-
     #[test]
     fn every_kind_of_conflict_is_collected_and_clean_changes_kept() {
-        let old = plan(&[
+        let old = Plan::of_texts(&[
             ("edited-removed", "a\n"),
             ("deleted-changed", "a\n"),
             ("lines", "a\nb\n"),
             ("clean", "a\n"),
         ]);
-        let new = plan(&[
+        let new = Plan::of_texts(&[
             ("exists", "new\n"),
             ("deleted-changed", "b\n"),
             ("lines", "a\nB\n"),
             ("clean", "a\nc\n"),
         ]);
-        let disk = plan(&[
+        let disk = Plan::of_texts(&[
             ("exists", "mine\n"),
             ("edited-removed", "a\nmine\n"),
             ("lines", "a\nmine\n"),

@@ -140,21 +140,12 @@ fn failed(op: &str, root: &Path, e: git2::Error) -> Error {
 mod tests {
     use super::*;
 
-    fn plan(files: &[(&str, &str)]) -> Plan {
-        let mut plan = Plan::default();
-        for (path, text) in files {
-            plan.add(RelPath::new(path).expect("path"), text.as_bytes().to_vec())
-                .expect("add");
-        }
-        plan
-    }
-
     #[test]
     fn the_base_a_record_matches_is_found_down_the_chain() {
         let dir = tempfile::TempDir::new().expect("dir");
         Repository::init(dir.path()).expect("init");
-        let first = plan(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
-        let second = plan(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
+        let first = Plan::of_texts(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
+        let second = Plan::of_texts(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
         assert!(find(dir.path(), b"v: 1\n").expect("find").is_none());
         let id = store(dir.path(), &first, "first").expect("store");
         assert_eq!(store(dir.path(), &first, "again").expect("store"), id);
