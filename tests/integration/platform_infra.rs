@@ -197,6 +197,45 @@ fn every_kops_command_line_uses_flags_kops_accepts() {
     }
 }
 
+/// Flags flux2 v2.9.4 defines for the commands the bridge's Makefile runs
+/// (cmd/flux/{bootstrap,bootstrap_git,check,version}.go).
+const FLUX_FLAGS: &[(&str, &[&str])] = &[
+    (
+        "bootstrap git",
+        &["--url", "--branch", "--path", "--token-auth"],
+    ),
+    ("check", &["--pre"]),
+    ("version", &["--client", "-o", "--output"]),
+];
+
+#[test]
+fn every_flux_command_line_uses_flags_flux_accepts() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &[]);
+    let makefile = read(&dir, "3-bridge/Makefile");
+    let mut checked = 0;
+    for line in makefile.lines().filter(|l| l.starts_with('\t')) {
+        let Some(at) = line.find("flux ") else {
+            continue;
+        };
+        let rest = &line[at + 5..];
+        let command = &rest[..rest.find([';', '|', ')', '&']).unwrap_or(rest.len())];
+        let Some((sub, allowed)) = FLUX_FLAGS.iter().find(|(sub, _)| command.starts_with(sub))
+        else {
+            continue;
+        };
+        checked += 1;
+        for word in command.split_whitespace().filter(|w| w.starts_with('-')) {
+            let flag = word.split('=').next().unwrap_or(word);
+            assert!(
+                allowed.contains(&flag),
+                "flux {sub} has no flag {flag}: {line}"
+            );
+        }
+    }
+    assert_eq!(checked, 3, "flux command lines found");
+}
+
 #[test]
 fn velero_may_use_the_kms_key_of_its_bucket() {
     let env = Env::new();
