@@ -5,11 +5,11 @@ use regex::Regex;
 use serde_json::{Map, Value as Json};
 
 use crate::catalog::merge_into;
-use crate::cli::{AddAddonArgs, RemoveAddonArgs};
+use crate::cli::{AddAddonArgs, EditArgs, RemoveAddonArgs};
 use crate::commands::apply::apply;
 use crate::commands::new::parse_pairs;
 use crate::error::{Error, Result};
-use crate::generate;
+use crate::generate::{self, Rendered};
 use crate::repo::{Repo, addon_version};
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
@@ -118,13 +118,11 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             println!("adding {dep} too (needed by {by})");
         }
     }
-    let changes = repo.changes_to(&next)?;
-    apply(
-        &repo.root,
-        &changes,
-        &next.plan,
-        &(&args.edit).into(),
-        Some(&format!("scaffold: add addon {name} {version}")),
+    change_to(
+        &repo,
+        &next,
+        &args.edit,
+        &format!("scaffold: add addon {name} {version}"),
     )
 }
 
@@ -173,13 +171,23 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     record.set_chosen_addons(chosen);
     record.addon_settings.remove(name);
     let next = repo.render(&record)?;
-    let changes = repo.changes_to(&next)?;
+    change_to(
+        &repo,
+        &next,
+        &args.edit,
+        &format!("scaffold: remove addon {name} {version}"),
+    )
+}
+
+/// Merges the repo's difference to `next` into the work tree and commits it.
+fn change_to(repo: &Repo, next: &Rendered, args: &EditArgs, message: &str) -> Result<()> {
+    let changes = repo.changes_to(next)?;
     apply(
         &repo.root,
         &changes,
         &next.plan,
-        &(&args.edit).into(),
-        Some(&format!("scaffold: remove addon {name} {version}")),
+        &args.into(),
+        Some(message),
     )
 }
 
