@@ -66,9 +66,9 @@ fn needs_in_words(blueprint: &Blueprint, entry: &Entry) -> String {
                 .questions
                 .iter()
                 .find(|q| &q.key == key)
-                .map(|q| q.prompt.clone())
+                .map(|q| q.prompt.split(" (").next().unwrap_or_default().to_string())
                 .unwrap_or_else(|| key.clone());
-            format!("the answer `{key}` ({prompt})")
+            format!("{prompt} (answer `{key}`)")
         })
         .collect();
     needs.extend(
