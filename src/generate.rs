@@ -153,11 +153,7 @@ fn render_configs(
     addons: &mut [Json],
 ) -> Result<()> {
     for addon in addons.iter_mut() {
-        let name = addon
-            .get("name")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let name = text_of(addon, "name");
         let mut scope = context.clone();
         scope.insert("addon".into(), addon.clone());
         let scope = Json::Object(scope);
@@ -165,11 +161,7 @@ fn render_configs(
             continue;
         };
         for config in configs.iter_mut() {
-            let file = config
-                .get("file")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let file = text_of(config, "file");
             if let Some(Json::String(content)) = config.get_mut("content") {
                 *content = renderer.render_str(
                     &format!("addons/{name}.yaml configs {file}"),
@@ -180,6 +172,14 @@ fn render_configs(
         }
     }
     Ok(())
+}
+
+fn text_of(object: &Json, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The catalog a record sees: the blueprint's, with its addon settings applied.

@@ -33,6 +33,28 @@ fn scaffold_in(env: &Env, dir: &Path, args: &[&str]) {
     assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
 }
 
+/// A chart outside the catalog, as an app: `add-addon NAME --chart podinfo ...`.
+fn podinfo_app(name: &str) -> Vec<&str> {
+    vec![
+        "add-addon",
+        name,
+        "--chart",
+        "podinfo",
+        "--repo",
+        "oci://ghcr.io/stefanprodan/charts",
+        "--version",
+        "6.14.1",
+        "--layer",
+        "apps",
+    ]
+}
+
+fn assert_has(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+}
+
 fn read(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -119,22 +141,17 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
     let env = Env::new();
     let dir = new_repo(&env, "idp", "authentik,headlamp");
     let tf = read(&dir, "1-prerequisites/addon-authentik.tf");
-    assert!(
-        tf.contains("resource \"aws_secretsmanager_secret\" \"authentik\""),
-        "{tf}"
+    assert_has(
+        &tf,
+        &[
+            "resource \"aws_secretsmanager_secret\" \"authentik\"",
+            "name                    = \"${var.name}/${var.environment}/authentik\"",
+            "AUTHENTIK_SECRET_KEY",
+            "AUTHENTIK_POSTGRESQL__PASSWORD",
+            "AUTHENTIK_BOOTSTRAP_PASSWORD",
+            "AUTHENTIK_BOOTSTRAP_TOKEN",
+        ],
     );
-    assert!(
-        tf.contains("name                    = \"${var.name}/${var.environment}/authentik\""),
-        "{tf}"
-    );
-    for key in [
-        "AUTHENTIK_SECRET_KEY",
-        "AUTHENTIK_POSTGRESQL__PASSWORD",
-        "AUTHENTIK_BOOTSTRAP_PASSWORD",
-        "AUTHENTIK_BOOTSTRAP_TOKEN",
-    ] {
-        assert!(tf.contains(key), "{key} missing from {tf}");
-    }
     let external_secret = doc(
         &dir,
         "infrastructure/addons-config/authentik/configs.yaml",
@@ -222,13 +239,12 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     let env = Env::new();
     let dir = new_repo(&env, "acme", "external-secrets,authentik");
     let tf = read(&dir, "1-prerequisites/addon-external-secrets.tf");
-    assert!(
-        tf.contains("secret:${var.name}/${var.environment}/*"),
-        "{tf}"
-    );
-    assert!(
-        tf.contains("parameter/${var.name}/${var.environment}/*"),
-        "{tf}"
+    assert_has(
+        &tf,
+        &[
+            "secret:${var.name}/${var.environment}/*",
+            "parameter/${var.name}/${var.environment}/*",
+        ],
     );
     assert!(!tf.contains("secret:*\""), "{tf}");
     assert!(!tf.contains("secretsmanager:ListSecrets"), "{tf}");
@@ -249,36 +265,24 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
 fn add_addon_set_types_values_as_helm_does() {
     let env = Env::new();
     let dir = new_repo(&env, "typed", "");
-    scaffold_in(
-        &env,
-        &dir,
-        &[
-            "add-addon",
-            "web",
-            "--chart",
-            "podinfo",
-            "--repo",
-            "oci://ghcr.io/stefanprodan/charts",
-            "--version",
-            "6.14.1",
-            "--layer",
-            "apps",
-            "--set",
-            "image.tag=6.10,exp=1e3",
-            "--set",
-            "hex=0x1F",
-            "--set",
-            "word=on",
-            "--set",
-            "replicaCount=3",
-            "--set",
-            "flag=true",
-            "--set",
-            "list={a,2}",
-            "--set-string",
-            "port=8080",
-        ],
-    );
+    let mut args = podinfo_app("web");
+    args.extend([
+        "--set",
+        "image.tag=6.10,exp=1e3",
+        "--set",
+        "hex=0x1F",
+        "--set",
+        "word=on",
+        "--set",
+        "replicaCount=3",
+        "--set",
+        "flag=true",
+        "--set",
+        "list={a,2}",
+        "--set-string",
+        "port=8080",
+    ]);
+    scaffold_in(&env, &dir, &args);
     let release = doc(&dir, "apps/prod/web/release.yaml", "HelmRelease");
     let values = &release["spec"]["values"];
     assert_eq!(values["image"]["tag"], Value::from("6.10"));
@@ -367,22 +371,7 @@ fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution()
         "HelmRelease",
     );
     assert_eq!(velero["spec"]["valuesFrom"][0]["name"], "velero-tf-values");
-    scaffold_in(
-        &env,
-        &dir,
-        &[
-            "add-addon",
-            "shop",
-            "--chart",
-            "podinfo",
-            "--repo",
-            "oci://ghcr.io/stefanprodan/charts",
-            "--version",
-            "6.14.1",
-            "--layer",
-            "apps",
-        ],
-    );
+    scaffold_in(&env, &dir, &podinfo_app("shop"));
     assert!(!dir.join("3-bridge/addon-shop.tf").exists());
     assert!(dir.join("apps/prod/shop/namespace.yaml").is_file());
     let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");
@@ -480,16 +469,13 @@ fn metrics_server_documents_its_kubelet_tls_trade_off() {
     let env = Env::new();
     let dir = new_repo(&env, "ms", "metrics-server");
     let release = read(&dir, "infrastructure/addons/metrics-server/release.yaml");
-    assert!(release.contains("--kubelet-insecure-tls"), "{release}");
+    assert_has(&release, &["--kubelet-insecure-tls"]);
     let readme = read(&dir, "README.md");
     let line = readme
         .lines()
         .find(|l| l.starts_with("- **metrics-server**"))
         .expect("the README lists the addon");
-    assert!(
-        line.contains("Trade-off") && line.contains("serverTLSBootstrap"),
-        "{line}"
-    );
+    assert_has(line, &["Trade-off", "serverTLSBootstrap"]);
 }
 
 #[test]
@@ -497,12 +483,7 @@ fn list_addons_says_what_each_addon_needs_from_the_operator() {
     let env = Env::new();
     let out = run(env.scaffold().args(["list", "addons"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("Route53 DNS zone"), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("creates its AWS secret"),
-        "{}",
-        out.stdout
-    );
+    assert_has(&out.stdout, &["Route53 DNS zone", "creates its AWS secret"]);
     let out = run(env.scaffold().args(["list", "addons", "--json"]));
     let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("json");
     let istio = rows
