@@ -23,4 +23,6 @@ pub mod plan;
 pub mod prompt;
 pub mod record;
 pub mod render;
+pub mod report;
+pub mod ui;
 pub mod write;

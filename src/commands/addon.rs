@@ -17,6 +17,8 @@ use crate::generate::{self, Rendered};
 use crate::git;
 use crate::record::{self, Record};
 use crate::render::Renderer;
+use crate::report::{self, Action, ChangeEntry, EditReport};
+use crate::ui;
 use crate::write;
 
 /// A repo made by `scaffold new`, rendered as its record says.
@@ -108,8 +110,15 @@ impl Repo {
         generate::render(&self.blueprint, &self.renderer, &self.answers, record)
     }
 
-    /// Merges the difference to `next` into the work tree and commits it.
-    fn change_to(&self, next: &Rendered, args: &EditArgs, message: &str) -> Result<()> {
+    /// Merges the difference to `next` into the work tree and commits it; reports the
+    /// changes (a diff in a dry run) on stdout, as text or as `report` in JSON.
+    fn change_to(
+        &self,
+        next: &Rendered,
+        args: &EditArgs,
+        message: &str,
+        mut report: EditReport,
+    ) -> Result<()> {
         let changes = edit::changes(&self.rendered.plan, &next.plan, |path| {
             write::read(&self.root, path)
         })?;
@@ -123,31 +132,49 @@ impl Repo {
                 )));
             }
         }
+        report.changes = changes.iter().map(change_entry).collect();
         if args.dry_run {
-            print!("{}", edit::unified_diff(&changes));
-            eprintln!(
+            if args.json {
+                println!("{}", report::to_json(&report));
+            } else {
+                let diff = edit::unified_diff(&changes);
+                if ui::stdout_colored() {
+                    print!("{}", ui::color_diff(&diff));
+                } else {
+                    print!("{diff}");
+                }
+            }
+            ui::note(format!(
                 "dry run: {} file(s) would change; nothing written",
                 changes.len()
-            );
+            ));
             return Ok(());
         }
         let (author, fallback) = git::resolve_author(args.author.as_deref())?;
         if fallback {
-            eprintln!(
-                "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+            ui::note(
+                "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
             );
         }
         write::apply(&self.root, &changes)?;
         let commit = git::commit_changes(&self.root, &changes, &author, message)?;
+        for change in &report.changes {
+            ui::detail(format!("{:?} {}", change.action, change.path).to_lowercase());
+        }
         let written = changes
             .iter()
             .filter(|c| matches!(c, edit::Change::Write { .. }))
             .count();
-        println!(
-            "{message}: {written} file(s) written, {} removed, commit {}",
-            changes.len() - written,
-            &commit[..12]
-        );
+        let short = commit[..commit.len().min(12)].to_string();
+        report.commit = Some(commit);
+        if args.json {
+            println!("{}", report::to_json(&report));
+        } else {
+            println!(
+                "{message}: {written} file(s) written, {} removed, commit {short}",
+                changes.len() - written,
+            );
+        }
         Ok(())
     }
 
@@ -211,7 +238,12 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
                 "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
             ))),
             _ => {
-                println!("{name} {current} is already in this repo; nothing to do");
+                if args.edit.json {
+                    let report = edit_report("add-addon", name, &current, &args.edit, &[]);
+                    println!("{}", report::to_json(&report));
+                } else {
+                    println!("{name} {current} is already in this repo; nothing to do");
+                }
                 Ok(())
             }
         };
@@ -247,7 +279,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     if let Some(namespace) = &args.namespace {
         setting.insert("namespace".into(), Json::String(namespace.clone()));
     }
-    let values = helm_values(&parse_pairs(&args.set, "--set")?)?;
+    let values = helm_values(&parse_pairs(&args.helm_set, "--helm-set")?)?;
     if !values.is_empty() {
         setting.insert("values".into(), Json::Object(values));
     }
@@ -263,15 +295,21 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     }
     let next = repo.render(&record)?;
     let version = Repo::version_of(&next, name).unwrap_or_default();
-    for (dep, by) in &next.added {
-        if !repo.rendered.addons.contains_key(dep) {
-            println!("adding {dep} too (needed by {by})");
-        }
+    let added: Vec<(String, String)> = next
+        .added
+        .iter()
+        .filter(|(dep, _)| !repo.rendered.addons.contains_key(dep))
+        .cloned()
+        .collect();
+    for (dep, by) in &added {
+        ui::note(format!("adding {dep} too (needed by {by})"));
     }
+    let report = edit_report("add-addon", name, &version, &args.edit, &added);
     repo.change_to(
         &next,
         &args.edit,
         &format!("scaffold: add addon {name} {version}"),
+        report,
     )
 }
 
@@ -320,11 +358,48 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     record.set_chosen_addons(chosen);
     record.addon_settings.remove(name);
     let next = repo.render(&record)?;
+    let report = edit_report("remove-addon", name, &version, &args.edit, &[]);
     repo.change_to(
         &next,
         &args.edit,
         &format!("scaffold: remove addon {name} {version}"),
+        report,
     )
+}
+
+fn edit_report(
+    command: &'static str,
+    addon: &str,
+    version: &str,
+    args: &EditArgs,
+    added: &[(String, String)],
+) -> EditReport {
+    EditReport {
+        command,
+        addon: addon.to_string(),
+        version: version.to_string(),
+        dry_run: args.dry_run,
+        commit: None,
+        changes: Vec::new(),
+        added_dependencies: report::dependencies(added),
+    }
+}
+
+fn change_entry(change: &edit::Change) -> ChangeEntry {
+    let (action, bytes) = match change {
+        edit::Change::Write {
+            contents,
+            before: None,
+            ..
+        } => (Action::Create, contents.len()),
+        edit::Change::Write { contents, .. } => (Action::Modify, contents.len()),
+        edit::Change::Delete { .. } => (Action::Delete, 0),
+    };
+    ChangeEntry {
+        path: change.path().as_str().to_string(),
+        action,
+        bytes,
+    }
 }
 
 fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
@@ -350,7 +425,7 @@ fn helm_values(pairs: &[(String, String)]) -> Result<Map<String, Json>> {
         for part in key.split('.').rev() {
             if part.is_empty() {
                 return Err(Error::Input(format!(
-                    "--set `{key}`: empty segment in the value path"
+                    "--helm-set `{key}`: empty segment in the value path"
                 )));
             }
             let mut map = Map::new();

@@ -164,7 +164,7 @@ fn catalog_overrides_and_custom_charts() {
             "2.2.15",
             "--namespace",
             "ops",
-            "--set",
+            "--helm-set",
             "reloader.deployment.replicas=2",
         ],
     );
