@@ -68,7 +68,7 @@ pub enum Command {
     },
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout.
     #[command(
-        after_help = "Examples:\n  scaffold completions bash > ~/.local/share/bash-completion/completions/scaffold\n  scaffold completions zsh > ~/.zfunc/_scaffold\n  scaffold completions fish > ~/.config/fish/completions/scaffold.fish"
+        after_help = "Examples:\n  source <(scaffold completions bash)\n  mkdir -p ~/.zfunc && scaffold completions zsh > ~/.zfunc/_scaffold\n  mkdir -p ~/.config/fish/completions && scaffold completions fish > ~/.config/fish/completions/scaffold.fish"
     )]
     Completions {
         shell: clap_complete::Shell,
@@ -202,6 +202,9 @@ pub struct AddAddonArgs {
     /// (`--set` is for blueprint answers, in `new`.)
     #[arg(long = "helm-set", value_name = "KEY=VALUE")]
     pub helm_set: Vec<String>,
+    /// Answers are `--set` in `new`; here it is only caught to point at --helm-set.
+    #[arg(long = "set", value_name = "KEY=VALUE", hide = true)]
+    pub misplaced_set: Vec<String>,
     /// A chart outside the catalog: its name in --repo.
     #[arg(long, requires_all = ["repo", "version"])]
     pub chart: Option<String>,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use similar::TextDiff;
 
 use crate::error::{Error, Result};
-use crate::merge::merge3;
+use crate::merge::{Hunk, conflict, first_difference, merge3};
 use crate::plan::{Plan, RelPath};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,17 +52,28 @@ pub fn changes(
                 before: None,
             }),
             (None, Some(after), Some(disk)) if &disk == after => {}
-            (None, Some(_), Some(_)) => {
-                return Err(refuse("exists with other content; move it away first"));
+            (None, Some(after), Some(disk)) => {
+                return Err(refuse_at(
+                    path,
+                    "exists with other content; move it away first",
+                    first_difference(&lossy(&disk), &lossy(after)),
+                ));
             }
             (Some(_), None, None) => {}
             (Some(before), None, Some(disk)) if &disk == before => out.push(Change::Delete {
                 path: path.clone(),
                 before: disk,
             }),
-            (Some(_), None, Some(_)) => {
-                return Err(refuse(
+            (Some(before), None, Some(disk)) => {
+                let edit = first_difference(&lossy(&disk), &lossy(before)).map(|h| Hunk {
+                    base: h.theirs,
+                    theirs: Vec::new(),
+                    ..h
+                });
+                return Err(refuse_at(
+                    path,
                     "was edited since scaffold wrote it and would be removed; undo or move your edits first",
+                    edit,
                 ));
             }
             (Some(_), Some(_), None) => {
@@ -89,8 +100,10 @@ pub fn changes(
                         before: Some(disk),
                     }),
                     None => {
-                        return Err(refuse(
+                        return Err(refuse_at(
+                            path,
                             "your edits and scaffold's change touch the same lines",
+                            conflict(&lossy(before), &lossy(&disk), &lossy(after)),
                         ));
                     }
                 }
@@ -99,6 +112,44 @@ pub fn changes(
         }
     }
     Ok(out)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A refusal that shows where: `path:line`, then the lines scaffold wrote (base), the
+/// lines there now (yours) and the lines scaffold would write (new).
+fn refuse_at(path: &RelPath, why: &str, hunk: Option<Hunk>) -> Error {
+    let Some(hunk) = hunk else {
+        return Error::Refused(format!("{}: {why}; nothing was changed", path.as_str()));
+    };
+    let mut message = format!(
+        "{}:{}: {why}; nothing was changed",
+        path.as_str(),
+        hunk.line
+    );
+    let sides = [
+        ("scaffold wrote (base)", &hunk.base),
+        ("yours (now on disk)", &hunk.ours),
+        ("scaffold would write (new)", &hunk.theirs),
+    ];
+    for (label, lines) in sides {
+        if label.ends_with("(base)") && lines.is_empty() {
+            continue;
+        }
+        message.push_str(&format!("\n  {label}:"));
+        if lines.is_empty() {
+            message.push_str("\n    (nothing)");
+        }
+        for line in lines.iter().take(12) {
+            message.push_str(&format!("\n    | {line}"));
+        }
+        if lines.len() > 12 {
+            message.push_str(&format!("\n    … {} more line(s)", lines.len() - 12));
+        }
+    }
+    Error::Refused(message)
 }
 
 /// A unified diff of the changes, for `--dry-run`.

@@ -191,6 +191,11 @@ impl Repo {
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
+    if let Some(pair) = args.misplaced_set.first() {
+        return Err(Error::Input(format!(
+            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE (--set gives answers to `scaffold new`)"
+        )));
+    }
     check(
         name,
         r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$",

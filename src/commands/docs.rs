@@ -1,7 +1,7 @@
 //! `scaffold completions SHELL` and `scaffold man`: generated from the clap definitions,
 //! so they always match the command line they describe.
 use clap::CommandFactory;
-use roff::{Roff, bold, line_break, roman};
+use roff::{Roff, bold, roman};
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
@@ -13,7 +13,8 @@ pub fn completions(shell: clap_complete::Shell) -> Result<()> {
 }
 
 /// One page: the root's sections from clap_mangen, then a section per subcommand (nested
-/// ones included) with its usage, options and examples, then the exit status.
+/// ones included) with its usage, options and examples, then the exit status. (clap_mangen's
+/// own subcommand list points at one page per subcommand, which this single page replaces.)
 pub fn man() -> Result<()> {
     let mut command = Cli::command();
     command.build();
@@ -29,7 +30,6 @@ pub fn man() -> Result<()> {
     page.render_synopsis_section(&mut out).map_err(write_err)?;
     page.render_description_section(&mut out).map_err(write_err)?;
     page.render_options_section(&mut out).map_err(write_err)?;
-    page.render_subcommands_section(&mut out).map_err(write_err)?;
     let mut roff = Roff::new();
     for sub in command.get_subcommands() {
         subcommand_section(&mut roff, "scaffold", sub);
@@ -68,6 +68,15 @@ fn subcommand_section(roff: &mut Roff, parent: &str, command: &clap::Command) {
             (Some(s), None) => format!("-{s}"),
             (None, None) => format!("<{}>", arg.get_id().as_str().to_uppercase()),
         };
+        let name = match arg.get_value_names() {
+            Some(values)
+                if arg.get_action().takes_values()
+                    && (arg.get_long().is_some() || arg.get_short().is_some()) =>
+            {
+                format!("{name} <{}>", values.join("> <"))
+            }
+            _ => name,
+        };
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
         roff.control("TP", []).text([bold(name)]).text([roman(help)]);
     }
@@ -83,7 +92,7 @@ fn subcommand_section(roff: &mut Roff, parent: &str, command: &clap::Command) {
 fn preformatted(roff: &mut Roff, text: &str) {
     roff.control("nf", []);
     for line in text.lines() {
-        roff.text([roman(line), line_break()]);
+        roff.text([roman(line)]);
     }
     roff.control("fi", []);
 }

@@ -1,6 +1,7 @@
 //! One integration-test binary driving the real `scaffold` executable.
 mod addons; // add-addon, remove-addon, list addons
 mod blueprints; // blueprint lint, test, init, list, show; extends
+mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
 // (see above)
 mod interactive; // a full interactive run through a pseudo-terminal
 mod new_answers; // answer sources, precedence and validation errors
