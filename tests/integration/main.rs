@@ -7,4 +7,5 @@ mod interactive; // a full interactive run through a pseudo-terminal
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
+mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json
 mod support;
