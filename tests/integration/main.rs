@@ -4,6 +4,7 @@ mod blueprints; // blueprint lint, test, init, list, show; extends
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
 // (see above)
 mod interactive; // a full interactive run through a pseudo-terminal
+mod json; // every --json output against the shapes in docs/json.md
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
