@@ -70,22 +70,16 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  source <(scaffold completions bash)\n  mkdir -p ~/.zfunc && scaffold completions zsh > ~/.zfunc/_scaffold\n  mkdir -p ~/.config/fish/completions && scaffold completions fish > ~/.config/fish/completions/scaffold.fish"
     )]
-    Completions {
-        shell: clap_complete::Shell,
-    },
+    Completions { shell: clap_complete::Shell },
     /// Print the manual page (roff) to stdout.
-    #[command(
-        after_help = "Examples:\n  scaffold man > scaffold.1 && man -l scaffold.1"
-    )]
+    #[command(after_help = "Examples:\n  scaffold man > scaffold.1 && man -l scaffold.1")]
     Man,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ListWhat {
     /// The addon catalog: name, chart, pinned version, namespace, layer, what it needs.
-    #[command(
-        after_help = "Examples:\n  scaffold list addons\n  scaffold list addons --json"
-    )]
+    #[command(after_help = "Examples:\n  scaffold list addons\n  scaffold list addons --json")]
     Addons {
         /// Blueprint name or directory.
         #[arg(long, default_value = "default")]

@@ -126,7 +126,11 @@ fn positions(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
 
 /// The lines of `side` between the anchors around base lines `start..end`.
 fn between(map: &[Option<usize>], side: &[&str], start: usize, end: usize) -> (usize, Vec<String>) {
-    let from = map[..start].iter().rev().find_map(|p| *p).map_or(0, |p| p + 1);
+    let from = map[..start]
+        .iter()
+        .rev()
+        .find_map(|p| *p)
+        .map_or(0, |p| p + 1);
     let to = map[end..].iter().find_map(|p| *p).unwrap_or(side.len());
     let lines = side[from..to.max(from)]
         .iter()
@@ -165,7 +169,9 @@ pub fn first_difference(ours: &str, theirs: &str) -> Option<Hunk> {
     let ours: Vec<&str> = ours.split_inclusive('\n').collect();
     let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
     let lines = |side: &[&str]| -> Vec<String> {
-        side.iter().map(|l| l.trim_end_matches('\n').to_string()).collect()
+        side.iter()
+            .map(|l| l.trim_end_matches('\n').to_string())
+            .collect()
     };
     capture_diff_slices(Algorithm::Myers, &ours, &theirs)
         .into_iter()
@@ -251,7 +257,10 @@ mod tests {
     #[test]
     fn the_first_difference_is_found_past_equal_lines() {
         let hunk = first_difference("a\nb\nc\n", "a\nB\nc\n").expect("differs");
-        assert_eq!((hunk.line, hunk.ours, hunk.theirs), (2, vec!["b".into()], vec!["B".into()]));
+        assert_eq!(
+            (hunk.line, hunk.ours, hunk.theirs),
+            (2, vec!["b".into()], vec!["B".into()])
+        );
         assert_eq!(first_difference("a\n", "a\n"), None);
     }
 }

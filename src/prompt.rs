@@ -186,11 +186,7 @@ mod interrupt {
             if let Some(Some(saved)) = SAVED.get() {
                 libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, saved);
             }
-            libc::write(
-                libc::STDERR_FILENO,
-                MESSAGE.as_ptr().cast(),
-                MESSAGE.len(),
-            );
+            libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len());
             libc::_exit(130);
         }
     }

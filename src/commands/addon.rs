@@ -144,6 +144,12 @@ impl Repo {
                     print!("{diff}");
                 }
             }
+            for dep in &report.added_dependencies {
+                ui::note(format!(
+                    "adding {} too (needed by {})",
+                    dep.addon, dep.needed_by
+                ));
+            }
             ui::note(format!(
                 "dry run: {} file(s) would change; nothing written",
                 changes.len()
@@ -170,6 +176,9 @@ impl Repo {
         if args.json {
             println!("{}", report::to_json(&report));
         } else {
+            for dep in &report.added_dependencies {
+                println!("adding {} too (needed by {})", dep.addon, dep.needed_by);
+            }
             println!(
                 "{message}: {written} file(s) written, {} removed, commit {short}",
                 changes.len() - written,
@@ -306,9 +315,6 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         .filter(|(dep, _)| !repo.rendered.addons.contains_key(dep))
         .cloned()
         .collect();
-    for (dep, by) in &added {
-        ui::note(format!("adding {dep} too (needed by {by})"));
-    }
     let report = edit_report("add-addon", name, &version, &args.edit, &added);
     repo.change_to(
         &next,

@@ -28,7 +28,8 @@ pub fn man() -> Result<()> {
     page.render_title(&mut out).map_err(write_err)?;
     page.render_name_section(&mut out).map_err(write_err)?;
     page.render_synopsis_section(&mut out).map_err(write_err)?;
-    page.render_description_section(&mut out).map_err(write_err)?;
+    page.render_description_section(&mut out)
+        .map_err(write_err)?;
     page.render_options_section(&mut out).map_err(write_err)?;
     let mut roff = Roff::new();
     for sub in command.get_subcommands() {
@@ -78,7 +79,9 @@ fn subcommand_section(roff: &mut Roff, parent: &str, command: &clap::Command) {
             _ => name,
         };
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        roff.control("TP", []).text([bold(name)]).text([roman(help)]);
+        roff.control("TP", [])
+            .text([bold(name)])
+            .text([roman(help)]);
     }
     if let Some(after) = command.get_after_help() {
         roff.control("PP", []);

@@ -408,8 +408,8 @@ fn an_edited_addon_file_is_not_deleted() {
     assert_eq!(out.code, 3);
     assert!(
         out.stderr.starts_with(
-            "error: infrastructure/addons/reloader/release.yaml:1: was edited since scaffold wrote it and would be removed; undo or move your edits first; nothing was changed\n  yours (now on disk):\n    | # tuned by hand\n"
-        ),
+            "error: infrastructure/addons/reloader/release.yaml:1: was edited since scaffold wrote it and would be removed; undo or move your edits first; nothing was changed\n  scaffold wrote (base):\n    | # HelmRelease of the addon reloader"
+        ) && out.stderr.contains("\n  yours (now on disk):\n    | # tuned by hand\n  scaffold would write (new):\n    (nothing)\n"),
         "{}",
         out.stderr
     );

@@ -98,7 +98,14 @@ fn man_page_renders_with_every_subcommand_and_the_exit_status() {
     // groff with every warning on: a roff mistake in the page is a failure.
     let (ok, _, stderr) = shell(
         "groff",
-        &["-k", "-man", "-Tutf8", "-ww", "-z", &page.display().to_string()],
+        &[
+            "-k",
+            "-man",
+            "-Tutf8",
+            "-ww",
+            "-z",
+            &page.display().to_string(),
+        ],
     );
     assert!(ok && stderr.is_empty(), "groff: {stderr}");
     let rendered = Command::new("man")
@@ -169,7 +176,11 @@ fn default_repo(env: &Env, name: &str) -> std::path::PathBuf {
 fn every_subcommand_has_examples_and_each_runs() {
     let env = Env::new();
     let all = leaves(&env, Vec::new());
-    assert!(all.len() >= 10, "{:?}", all.iter().map(|l| &l.0).collect::<Vec<_>>());
+    assert!(
+        all.len() >= 10,
+        "{:?}",
+        all.iter().map(|l| &l.0).collect::<Vec<_>>()
+    );
     let path = format!(
         "{}:{}",
         bin_dir().display(),
@@ -177,7 +188,11 @@ fn every_subcommand_has_examples_and_each_runs() {
     );
     for (index, (words, help)) in all.iter().enumerate() {
         let list = examples(help);
-        assert!(!list.is_empty(), "scaffold {} --help has no example", words.join(" "));
+        assert!(
+            !list.is_empty(),
+            "scaffold {} --help has no example",
+            words.join(" ")
+        );
         let repo = default_repo(&env, &format!("repo{index}"));
         for example in list {
             assert!(
@@ -221,11 +236,13 @@ fn exit_codes_are_in_help_and_readme_alike() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(numbers, ["0", "1", "2", "3", "4", "5", "130"], "{help}");
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .expect("README");
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README");
     for line in codes {
-        assert!(readme.contains(line), "README lacks the exit-code line `{line}`");
+        assert!(
+            readme.contains(line),
+            "README lacks the exit-code line `{line}`"
+        );
     }
 }
 
@@ -235,7 +252,11 @@ fn quiet_prints_results_only_and_verbose_names_each_file() {
     let out = run(env.scaffold().args(["new", "q", "--defaults", "-q"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
-    assert!(out.stdout.starts_with("Created q from blueprint default"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("Created q from blueprint default"),
+        "{}",
+        out.stdout
+    );
     assert!(!out.stdout.contains("Next steps"), "{}", out.stdout);
 
     let out = run(env.scaffold().args(["new", "n", "--defaults"]));
@@ -248,11 +269,16 @@ fn quiet_prints_results_only_and_verbose_names_each_file() {
         .arg(env.path("n")));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stderr.contains("create infrastructure/addons/velero/release.yaml"),
+        out.stderr
+            .contains("create infrastructure/addons/velero/release.yaml"),
         "{}",
         out.stderr
     );
-    assert!(out.stdout.starts_with("scaffold: add addon velero"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("scaffold: add addon velero"),
+        "{}",
+        out.stdout
+    );
 
     let both = run(env.scaffold().args(["list", "addons", "-q", "-v"]));
     assert_eq!(both.code, 2, "{}", both.stderr);
@@ -276,8 +302,11 @@ fn a_conflict_shows_the_lines_of_each_side() {
     let repo = default_repo(&env, "c");
     let list = repo.join("infrastructure/addons/kustomization.yaml");
     let text = std::fs::read_to_string(&list).expect("read");
-    std::fs::write(&list, text.replace("  - reloader/\n", "  - reloader/ # keep\n"))
-        .expect("write");
+    std::fs::write(
+        &list,
+        text.replace("  - reloader/\n", "  - reloader/ # keep\n"),
+    )
+    .expect("write");
     env.git(&repo, &["commit", "-qam", "mine"]);
     let line = text
         .lines()
@@ -295,5 +324,8 @@ fn a_conflict_shows_the_lines_of_each_side() {
             "error: infrastructure/addons/kustomization.yaml:{line}: your edits and scaffold's change touch the same lines; nothing was changed\n  scaffold wrote (base):\n    |   - reloader/\n  yours (now on disk):\n    |   - reloader/ # keep\n  scaffold would write (new):\n    (nothing)\n"
         )
     );
-    assert!(repo.join("infrastructure/addons/reloader/release.yaml").exists());
+    assert!(
+        repo.join("infrastructure/addons/reloader/release.yaml")
+            .exists()
+    );
 }

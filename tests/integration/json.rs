@@ -111,17 +111,32 @@ fn parse<T: serde::de::DeserializeOwned>(out: &Output) -> T {
 #[test]
 fn new_reports_files_as_a_list_in_dry_and_real_runs() {
     let env = Env::new();
-    let dry: NewReport = parse(&run(env
-        .scaffold()
-        .args(["new", "j", "--defaults", "--dry-run", "--json"])));
+    let dry: NewReport = parse(&run(env.scaffold().args([
+        "new",
+        "j",
+        "--defaults",
+        "--dry-run",
+        "--json",
+    ])));
     assert!(env.listing().is_empty());
-    let real: NewReport = parse(&run(env
-        .scaffold()
-        .args(["new", "j", "--defaults", "--json", "--set", "addons=istiod"])));
-    assert_eq!((dry.command.as_str(), dry.dry_run, &dry.commit), ("new", true, &None));
+    let real: NewReport = parse(&run(env.scaffold().args([
+        "new",
+        "j",
+        "--defaults",
+        "--json",
+        "--set",
+        "addons=istiod",
+    ])));
+    assert_eq!(
+        (dry.command.as_str(), dry.dry_run, &dry.commit),
+        ("new", true, &None)
+    );
     assert_eq!((real.dir.as_str(), real.dry_run), ("j", false));
     assert_eq!(
-        (real.blueprint.name.as_str(), real.blueprint.version.as_str()),
+        (
+            real.blueprint.name.as_str(),
+            real.blueprint.version.as_str()
+        ),
         ("default", "0.1.0")
     );
     let head = env.git(&env.path("j"), &["rev-parse", "HEAD"]);
@@ -150,11 +165,19 @@ fn add_and_remove_addon_report_their_changes() {
     assert_eq!(made.code, 0, "{}", made.stderr);
     let dir = env.path("p");
     let edit = |args: &[&str]| -> EditReport {
-        parse(&run(env.scaffold().args(args).arg("--json").arg("-C").arg(&dir)))
+        parse(&run(env
+            .scaffold()
+            .args(args)
+            .arg("--json")
+            .arg("-C")
+            .arg(&dir)))
     };
 
     let dry = edit(&["add-addon", "velero", "--dry-run"]);
-    assert_eq!((dry.command.as_str(), dry.addon.as_str()), ("add-addon", "velero"));
+    assert_eq!(
+        (dry.command.as_str(), dry.addon.as_str()),
+        ("add-addon", "velero")
+    );
     assert!(dry.dry_run && dry.commit.is_none());
     assert!(!dir.join("infrastructure/addons/velero").exists());
 
@@ -176,7 +199,9 @@ fn add_and_remove_addon_report_their_changes() {
     assert_eq!(answers.action, Action::Modify);
     assert_eq!(
         answers.bytes,
-        std::fs::metadata(dir.join(".scaffold/answers.yaml")).expect("on disk").len()
+        std::fs::metadata(dir.join(".scaffold/answers.yaml"))
+            .expect("on disk")
+            .len()
     );
     assert_eq!(
         added.changes.iter().map(|c| &c.path).collect::<Vec<_>>(),
@@ -189,12 +214,14 @@ fn add_and_remove_addon_report_their_changes() {
     let removed = edit(&["remove-addon", "velero"]);
     assert_eq!(removed.command, "remove-addon");
     assert!(removed.added_dependencies.is_empty());
-    assert!(removed
-        .changes
-        .iter()
-        .any(|c| c.path == "infrastructure/addons/velero/release.yaml"
-            && c.action == Action::Delete
-            && c.bytes == 0));
+    assert!(
+        removed
+            .changes
+            .iter()
+            .any(|c| c.path == "infrastructure/addons/velero/release.yaml"
+                && c.action == Action::Delete
+                && c.bytes == 0)
+    );
 }
 
 #[test]
@@ -202,19 +229,28 @@ fn list_addons_rows_have_the_documented_fields() {
     let env = Env::new();
     let rows: Vec<AddonRow> = parse(&run(env.scaffold().args(["list", "addons", "--json"])));
     assert!(rows.iter().any(|r| r.name == "velero" && r.aws_permissions));
-    assert!(rows.iter().any(|r| r.name == "istiod" && r.depends_on == ["istio-base"]));
+    assert!(
+        rows.iter()
+            .any(|r| r.name == "istiod" && r.depends_on == ["istio-base"])
+    );
 }
 
 #[test]
 fn blueprint_test_reports_each_case() {
     let env = Env::new();
-    let report: TestReport =
-        parse(&run(env.scaffold().args(["blueprint", "test", "default", "--json"])));
+    let report: TestReport = parse(&run(env.scaffold().args([
+        "blueprint",
+        "test",
+        "default",
+        "--json",
+    ])));
     assert_eq!(report.blueprint, "embedded:default");
     assert_eq!(report.failed, 0);
     assert_eq!(report.passed, report.cases.len());
-    assert!(report
-        .cases
-        .iter()
-        .any(|c| c.name == "defaults.yaml" && c.passed && c.files > 50 && c.problems.is_empty()));
+    assert!(
+        report.cases.iter().any(|c| c.name == "defaults.yaml"
+            && c.passed
+            && c.files > 50
+            && c.problems.is_empty())
+    );
 }

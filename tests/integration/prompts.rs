@@ -58,7 +58,11 @@ fn settle() {
 fn none_at_the_dns_zone_prompt_makes_a_gossip_cluster() {
     let env = Env::new();
     let rest = sets_except(&["dns_zone", "cluster_name", "addons"]);
-    let mut p = spawn(&env, &args(&["new", "gossip", "--set", "addons="], rest), &[]);
+    let mut p = spawn(
+        &env,
+        &args(&["new", "gossip", "--set", "addons="], rest),
+        &[],
+    );
     // Help and default are shown; the empty-answer word is explained.
     p.exp_string("For a gossip cluster").expect("help shown");
     p.exp_string("Type `none` for an empty answer.")
@@ -87,7 +91,10 @@ fn multiselect_without_colour(vars: &[(&str, &str)]) {
     let mut p = spawn(&env, &args(&["new", "plain"], rest), vars);
     let drawn = p.exp_string("reloader").expect("multiselect drawn");
     let drawn = drawn + &p.exp_string("velero").expect("all choices drawn");
-    assert!(drawn.contains("> [ ] authentik"), "no textual cursor: {drawn:?}");
+    assert!(
+        drawn.contains("> [ ] authentik"),
+        "no textual cursor: {drawn:?}"
+    );
     assert!(
         !regex::Regex::new("\x1b\\[[0-9;]*m")
             .expect("regex")
@@ -97,11 +104,13 @@ fn multiselect_without_colour(vars: &[(&str, &str)]) {
     settle();
     p.send(" ").expect("check authentik");
     p.flush().expect("flush");
-    p.exp_string("> [x] authentik").expect("cursor on the checked item");
+    p.exp_string("> [x] authentik")
+        .expect("cursor on the checked item");
     // Move to cert-manager (checked by default) and uncheck it; enter accepts.
     p.send("\x1b[B").expect("down");
     p.flush().expect("flush");
-    p.exp_string("> [x] cert-manager").expect("cursor on a checked item");
+    p.exp_string("> [x] cert-manager")
+        .expect("cursor on a checked item");
     p.send(" ").expect("toggle");
     p.flush().expect("flush");
     p.exp_string("> [ ] cert-manager").expect("unchecked");
@@ -130,11 +139,17 @@ fn multiselect_has_a_textual_cursor_on_a_terminal_without_colour() {
 #[test]
 fn secret_answers_are_not_echoed() {
     let env = Env::new();
-    let blueprint = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/secret-blueprint");
+    let blueprint = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/secret-blueprint"
+    );
     let token = "Sup3rSecretT0ken";
     let mut p = spawn(
         &env,
-        &args(&["new", "sec", "--blueprint", blueprint, "--set", "name=sec"], vec![]),
+        &args(
+            &["new", "sec", "--blueprint", blueprint, "--set", "name=sec"],
+            vec![],
+        ),
         &[],
     );
     let mut seen = p.exp_string("API token (hidden)").expect("prompt");
@@ -145,7 +160,10 @@ fn secret_answers_are_not_echoed() {
     seen += &p.exp_string("Created sec").expect("done");
     seen += &p.exp_eof().expect("exit");
     assert!(!seen.contains(token), "the secret was echoed: {seen:?}");
-    assert!(!seen.contains("short"), "the bad secret was echoed: {seen:?}");
+    assert!(
+        !seen.contains("short"),
+        "the bad secret was echoed: {seen:?}"
+    );
 }
 
 #[test]
@@ -184,12 +202,22 @@ fn dry_run_diffs_are_coloured_on_a_terminal_only() {
         "no colour on a terminal: {coloured:?}"
     );
     let plain = dry(&[("NO_COLOR", "1")]);
-    assert!(plain.contains("+++ b/1-prerequisites/addon-velero.tf"), "{plain}");
-    assert!(!plain.contains("\x1b[3"), "colour under NO_COLOR: {plain:?}");
+    assert!(
+        plain.contains("+++ b/1-prerequisites/addon-velero.tf"),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains("\x1b[3"),
+        "colour under NO_COLOR: {plain:?}"
+    );
     let piped = run(env
         .scaffold()
         .args(["add-addon", "velero", "--dry-run", "-C", &repo])
         .env("TERM", "xterm"));
-    assert!(piped.stdout.contains("+++ b/1-prerequisites/addon-velero.tf"));
+    assert!(
+        piped
+            .stdout
+            .contains("+++ b/1-prerequisites/addon-velero.tf")
+    );
     assert!(!piped.stdout.contains('\x1b'), "colour in a pipe");
 }

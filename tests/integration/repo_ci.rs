@@ -51,11 +51,18 @@ fn installed(tool: &str) -> bool {
 fn workflow_runs_make_validate_with_pinned_actions_and_no_secrets() {
     let env = Env::new();
     let dir = repo(&env, "w", "reloader");
-    let text = std::fs::read_to_string(dir.join(".github/workflows/validate.yml")).expect("workflow");
+    let text =
+        std::fs::read_to_string(dir.join(".github/workflows/validate.yml")).expect("workflow");
     let workflow: serde_yaml::Value = serde_yaml::from_str(&text).expect("workflow is YAML");
-    assert!(workflow["on"].get("pull_request").is_some(), "runs on pull requests");
+    assert!(
+        workflow["on"].get("pull_request").is_some(),
+        "runs on pull requests"
+    );
     assert_eq!(workflow["permissions"]["contents"], "read");
-    assert!(!text.contains("secrets."), "the workflow must need no secrets");
+    assert!(
+        !text.contains("secrets."),
+        "the workflow must need no secrets"
+    );
 
     let steps = workflow["jobs"]["validate"]["steps"]
         .as_sequence()
@@ -97,7 +104,12 @@ fn makefile_targets_build_every_flux_path_and_check_terraform_format() {
     };
     let (ok, plan, stderr) = make(&["-n", "validate"]);
     assert!(ok, "make -n validate: {stderr}");
-    for step in ["fmt -check", "init -backend=false", "validate -no-color", "kubeconform"] {
+    for step in [
+        "fmt -check",
+        "init -backend=false",
+        "validate -no-color",
+        "kubeconform",
+    ] {
         assert!(plan.contains(step), "make validate lacks `{step}`");
     }
     let (ok, terraform_version, _) = make(&["--no-print-directory", "terraform-version"]);
@@ -117,14 +129,21 @@ fn makefile_targets_build_every_flux_path_and_check_terraform_format() {
             "#!/bin/sh\nfor a; do last=$a; done\n[ \"$last\" = - ] && cat > /dev/null\nexit 0\n",
         )
         .expect("write");
-        Command::new("chmod").arg("+x").arg(&stand_in).status().expect("chmod");
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&stand_in)
+            .status()
+            .expect("chmod");
         let (ok, out, stderr) = make(&[
             "validate-flux",
             "KUSTOMIZE_BUILD=kubectl kustomize",
             &format!("KUBECONFORM={}", stand_in.display()),
         ]);
         assert!(ok, "validate-flux: {out}{stderr}");
-        let built = out.lines().filter(|l| l.starts_with("kustomize build ")).count();
+        let built = out
+            .lines()
+            .filter(|l| l.starts_with("kustomize build "))
+            .count();
         assert_eq!(built, kustomization_dirs(&dir), "{out}");
     } else {
         eprintln!("kubectl is not installed: `make validate-flux` not run");
@@ -146,7 +165,10 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
     let text = std::fs::read_to_string(dir.join("renovate.json")).expect("renovate.json");
     let config: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     for manager in ["flux", "helm-values", "terraform"] {
-        assert!(config[manager]["fileMatch"].is_array(), "{manager} has no fileMatch");
+        assert!(
+            config[manager]["fileMatch"].is_array(),
+            "{manager} has no fileMatch"
+        );
     }
     let files: Vec<String> = walkdir::WalkDir::new(&dir)
         .into_iter()
@@ -160,7 +182,10 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
                 .to_string()
         })
         .collect();
-    for manager in config["customManagers"].as_array().expect("custom managers") {
+    for manager in config["customManagers"]
+        .as_array()
+        .expect("custom managers")
+    {
         let description = manager["description"].as_str().unwrap_or_default();
         let patterns: Vec<regex::Regex> = manager["fileMatch"]
             .as_array()
@@ -179,9 +204,9 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
             .iter()
             .map(|m| regex::Regex::new(m.as_str().expect("text")).expect("regex"))
             .any(|re| {
-                matching.iter().any(|f| {
-                    re.is_match(&std::fs::read_to_string(dir.join(f)).expect("read"))
-                })
+                matching
+                    .iter()
+                    .any(|f| re.is_match(&std::fs::read_to_string(dir.join(f)).expect("read")))
             });
         assert!(found, "{description}: finds no version in {matching:?}");
     }
