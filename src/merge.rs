@@ -17,19 +17,12 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
 
     // Where each base line sits in the user's file (None: the user changed or removed it).
+    let base_to_ours = positions(&base, &ours);
+    let base_kept_by_user: Vec<bool> = base_to_ours.iter().map(Option::is_some).collect();
     let mut ours_to_base: Vec<Option<usize>> = vec![None; ours.len()];
-    let mut base_kept_by_user = vec![false; base.len()];
-    for op in capture_diff_slices(Algorithm::Myers, &base, &ours) {
-        if let DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                ours_to_base[new_index + k] = Some(old_index + k);
-                base_kept_by_user[old_index + k] = true;
-            }
+    for (i, position) in base_to_ours.iter().enumerate() {
+        if let Some(j) = position {
+            ours_to_base[*j] = Some(i);
         }
     }
     // What the new rendering does to each base line: keep or drop it, and what it inserts

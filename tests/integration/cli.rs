@@ -11,7 +11,8 @@ fn bin_dir() -> std::path::PathBuf {
     exe.parent().expect("bin dir").to_path_buf()
 }
 
-fn installed(tool: &str) -> bool {
+/// Whether `tool` is on PATH (tests that need it say so and skip otherwise).
+pub fn installed(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
         .output()

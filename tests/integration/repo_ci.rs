@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::cli::installed;
 use crate::support::{Env, run};
 
 /// Actions the workflow may use: the commit of each release tag, read from the upstream
@@ -38,13 +39,6 @@ fn all_addons(env: &Env) -> String {
         .filter_map(|r| r["name"].as_str().map(String::from))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-fn installed(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 #[test]
