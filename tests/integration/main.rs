@@ -7,7 +7,7 @@ mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
+mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
 mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json
-mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
 mod support;
