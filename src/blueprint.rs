@@ -2,13 +2,16 @@
 //! addon catalog — embedded, found on the search path, or in a directory — with `extends`
 //! resolved into one merged blueprint that remembers where each file came from.
 //! Read-only; no rendering.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use crate::error::{Error, Located, Result};
+use crate::locate;
 use crate::manifest::merge_manifests;
 pub use crate::manifest::{Check, Delimiters, GlobDelimiters, Manifest, Question, QuestionType};
+use crate::overrides::{self, Override, Patches};
+use crate::record::BlueprintId;
 use include_dir::{Dir, include_dir};
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/blueprints");
@@ -33,12 +36,23 @@ pub struct Blueprint {
     pub origin: String,
     /// Its answer sets for `scaffold blueprint test` (`tests/*.yaml`), by file name.
     pub tests: FileTree,
+    /// Blueprint-relative paths written with the executable bit (`executable` globs of the
+    /// manifests, and files executable on disk).
+    pub executable: BTreeSet<String>,
+    /// Patches laid over inherited files, by the blueprint-relative path they change.
+    pub patches: Patches,
+    /// Inherited files a layer replaced or patched, by blueprint-relative path.
+    pub overrides: BTreeMap<String, Override>,
+    /// The blueprint this one extends (the nearest base), for the record.
+    pub base: Option<BlueprintId>,
 }
 
 /// A blueprint's own files before `extends` is resolved.
 struct Layer {
     manifest: Manifest,
     tree: FileTree,
+    /// Files executable on disk.
+    executable: BTreeSet<String>,
     origin: String,
     dir: Option<PathBuf>,
 }
@@ -68,18 +82,33 @@ impl Blueprint {
             Some(parent) => Some(Self::load_chain(parent, layer.dir.as_deref(), seen)?),
             None => None,
         };
+        if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base)
+            && !crate::version::matches(range, &base.manifest.version)?
+        {
+            return Err(Error::Located(Located::new(
+                layer.manifest_file(),
+                locate::locate(layer.text(), "extends_version:"),
+                format!(
+                    "extends_version `{range}`: the base is {} {}; use a scaffold that ships a matching {}, or widen the range",
+                    base.manifest.name, base.manifest.version, base.manifest.name
+                ),
+            )));
+        }
         Self::resolve(layer, base)
     }
 
     fn resolve(layer: Layer, base: Option<Blueprint>) -> Result<Self> {
+        let manifest_file = layer.manifest_file();
+        let text = layer.text().to_string();
         let Layer {
             manifest,
             tree,
+            executable: executable_on_disk,
             origin,
             ..
         } = layer;
         if let Some(min) = &manifest.min_scaffold_version
-            && version_tuple(min) > version_tuple(env!("CARGO_PKG_VERSION"))
+            && crate::version::tuple(min) > crate::version::tuple(env!("CARGO_PKG_VERSION"))
         {
             return Err(Error::Input(format!(
                 "blueprint {origin} needs scaffold {min} or newer (this is {}); update scaffold",
@@ -87,39 +116,71 @@ impl Blueprint {
             )));
         }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
-        let fail = |m: String| Error::Blueprint(format!("{origin}: {m}"));
-        let (mut merged_tree, mut origins, mut merged) = match base {
-            Some(base) => {
-                let mut tree = FileTree::new();
-                for (prefix, t) in base.template_trees() {
-                    for (path, bytes) in t {
-                        tree.insert(format!("{prefix}{path}"), bytes.clone());
-                    }
-                }
-                for entry in base.catalog.entries() {
-                    tree.insert(
-                        format!("addons/{}.yaml", entry.spec.name),
-                        entry.source().to_vec(),
-                    );
-                }
-                (tree, base.origins, Some(base.manifest))
-            }
-            None => (FileTree::new(), BTreeMap::new(), None),
+        let at = |section: &str, key: &str, message: String| {
+            Error::Located(Located::new(
+                manifest_file.clone(),
+                locate::section_key(&text, section, key),
+                message,
+            ))
         };
-        for path in &manifest.remove_files {
-            if merged_tree.remove(path).is_none() {
-                return Err(fail(format!(
-                    "remove_files: `{path}` is not a file of the base blueprint"
-                )));
+        let base_id = base.as_ref().map(|b| BlueprintId {
+            name: b.manifest.name.clone(),
+            version: b.manifest.version.clone(),
+            base: b.base.clone().map(Box::new),
+        });
+        let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
+            match base {
+                Some(base) => {
+                    let mut tree = FileTree::new();
+                    for (prefix, t) in base.template_trees() {
+                        for (path, bytes) in t {
+                            tree.insert(format!("{prefix}{path}"), bytes.clone());
+                        }
+                    }
+                    for entry in base.catalog.entries() {
+                        tree.insert(
+                            format!("addons/{}.yaml", entry.spec.name),
+                            entry.source().to_vec(),
+                        );
+                    }
+                    (
+                        tree,
+                        base.origins,
+                        Some(base.manifest),
+                        base.executable,
+                        base.patches,
+                        base.overrides,
+                    )
+                }
+                None => Default::default(),
+            };
+        for pattern in &manifest.remove_files {
+            let removed = overrides::matching(&merged_tree, pattern)
+                .map_err(|m| at("remove_files", pattern, format!("remove_files: {m}")))?;
+            if removed.is_empty() {
+                return Err(at(
+                    "remove_files",
+                    pattern,
+                    format!(
+                        "remove_files: `{pattern}` matches no file of the base blueprint{}",
+                        crate::scope::did_you_mean(pattern, merged_tree.keys().map(String::as_str))
+                    ),
+                ));
             }
-            origins.remove(path);
+            for path in removed {
+                merged_tree.remove(&path);
+                origins.remove(&path);
+                patches.remove(overrides::output_of(&path));
+            }
         }
         for name in &manifest.remove_addons {
             let path = format!("addons/{name}.yaml");
             if merged_tree.remove(&path).is_none() {
-                return Err(fail(format!(
-                    "remove_addons: `{name}` is not an addon of the base blueprint"
-                )));
+                return Err(at(
+                    "remove_addons",
+                    name,
+                    format!("remove_addons: `{name}` is not an addon of the base blueprint"),
+                ));
             }
             origins.remove(&path);
         }
@@ -132,21 +193,70 @@ impl Blueprint {
                 tests.insert(test.to_string(), bytes);
                 continue;
             }
+            if let Some(target) = overrides::patch_target(&path) {
+                let Some(base_path) = overrides::source_of(&merged_tree, target) else {
+                    return Err(Error::Located(Located::new(
+                        format!("{origin}/{path}"),
+                        (1, 1),
+                        format!(
+                            "patches `{target}`, which no inherited file writes{}",
+                            crate::scope::did_you_mean(
+                                target,
+                                merged_tree.keys().map(|k| overrides::output_of(k))
+                            )
+                        ),
+                    )));
+                };
+                overridden.insert(base_path.clone(), Override::patched(&label));
+                patches
+                    .entry(target.to_string())
+                    .or_default()
+                    .push((path.clone(), bytes));
+                origins.insert(path, label.clone());
+                continue;
+            }
             // A child file replaces the inherited one that writes the same output,
             // whether or not either is a template.
-            let output = path.strip_suffix(".tera").unwrap_or(&path).to_string();
+            let output = overrides::output_of(&path).to_string();
             for inherited in [output.clone(), format!("{output}.tera")] {
-                if merged_tree.remove(&inherited).is_some() {
-                    origins.remove(&inherited);
+                if let Some(old) = merged_tree.remove(&inherited) {
+                    let base_label = origins.remove(&inherited).unwrap_or_default();
+                    overridden.insert(
+                        path.clone(),
+                        Override::replaced(
+                            &label,
+                            &base_label,
+                            &inherited,
+                            &old,
+                            &manifest.replaces,
+                        ),
+                    );
+                    executable.remove(&inherited);
                 }
+            }
+            if executable_on_disk.contains(&path) {
+                executable.insert(path.clone());
             }
             origins.insert(path.clone(), label.clone());
             merged_tree.insert(path, bytes);
         }
-        let manifest = match merged.take() {
-            Some(base) => merge_manifests(base, manifest).map_err(fail)?,
+        for path in merged_tree.keys() {
+            if overrides::matches_any(&manifest.executable, path) {
+                executable.insert(path.clone());
+            }
+        }
+        let manifest = match merged {
+            Some(base) => {
+                merge_manifests(base, manifest).map_err(|e| at(e.section, &e.key, e.message))?
+            }
             None => manifest,
         };
+        if let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
+            .into_iter()
+            .next()
+        {
+            return Err(Error::Located(finding));
+        }
         let files = subtree(&merged_tree, "files/");
         let addon_files = subtree(&merged_tree, "addon-files/");
         let partials = subtree(&merged_tree, "partials/");
@@ -160,6 +270,10 @@ impl Blueprint {
             origins,
             origin,
             tests,
+            executable,
+            patches,
+            overrides: overridden,
+            base: base_id,
         })
     }
 
@@ -170,6 +284,27 @@ impl Blueprint {
             ("addon-files/", &self.addon_files),
             ("partials/", &self.partials),
         ]
+    }
+
+    /// One file as stored, by blueprint-relative path (`files/...`, `addons/x.yaml`, a patch).
+    pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        if let Some(name) = path
+            .strip_prefix("addons/")
+            .and_then(|p| p.strip_suffix(".yaml"))
+        {
+            return self
+                .catalog
+                .entries()
+                .find(|e| e.spec.name == name)
+                .map(|e| e.source().to_vec());
+        }
+        if let Some((_, bytes)) = self.patches.values().flatten().find(|(p, _)| p == path) {
+            return Some(bytes.clone());
+        }
+        self.template_trees()
+            .iter()
+            .find_map(|(prefix, tree)| path.strip_prefix(prefix).and_then(|p| tree.get(p)))
+            .cloned()
     }
 
     /// The keys of its questions, in order.
@@ -275,6 +410,7 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         .canonicalize()
         .map_err(|e| Error::io_path("resolve", root, e))?;
     let mut tree = FileTree::new();
+    let mut executable = BTreeSet::new();
     for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
         let entry = entry.map_err(|e| Error::Input(format!("cannot read blueprint: {e}")))?;
         let rel = slash_path(
@@ -303,9 +439,25 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         }
         let bytes =
             std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
+        if is_executable(entry.path()) {
+            executable.insert(rel.clone());
+        }
         tree.insert(rel, bytes);
     }
-    layer_from_tree(tree, root.display().to_string(), Some(root))
+    let mut layer = layer_from_tree(tree, root.display().to_string(), Some(root))?;
+    layer.executable = executable;
+    Ok(layer)
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &Path) -> bool {
+    false
 }
 
 fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Result<Layer> {
@@ -313,18 +465,35 @@ fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Resu
         .get("blueprint.yaml")
         .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
     let manifest: Manifest = serde_yaml::from_slice(bytes).map_err(|e| {
-        let at = e
-            .location()
-            .map(|l| format!(":{}:{}", l.line(), l.column()))
-            .unwrap_or_default();
-        Error::Blueprint(format!("{origin}/blueprint.yaml{at}: {e}"))
+        let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or_default();
+        Error::Located(Located::new(
+            format!("{origin}/blueprint.yaml"),
+            at,
+            message,
+        ))
     })?;
     Ok(Layer {
         manifest,
         tree,
+        executable: BTreeSet::new(),
         origin,
         dir,
     })
+}
+
+impl Layer {
+    fn manifest_file(&self) -> String {
+        format!("{}/blueprint.yaml", self.origin)
+    }
+
+    fn text(&self) -> &str {
+        self.tree
+            .get("blueprint.yaml")
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
 }
 
 pub fn embedded_names() -> Vec<String> {
@@ -359,20 +528,4 @@ fn slash_path(path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// `1.2.3` → (1, 2, 3); missing or non-numeric parts count as 0.
-fn version_tuple(version: &str) -> (u64, u64, u64) {
-    let mut parts = version.trim_start_matches('v').split('.').map(|p| {
-        p.chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse()
-            .unwrap_or(0)
-    });
-    (
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-    )
 }

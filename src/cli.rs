@@ -78,6 +78,18 @@ pub enum BlueprintCommand {
     Lint { path: PathBuf },
     /// Render every answer set in the blueprint's tests/ and run the built-in checks.
     Test { path: String },
+    /// The files of a blueprint (extends resolved), each with the blueprint it comes from.
+    Files {
+        /// A blueprint name or directory.
+        name: String,
+    },
+    /// Print one file of a blueprint as it is stored (to copy it before changing it).
+    Cat {
+        /// A blueprint name or directory.
+        name: String,
+        /// Its blueprint-relative path, as `scaffold blueprint files` lists it.
+        path: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +188,8 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
             BlueprintCommand::Test { path } => commands::blueprint::test(&path),
+            BlueprintCommand::Files { name } => commands::blueprint::files(&name),
+            BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
         },
     }
 }

@@ -8,11 +8,14 @@ use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Prompt, Prompter, Sources, as_text};
 use crate::blueprint::{Blueprint, Manifest};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::generate;
+use crate::locate::{self, locate, position};
 use crate::plan::{self, RelPath};
 use crate::record::Record;
+use crate::references;
 use crate::render::Renderer;
+use crate::scope;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Finding {
@@ -39,7 +42,8 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
-struct Findings(Vec<Finding>);
+#[derive(Default)]
+struct Findings(Vec<Finding>, String);
 
 impl Findings {
     fn error(&mut self, file: &str, (line, column): (usize, usize), message: impl Into<String>) {
@@ -62,6 +66,18 @@ impl Findings {
         });
     }
 
+    /// An error: where it says, or (for the few Tera reports that exist only as text, and
+    /// messages without a place) where its text names a blueprint file.
+    fn report_error(&mut self, err: &crate::error::Error) {
+        match err {
+            crate::error::Error::Located(at) => {
+                let file = at.file.strip_prefix(self.1.as_str()).unwrap_or(&at.file);
+                self.error(file, (at.line, at.column), at.message.clone());
+            }
+            other => self.error_text("blueprint.yaml", &other.to_string()),
+        }
+    }
+
     /// An error message naming a blueprint file, maybe with `:LINE:COL`: reported there.
     fn error_text(&mut self, fallback_file: &str, text: &str) {
         let re = Regex::new(
@@ -82,7 +98,7 @@ impl Findings {
 }
 
 pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
-    let mut found = Findings(Vec::new());
+    let mut found = Findings::default();
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
         .map_err(|e| crate::error::Error::io_path("read", &manifest_path, e))?;
@@ -103,7 +119,7 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
     };
     check_regexes(&manifest, &text, &mut found);
     for path in &manifest.remove_files {
-        if RelPath::new(path).is_err() {
+        if RelPath::new(path.trim_end_matches('/')).is_err() {
             found.error(
                 "blueprint.yaml",
                 locate(&text, path),
@@ -116,21 +132,54 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
         found.0.sort();
         return Ok(found.0);
     }
+    let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    found.1 = format!("{}/", root.display());
     let blueprint = match Blueprint::load(&dir.display().to_string()) {
         Ok(b) => b,
         Err(e) => {
-            found.error_text("blueprint.yaml", &e.to_string());
+            found.report_error(&e);
             return Ok(found.0);
         }
     };
-    let renderer = check_templates(&blueprint, &mut found);
-    check_delimiter_clashes(&blueprint, &mut found);
-    if let Some(renderer) = renderer {
-        check_defaults_and_render(&blueprint, &renderer, &text, &mut found);
-    }
+    found.0.extend(lint_loaded(&blueprint, &text));
+    found.0.iter_mut().for_each(|f| {
+        if let Some(rel) = f.file.strip_prefix(found.1.as_str()) {
+            f.file = rel.to_string();
+        }
+    });
     found.0.sort();
     found.0.dedup();
     Ok(found.0)
+}
+
+/// The checks of a loaded blueprint: templates, the names they read, delimiter clashes,
+/// overrides, then a render with every default and the references in the result.
+/// `manifest_text` is the text of its own `blueprint.yaml`.
+pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
+    let mut found = Findings::default();
+    let renderer = check_templates(blueprint, &mut found);
+    check_delimiter_clashes(blueprint, &mut found);
+    check_overrides(blueprint, &mut found);
+    if let Some(renderer) = renderer {
+        check_defaults_and_render(blueprint, &renderer, manifest_text, &mut found);
+    }
+    found.0
+}
+
+/// The errors `scaffold new` refuses a blueprint for, before asking anything: every check
+/// that needs no answers (templates parse, read only names in scope). Embedded blueprints
+/// are linted by scaffold's own tests and skip this.
+pub fn static_findings(blueprint: &Blueprint) -> Vec<Finding> {
+    if blueprint.origin.starts_with("embedded:") {
+        return Vec::new();
+    }
+    let mut found = Findings(Vec::new(), format!("{}/", blueprint.origin));
+    check_templates(blueprint, &mut found);
+    check_delimiter_clashes(blueprint, &mut found);
+    check_overrides(blueprint, &mut found);
+    found.0.sort();
+    found.0.dedup();
+    found.0
 }
 
 fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
@@ -196,16 +245,18 @@ fn check_symlinks(dir: &Path, found: &mut Findings) {
 }
 
 /// Parses each template on its own (so every syntax error is reported) and checks that
-/// every variable it reads is an answer or a built-in.
+/// every name it reads is in scope: an answer or a built-in, `addon` under addon-files/,
+/// and only fields some catalog entry has on `addon`. Path templates too.
 fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Renderer> {
     let sources = match plan::template_sources(blueprint) {
         Ok(s) => s,
         Err(e) => {
-            found.error_text("blueprint.yaml", &e.to_string());
+            found.report_error(&e);
             return None;
         }
     };
     let keys = blueprint.question_keys();
+    let addon_fields = addon_fields(blueprint);
     let mut clean = true;
     let partials: Vec<&(String, String)> = sources
         .iter()
@@ -230,39 +281,193 @@ fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Render
             Ok(r) => r,
             Err(e) => {
                 clean = false;
-                let message = e.to_string();
-                if !partials
-                    .iter()
-                    .any(|(p, _)| p != name && message.contains(p.as_str()))
-                {
-                    found.error_text(name, &message);
+                match &e {
+                    // A partial's own error is reported once, with the partial.
+                    Error::Located(at) if at.file != *name => {}
+                    Error::Located(_) => found.report_error(&e),
+                    other => {
+                        let message = other.to_string();
+                        if !partials
+                            .iter()
+                            .any(|(p, _)| p != name && message.contains(p.as_str()))
+                        {
+                            found.error_text(name, &message);
+                        }
+                    }
                 }
                 continue;
             }
         };
+        let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
         for var in single.variables(name) {
             let known = keys.contains(&var.as_str())
                 || BUILTINS.contains(&var.as_str())
-                || (var == ADDON_BUILTIN
-                    && (name.starts_with("addon-files/") || name.starts_with("partials/")));
+                || (var == ADDON_BUILTIN && in_addon);
             if !known {
+                let in_scope = keys
+                    .iter()
+                    .chain(BUILTINS)
+                    .copied()
+                    .chain(in_addon.then_some(ADDON_BUILTIN));
                 found.error(
                     name,
-                    locate_variable(text, &var, &delimiters.variable[0], &delimiters.block[0]),
+                    locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]),
                     format!(
-                        "`{var}` is neither a question of the blueprint nor a built-in ({})",
-                        BUILTINS.join(", ")
+                        "`{var}` is neither a question of the blueprint nor a built-in{}",
+                        scope::did_you_mean(&var, in_scope)
                     ),
                 );
             }
         }
+        check_addon_fields(name, text, &addon_fields, found);
     }
+    check_path_templates(blueprint, &keys, found);
     if !clean {
         return None;
     }
     generate::renderer_for(blueprint)
-        .map_err(|e| found.error_text("blueprint.yaml", &e.to_string()))
+        .map_err(|e| found.report_error(&e))
         .ok()
+}
+
+/// Every field a template may read on `addon`: those of any catalog entry, the computed
+/// ones and the documented optional ones.
+fn addon_fields(blueprint: &Blueprint) -> Vec<String> {
+    let mut fields: Vec<String> = OPTIONAL_ADDON_FIELDS
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
+    for entry in blueprint.catalog.entries() {
+        if let Json::Object(map) = entry.template_object("") {
+            fields.extend(map.keys().cloned());
+        }
+    }
+    if let Some(Json::Object(map)) = &blueprint.manifest.custom_addon {
+        fields.extend(map.keys().cloned());
+    }
+    fields.sort();
+    fields.dedup();
+    fields
+}
+
+/// Catalog fields that entries may leave out (templates test them with `is defined`).
+const OPTIONAL_ADDON_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "layer",
+    "always",
+    "default",
+    "namespace",
+    "create_namespace",
+    "requires",
+    "depends_on",
+    "chart",
+    "crds",
+    "service_account",
+    "iam_policy",
+    "values",
+    "bridge_values",
+    "release_depends_on",
+    "wait",
+    "configs",
+    "prerequisites",
+    "dir",
+];
+
+/// `addon.FIELD` (and `a.FIELD` for `for a in addons`) with a field no entry has reads as
+/// undefined, which `if` takes for false: a misspelt field would drop output silently.
+fn check_addon_fields(name: &str, text: &str, fields: &[String], found: &mut Findings) {
+    let mut aliases = vec![ADDON_BUILTIN.to_string()];
+    if let Ok(re) = Regex::new(r"\bfor\s+(\w+)\s+in\s+addons\b") {
+        aliases.extend(re.captures_iter(text).map(|c| c[1].to_string()));
+    }
+    for alias in aliases {
+        let Ok(re) = Regex::new(&format!(
+            r"(?:^|[^\w.])({})\.([A-Za-z_]\w*)",
+            regex::escape(&alias)
+        )) else {
+            continue;
+        };
+        for c in re.captures_iter(text) {
+            let field = &c[2];
+            if fields.iter().any(|f| f == field) {
+                continue;
+            }
+            let at = c.get(1).map_or(0, |m| m.start());
+            found.error(
+                name,
+                locate::position(text, at),
+                format!(
+                    "`{alias}.{field}`: no catalog entry has a field `{field}`{}",
+                    scope::did_you_mean(field, fields.iter().map(String::as_str))
+                ),
+            );
+        }
+    }
+}
+
+/// File names are templates: they may read only answers and built-ins (and `addon`).
+fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findings) {
+    for (prefix, tree) in blueprint.template_trees() {
+        let in_addon = prefix == "addon-files/" || prefix == "partials/";
+        for path in tree.keys() {
+            let delimiters = blueprint.delimiters_for(&format!("{prefix}{path}"));
+            if !path.contains(delimiters.variable[0].as_str())
+                && !path.contains(delimiters.block[0].as_str())
+            {
+                continue;
+            }
+            let name = format!("{prefix}{path}");
+            let column = |at: (usize, usize)| (1, prefix.chars().count() + at.1);
+            match crate::render::variables_of(&delimiters, path) {
+                Err(e) => found.error(
+                    &name,
+                    column((e.line, e.column)),
+                    format!("in the file name: {}", e.message),
+                ),
+                Ok(vars) => {
+                    for var in vars {
+                        let known = keys.contains(&var.as_str())
+                            || BUILTINS.contains(&var.as_str())
+                            || (var == ADDON_BUILTIN && in_addon);
+                        if !known {
+                            let in_scope = keys
+                                .iter()
+                                .chain(BUILTINS)
+                                .copied()
+                                .chain(in_addon.then_some(ADDON_BUILTIN));
+                            found.error(
+                                &name,
+                                column(locate::variable(path, &var, &delimiters.variable[0], &delimiters.block[0])),
+                                format!(
+                                    "in the file name: `{var}` is neither a question of the blueprint nor a built-in{}",
+                                    scope::did_you_mean(&var, in_scope)
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A replaced inherited file whose base changed since the layer recorded its digest.
+fn check_overrides(blueprint: &Blueprint, found: &mut Findings) {
+    for (path, change) in &blueprint.overrides {
+        if change.base_changed() {
+            found.warn(
+                path,
+                (1, 1),
+                format!(
+                    "replaces a file of {} that changed since it was copied (recorded {}, now {}): compare them, then update `replaces`",
+                    change.base,
+                    change.recorded.as_deref().unwrap_or_default(),
+                    change.base_digest
+                ),
+            );
+        }
+    }
 }
 
 fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Findings) {
@@ -346,7 +551,7 @@ fn check_defaults_and_render(
         },
     );
     for (key, message) in failures.into_inner() {
-        let at = locate_question_field(manifest_text, &key, "default");
+        let at = locate::question_field(manifest_text, &key, "default");
         found.error(
             "blueprint.yaml",
             at,
@@ -356,7 +561,7 @@ fn check_defaults_and_render(
     let answers = match gathered {
         Ok(a) => a,
         Err(e) => {
-            found.error_text("blueprint.yaml", &e.to_string());
+            found.report_error(&e);
             return;
         }
     };
@@ -364,79 +569,33 @@ fn check_defaults_and_render(
         return; // rendering would only repeat what is already reported
     }
     let record: Record = generate::record_for(blueprint, &answers, Map::new());
-    if let Err(e) = generate::render(blueprint, renderer, &answers, &record) {
-        found.error_text("blueprint.yaml", &e.to_string());
-    }
-}
-
-/// 1-based line and column of the first occurrence of `needle` (1:1 when absent).
-fn locate(text: &str, needle: &str) -> (usize, usize) {
-    text.find(needle)
-        .map(|at| position(text, at))
-        .unwrap_or((1, 1))
-}
-
-fn position(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (line, column)
-}
-
-/// Where a template reads `var`: its first whole-word use after an opening delimiter.
-fn locate_variable(
-    text: &str,
-    var: &str,
-    variable_start: &str,
-    block_start: &str,
-) -> (usize, usize) {
-    let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(var))) else {
-        return (1, 1);
-    };
-    for m in word.find_iter(text) {
-        let line_start = text[..m.start()].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let before = &text[line_start..m.start()];
-        let opened = before
-            .rfind(variable_start)
-            .into_iter()
-            .chain(before.rfind(block_start))
-            .max();
-        if opened.is_some() {
-            return position(text, m.start());
+    match generate::render(blueprint, renderer, &answers, &record) {
+        Err(e) => found.report_error(&e),
+        Ok(rendered) => {
+            for broken in references::check(&rendered.plan) {
+                let (file, at) =
+                    source_place(blueprint, &rendered.plan, &broken.file, &broken.reference);
+                found.error(&file, at, broken.message);
+            }
         }
     }
-    locate(text, var)
 }
 
-/// The line of `field:` within the question `key` of the manifest text.
-fn locate_question_field(text: &str, key: &str, field: &str) -> (usize, usize) {
-    let Some(start) = Regex::new(&format!(r"(?m)^\s*-\s*key:\s*{}\s*$", regex::escape(key)))
-        .ok()
-        .and_then(|re| re.find(text))
-    else {
-        return (1, 1);
+/// The blueprint file a rendered file came from, and where in it `needle` is.
+fn source_place(
+    blueprint: &Blueprint,
+    plan: &plan::Plan,
+    file: &RelPath,
+    needle: &str,
+) -> (String, (usize, usize)) {
+    let Some(source) = plan.sources.get(file) else {
+        return (file.as_str().to_string(), (1, 1));
     };
-    let rest = &text[start.end()..];
-    let end = rest
-        .find("\n  - ")
-        .map(|i| start.end() + i)
-        .unwrap_or(text.len());
-    match Regex::new(&format!(r"(?m)^\s*{field}:"))
-        .ok()
-        .and_then(|re| re.find(&text[start.end()..end]))
-    {
-        Some(m) => {
-            let at = start.end() + m.start() + m.as_str().len() - m.as_str().trim_start().len();
-            position(text, at)
-        }
-        None => position(
-            text,
-            start.start() + start.as_str().len() - start.as_str().trim_start().len(),
-        ),
-    }
+    let text = blueprint
+        .template_trees()
+        .iter()
+        .find_map(|(prefix, tree)| source.strip_prefix(prefix).and_then(|p| tree.get(p)))
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    (source.clone(), locate::locate(&text, needle))
 }

@@ -6,7 +6,7 @@ use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
 
 use crate::blueprint::Delimiters;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Located, Result};
 
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.
@@ -43,7 +43,7 @@ impl Renderer {
             }
             if let Some((_, tera)) = renderer.engines.iter_mut().find(|(d, _)| *d == delimiters) {
                 tera.add_raw_templates(list)
-                    .map_err(|e| Error::Blueprint(flatten(&e)))?;
+                    .map_err(|e| template_error(&e))?;
             }
         }
         Ok(renderer)
@@ -70,7 +70,7 @@ impl Renderer {
             .find(|t| t.get_template_names().any(|n| n == name))
             .ok_or_else(|| Error::Blueprint(format!("{name}: no such template")))?;
         tera.render(name, &to_context(context))
-            .map_err(|e| Error::Blueprint(flatten(&e)))
+            .map_err(|e| template_error(&e))
     }
 
     /// A one-off template (a default, a condition, a path), named for messages.
@@ -82,11 +82,39 @@ impl Renderer {
             return Ok(source.to_string());
         }
         tera.render_str(source, &to_context(context), false)
-            .map_err(|e| {
-                Error::Blueprint(format!(
+            .map_err(|e| match located(&e) {
+                // A one-off has no file of its own: say which field it is and where in it.
+                Some(at) => Error::Blueprint(format!(
+                    "{what} `{source}` does not render: column {}: {}",
+                    at.column, at.message
+                )),
+                None => Error::Blueprint(format!(
                     "{what} `{source}` does not render: {}",
                     flatten(&e)
-                ))
+                )),
+            })
+    }
+
+    /// A path template (`files/[% if x %]dns.tf[% endif %].tera`): errors point into the
+    /// file's own name, `name` being `prefix` + `path`.
+    pub fn render_path(&self, prefix: &str, path: &str, context: &Json) -> Result<String> {
+        let (delimiters, tera) = &self.engines[0];
+        if !path.contains(delimiters.variable[0].as_str())
+            && !path.contains(delimiters.block[0].as_str())
+        {
+            return Ok(path.to_string());
+        }
+        tera.render_str(path, &to_context(context), false)
+            .map_err(|e| {
+                let name = format!("{prefix}{path}");
+                match located(&e) {
+                    Some(at) => Error::Located(Located::new(
+                        name,
+                        (1, prefix.chars().count() + at.column),
+                        format!("in the file name: {}", at.message),
+                    )),
+                    None => Error::Located(Located::new(name, (1, 1), flatten(&e))),
+                }
             })
     }
 
@@ -110,6 +138,24 @@ impl Renderer {
     }
 }
 
+/// The top-level variables a one-off template reads (a default, a condition, a path), or
+/// where it fails to parse (1-based line and column inside `source`, and why).
+pub fn variables_of(
+    delimiters: &Delimiters,
+    source: &str,
+) -> std::result::Result<Vec<String>, Located> {
+    const NAME: &str = "one-off";
+    let mut tera = engine(delimiters).map_err(|e| Located::new(NAME, (1, 1), e.to_string()))?;
+    tera.add_raw_template(NAME, source)
+        .map_err(|e| located(&e).unwrap_or_else(|| Located::new(NAME, (1, 1), flatten(&e))))?;
+    let mut names: Vec<String> = tera
+        .get_template_variables(NAME)
+        .map(|vars| vars.into_iter().map(String::from).collect())
+        .unwrap_or_default();
+    names.sort();
+    Ok(names)
+}
+
 fn engine(delimiters: &Delimiters) -> Result<Tera> {
     let mut tera = Tera::default();
     tera.set_delimiters(tera::Delimiters {
@@ -129,6 +175,35 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
         upper_snake(s)
     });
     Ok(tera)
+}
+
+/// A Tera error as a blueprint error: at its template's file, line and column when Tera
+/// knows them (syntax and rendering errors).
+pub fn template_error(err: &tera::Error) -> Error {
+    match located(err) {
+        Some(at) => Error::Located(at),
+        None => Error::Blueprint(flatten(err)),
+    }
+}
+
+/// The place and message of a syntax or rendering error, from Tera's structured report.
+/// Errors met inside a filter carry the filter's message as their source.
+pub fn located(err: &tera::Error) -> Option<Located> {
+    match err.kind() {
+        tera::ErrorKind::SyntaxError(report) | tera::ErrorKind::RenderingError(report) => {
+            let span = report.span();
+            Some(Located::new(
+                report.filename(),
+                (span.start_line.max(1), span.start_col + 1),
+                report
+                    .message()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn to_context(json: &Json) -> Context {
@@ -175,7 +250,14 @@ pub fn flatten(err: &tera::Error) -> String {
     }
 }
 
+/// Tera hands a filter an undefined value silently (a misspelt field reads as undefined);
+/// ours refuse it so a typo never ships as `null`.
 fn json_of(value: &Value) -> TeraResult<Json> {
+    if value.is_undefined() {
+        return Err(tera::Error::message(
+            "the value is undefined (a misspelt variable or field?); an optional field needs `x | default(value=...)` or `if x is defined`",
+        ));
+    }
     serde_json::to_value(value).map_err(|e| tera::Error::message(e.to_string()))
 }
 
