@@ -117,9 +117,13 @@ impl Blueprint {
         }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
         let at = |section: &str, key: &str, message: String| {
+            let place = match section {
+                "questions" => locate::item_field(&text, section, "key", key, "after"),
+                _ => None,
+            };
             Error::Located(Located::new(
                 manifest_file.clone(),
-                locate::section_key(&text, section, key),
+                place.unwrap_or_else(|| locate::section_key(&text, section, key)),
                 message,
             ))
         };

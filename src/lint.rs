@@ -160,6 +160,7 @@ pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
     let renderer = check_templates(blueprint, &mut found);
     check_delimiter_clashes(blueprint, &mut found);
     check_overrides(blueprint, &mut found);
+    check_catalog(blueprint, &mut found);
     if let Some(renderer) = renderer {
         check_defaults_and_render(blueprint, &renderer, manifest_text, &mut found);
     }
@@ -448,6 +449,43 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
                     }
                 }
             }
+        }
+    }
+}
+
+/// Every catalog entry, selected by the defaults or not: its layer is one of the
+/// manifest's, and what it `requires` are questions.
+fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
+    let layers = &blueprint.manifest.layers;
+    let keys = blueprint.question_keys();
+    for entry in blueprint.catalog.entries() {
+        let file = format!("addons/{}.yaml", entry.spec.name);
+        let text = String::from_utf8_lossy(entry.source());
+        let layer = &entry.spec.layer;
+        if !layers.contains_key(layer) {
+            found.error(
+                &file,
+                locate(&text, "layer:"),
+                format!(
+                    "layer `{layer}` is not one of the blueprint's layers{}",
+                    scope::did_you_mean(layer, layers.keys().map(String::as_str))
+                ),
+            );
+        }
+        for key in entry
+            .spec
+            .requires
+            .iter()
+            .filter(|k| !keys.contains(&k.as_str()))
+        {
+            found.error(
+                &file,
+                locate::section_key(&text, "requires", key),
+                format!(
+                    "requires `{key}`, which is not a question{}",
+                    scope::did_you_mean(key, keys.iter().copied())
+                ),
+            );
         }
     }
 }

@@ -1,5 +1,6 @@
 //! One integration-test binary driving the real `scaffold` executable.
 mod addons; // add-addon, remove-addon, list addons
+mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
 // (see above)
 mod interactive; // a full interactive run through a pseudo-terminal
