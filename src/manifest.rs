@@ -264,3 +264,39 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         delimiters_by_glob: by_glob,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(text: &str) -> Manifest {
+        serde_yaml::from_str(text).expect("manifest")
+    }
+
+    #[test]
+    fn a_child_question_goes_after_the_one_it_names_and_defaults_apply() {
+        let base = manifest(
+            "name: b\nversion: 1.0.0\nquestions:\n  - {key: a, prompt: A, type: string}\n  - {key: b, prompt: B, type: string}\n",
+        );
+        let child = manifest(
+            "name: c\nversion: 1.0.0\nquestions:\n  - {key: x, prompt: X, type: string, after: a}\n  - {key: y, prompt: Y, type: string}\ndefaults:\n  b: two\n",
+        );
+        let merged = merge_manifests(base.clone(), child).expect("merges");
+        let keys: Vec<&str> = merged.questions.iter().map(|q| q.key.as_str()).collect();
+        assert_eq!(keys, ["a", "x", "b", "y"]);
+        assert_eq!(
+            merged.questions[2].default,
+            Some(serde_yaml::Value::from("two"))
+        );
+        let child = manifest(
+            "name: c\nversion: 1.0.0\nquestions:\n  - {key: x, prompt: X, type: string, after: aa}\n",
+        );
+        let err = merge_manifests(base, child).expect_err("no such question");
+        assert_eq!((err.section, err.key.as_str()), ("questions", "x"));
+        assert!(
+            err.message.ends_with("(did you mean `a`?)"),
+            "{}",
+            err.message
+        );
+    }
+}

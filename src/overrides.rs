@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use crate::blueprint::FileTree;
+use crate::error::{Error, Located, Result};
+use crate::plan::Plan;
+use crate::render::Renderer;
 
 /// Patches by the blueprint-relative output path they change (`files/x/release.yaml`):
 /// (patch file, its template text), base layers first.
@@ -95,7 +98,7 @@ pub fn source_of(tree: &FileTree, target: &str) -> Option<String> {
 
 /// The files `pattern` names: the file itself, every file under it as a directory, or
 /// the files a glob (`*`, `**`, `?`, `{a,b}`) matches.
-pub fn matching(tree: &FileTree, pattern: &str) -> Result<Vec<String>, String> {
+pub fn matching(tree: &FileTree, pattern: &str) -> std::result::Result<Vec<String>, String> {
     let dir = format!("{}/", pattern.trim_end_matches('/'));
     let mut found: Vec<String> = tree
         .keys()
@@ -132,7 +135,7 @@ pub fn matches_any(globs: &[String], path: &str) -> bool {
 /// JSON merge patch (mappings merge, `null` deletes, lists and scalars replace); one with
 /// `kind` (and `metadata.name`) changes only the documents with the same, one without
 /// changes every document. The file is written back as plain YAML (comments are dropped).
-pub fn apply(target: &str, patch: &str) -> Result<String, String> {
+pub fn apply(target: &str, patch: &str) -> std::result::Result<String, String> {
     let mut documents = Vec::new();
     for document in serde_yaml::Deserializer::from_str(target) {
         let value: Json = serde::Deserialize::deserialize(document)
@@ -174,6 +177,65 @@ pub fn apply(target: &str, patch: &str) -> Result<String, String> {
         out.push_str(&serde_yaml::to_string(doc).map_err(|e| e.to_string())?);
     }
     Ok(out)
+}
+
+/// A catalog entry's `patches`: `[{file, patch}]`, each applied to the files rendered from
+/// the blueprint file `file` (an output path, `files/2-kops/values.yaml`); `patch` is a
+/// template over the answers and `addon`, then a merge patch as for `.patch.yaml` files.
+pub fn apply_addon_patches(
+    plan: &mut Plan,
+    renderer: &Renderer,
+    context: &Json,
+    addon: &Json,
+) -> Result<()> {
+    let Some(patches) = addon.get("patches").and_then(Json::as_array) else {
+        return Ok(());
+    };
+    let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
+    let entry_file = format!("addons/{name}.yaml");
+    let fail = |m: String| Error::Located(Located::new(entry_file.clone(), (1, 1), m));
+    let mut context = context.clone();
+    if let Json::Object(map) = &mut context {
+        map.insert("addon".into(), addon.clone());
+    }
+    for item in patches {
+        let (Some(file), Some(patch)) = (
+            item.get("file").and_then(Json::as_str),
+            item.get("patch").and_then(Json::as_str),
+        ) else {
+            return Err(fail(
+                "patches: each item needs `file` (a blueprint output path) and `patch` (YAML text)"
+                    .into(),
+            ));
+        };
+        let targets: Vec<_> = plan
+            .sources
+            .iter()
+            .filter(|(_, source)| output_of(source) == file)
+            .map(|(path, _)| path.clone())
+            .collect();
+        if targets.is_empty() {
+            return Err(fail(format!(
+                "patches: `{file}` is not a file this blueprint writes{}",
+                crate::scope::did_you_mean(file, plan.sources.values().map(|s| output_of(s)))
+            )));
+        }
+        let rendered = renderer.render_str(
+            &format!("{entry_file}: patches of `{file}`"),
+            patch,
+            &context,
+        )?;
+        for path in targets {
+            let Some(bytes) = plan.files.get_mut(&path) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            let patched =
+                apply(&text, &rendered).map_err(|m| fail(format!("patches `{file}`: {m}")))?;
+            *bytes = patched.into_bytes();
+        }
+    }
+    Ok(())
 }
 
 /// RFC 7386.

@@ -131,7 +131,11 @@ pub fn build(
             "addon-files/",
             &blueprint.addon_files,
             &context,
-        )?;
+        )
+        .map_err(|e| for_addon(e, addon))?;
+    }
+    for addon in addons {
+        crate::overrides::apply_addon_patches(&mut plan, renderer, context, addon)?;
     }
     Ok(plan)
 }
@@ -179,6 +183,18 @@ fn render_tree(
         plan.add(path, contents)?;
     }
     Ok(())
+}
+
+/// An addon file's error names the catalog entry it was rendering.
+fn for_addon(err: Error, addon: &Json) -> Error {
+    let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
+    match err {
+        Error::Located(mut at) => {
+            at.message = format!("{} (rendering addon `{name}`)", at.message);
+            Error::Located(at)
+        }
+        other => other,
+    }
 }
 
 /// The file with the patches of every layer applied in order (base layers first).

@@ -429,6 +429,34 @@ mod tests {
     }
 
     #[test]
+    fn undefined_values_are_errors_in_our_filters_too() {
+        let r = Renderer::plain([("t", "a\n[[ tags.nope | to_json ]]\n[[ tags | to_hcl ]]")])
+            .expect("parses");
+        let err = r.render("t", &json!({"tags": {}})).expect_err("undefined");
+        let Error::Located(at) = err else {
+            panic!("not located: {err}")
+        };
+        assert_eq!((at.file.as_str(), at.line, at.column), ("t", 2, 16));
+        assert!(
+            at.message.starts_with("the value is undefined"),
+            "{}",
+            at.message
+        );
+    }
+
+    #[test]
+    fn a_path_error_points_into_the_file_name() {
+        let r = Renderer::plain([]).expect("engine");
+        let err = r
+            .render_path("files/", "[% if x.y %]a[% endif %]", &json!({}))
+            .expect_err("undefined");
+        assert_eq!(
+            err.to_string(),
+            "blueprint files/[% if x.y %]a[% endif %]:1:13: in the file name: Variable `x` is not defined."
+        );
+    }
+
+    #[test]
     fn undefined_variables_are_errors() {
         let r = Renderer::plain([("t", "[[ nope ]]")]).expect("parses");
         let err = r.render("t", &json!({})).expect_err("undefined");

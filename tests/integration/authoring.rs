@@ -520,3 +520,58 @@ fn template_syntax_errors_in_file_names_and_conditions_name_the_real_place() {
     );
     assert!(!out.stdout.contains("__tera"), "{}", out.stdout);
 }
+
+#[test]
+fn a_catalog_entry_without_a_field_a_template_pipes_into_to_hcl_is_an_error() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ndefault: true\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\nvalues: {}\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "error: blueprint addon-files/3-bridge/addon-[[ addon.name ]].tf.tera:31:"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.ends_with("(rendering addon `extra`)\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_catalog_entry_patches_another_file_with_the_answers() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: true\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: files/infrastructure/karpenter/node-pool.yaml\n    patch: |\n      spec:\n        template:\n          metadata:\n            labels:\n              [[ addon.name ]]-region: \"[[ region ]]\"\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pool: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(env.path("out/infrastructure/karpenter/node-pool.yaml"))
+            .expect("pool"),
+    )
+    .expect("yaml");
+    assert_eq!(
+        pool["spec"]["template"]["metadata"]["labels"]["extra-region"],
+        "eu-west-1"
+    );
+    // A file the blueprint does not write is named, with the entry that asks for it.
+    std::fs::remove_dir_all(env.path("out")).expect("clean");
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/extra.yaml",
+            &entry.replace("node-pool.yaml", "nodepool.yaml"),
+        )],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5);
+    assert_eq!(
+        out.stderr,
+        "error: blueprint addons/extra.yaml:1:1: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\n"
+    );
+}
