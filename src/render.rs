@@ -76,9 +76,7 @@ impl Renderer {
     /// A one-off template (a default, a condition, a path), named for messages.
     pub fn render_str(&self, what: &str, source: &str, context: &Json) -> Result<String> {
         let (delimiters, tera) = &self.engines[0];
-        if !source.contains(delimiters.variable[0].as_str())
-            && !source.contains(delimiters.block[0].as_str())
-        {
+        if !is_template(delimiters, source) {
             return Ok(source.to_string());
         }
         tera.render_str(source, &to_context(context), false)
@@ -99,9 +97,7 @@ impl Renderer {
     /// file's own name, `name` being `prefix` + `path`.
     pub fn render_path(&self, prefix: &str, path: &str, context: &Json) -> Result<String> {
         let (delimiters, tera) = &self.engines[0];
-        if !path.contains(delimiters.variable[0].as_str())
-            && !path.contains(delimiters.block[0].as_str())
-        {
+        if !is_template(delimiters, path) {
             return Ok(path.to_string());
         }
         tera.render_str(path, &to_context(context), false)
@@ -154,6 +150,11 @@ pub fn variables_of(
         .unwrap_or_default();
     names.sort();
     Ok(names)
+}
+
+/// Whether a string has anything for Tera to do (else it is used as it is).
+fn is_template(delimiters: &Delimiters, text: &str) -> bool {
+    text.contains(delimiters.variable[0].as_str()) || text.contains(delimiters.block[0].as_str())
 }
 
 fn engine(delimiters: &Delimiters) -> Result<Tera> {

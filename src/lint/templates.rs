@@ -69,23 +69,10 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Op
         };
         let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
         for var in single.variables(name) {
-            let known = keys.contains(&var.as_str())
-                || BUILTINS.contains(&var.as_str())
-                || (var == ADDON_BUILTIN && in_addon);
-            if !known {
-                let in_scope = keys
-                    .iter()
-                    .chain(BUILTINS)
-                    .copied()
-                    .chain(in_addon.then_some(ADDON_BUILTIN));
-                found.error(
-                    name,
-                    locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]),
-                    format!(
-                        "`{var}` is neither a question of the blueprint nor a built-in{}",
-                        scope::did_you_mean(&var, in_scope)
-                    ),
-                );
+            if let Some(message) = out_of_scope(&var, &keys, in_addon) {
+                let at =
+                    locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
+                found.error(name, at, message);
             }
         }
         check_addon_fields(name, text, &addon_fields, found);
@@ -97,6 +84,20 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Op
     generate::renderer_for(blueprint)
         .map_err(|e| found.report_error(&e))
         .ok()
+}
+
+/// Why a template may not read `var` (`addon` only under addon-files/ and partials/).
+fn out_of_scope(var: &str, keys: &[&str], in_addon: bool) -> Option<String> {
+    let addon = in_addon.then_some(ADDON_BUILTIN);
+    let mut in_scope = keys.iter().chain(BUILTINS).copied().chain(addon);
+    if in_scope.any(|k| k == var) {
+        return None;
+    }
+    let in_scope = keys.iter().chain(BUILTINS).copied().chain(addon);
+    Some(format!(
+        "`{var}` is neither a question of the blueprint nor a built-in{}",
+        scope::did_you_mean(var, in_scope)
+    ))
 }
 
 /// Every field a template may read on `addon`: those of any catalog entry, the computed
@@ -196,23 +197,14 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
                 ),
                 Ok(vars) => {
                     for var in vars {
-                        let known = keys.contains(&var.as_str())
-                            || BUILTINS.contains(&var.as_str())
-                            || (var == ADDON_BUILTIN && in_addon);
-                        if !known {
-                            let in_scope = keys
-                                .iter()
-                                .chain(BUILTINS)
-                                .copied()
-                                .chain(in_addon.then_some(ADDON_BUILTIN));
-                            found.error(
-                                &name,
-                                column(locate::variable(path, &var, &delimiters.variable[0], &delimiters.block[0])),
-                                format!(
-                                    "in the file name: `{var}` is neither a question of the blueprint nor a built-in{}",
-                                    scope::did_you_mean(&var, in_scope)
-                                ),
+                        if let Some(message) = out_of_scope(&var, keys, in_addon) {
+                            let at = locate::variable(
+                                path,
+                                &var,
+                                &delimiters.variable[0],
+                                &delimiters.block[0],
                             );
+                            found.error(&name, column(at), format!("in the file name: {message}"));
                         }
                     }
                 }
