@@ -134,22 +134,34 @@ impl Renderer {
     }
 }
 
-/// The top-level variables a one-off template reads (a default, a condition, a path), or
-/// where it fails to parse (1-based line and column inside `source`, and why).
-pub fn variables_of(
-    delimiters: &Delimiters,
-    source: &str,
-) -> std::result::Result<Vec<String>, Located> {
-    const NAME: &str = "one-off";
-    let mut tera = engine(delimiters).map_err(|e| Located::new(NAME, (1, 1), e.to_string()))?;
-    tera.add_raw_template(NAME, source)
-        .map_err(|e| located(&e).unwrap_or_else(|| Located::new(NAME, (1, 1), flatten(&e))))?;
-    let mut names: Vec<String> = tera
-        .get_template_variables(NAME)
-        .map(|vars| vars.into_iter().map(String::from).collect())
-        .unwrap_or_default();
-    names.sort();
-    Ok(names)
+/// Reads the top-level variables of one-off templates (a default, a condition, a path),
+/// reusing one engine: building an engine costs more than parsing a one-liner.
+pub struct Scanner {
+    tera: Tera,
+}
+
+impl Scanner {
+    pub fn new(delimiters: &Delimiters) -> Result<Self> {
+        Ok(Scanner {
+            tera: engine(delimiters)?,
+        })
+    }
+
+    /// The names `source` reads, or where it fails to parse (1-based line and column
+    /// inside `source`, and why).
+    pub fn variables(&mut self, source: &str) -> std::result::Result<Vec<String>, Located> {
+        const NAME: &str = "one-off";
+        self.tera
+            .add_raw_template(NAME, source)
+            .map_err(|e| located(&e).unwrap_or_else(|| Located::new(NAME, (1, 1), flatten(&e))))?;
+        let mut names: Vec<String> = self
+            .tera
+            .get_template_variables(NAME)
+            .map(|vars| vars.into_iter().map(String::from).collect())
+            .unwrap_or_default();
+        names.sort();
+        Ok(names)
+    }
 }
 
 /// Whether a string has anything for Tera to do (else it is used as it is).

@@ -29,6 +29,9 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
 /// `text` (the manifest of the layer being resolved, named `file`).
 pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Located> {
     let delimiters = manifest.delimiters.clone().unwrap_or_default();
+    let Ok(mut scanner) = render::Scanner::new(&delimiters) else {
+        return Vec::new(); // bad delimiters are reported when the renderer is built
+    };
     let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
     let order = keys.join(", ");
     let mut found = Vec::new();
@@ -36,19 +39,20 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         let earlier = &keys[..index];
         let allowed: Vec<&str> = earlier.iter().chain(QUESTION_BUILTINS).copied().collect();
         for (field, source) in question_templates(question, &delimiters) {
-            let at = question_place(text, &question.key, field);
+            // Located only when reported: searching the text costs more than the check.
+            let at = || question_place(text, &question.key, field);
             let message = |m: String| format!("question `{}`: `{field}` {m}", question.key);
-            match render::variables_of(&delimiters, &source) {
+            match scanner.variables(&source) {
                 Err(e) => found.push(Located::new(
                     file,
-                    at,
+                    at(),
                     message(format!("does not parse: {}", e.message)),
                 )),
                 Ok(names) => {
                     for name in names.iter().filter(|n| !allowed.contains(&n.as_str())) {
                         found.push(Located::new(
                             file,
-                            at,
+                            at(),
                             message(out_of_order(name, &question.key, &keys, &allowed, &order)),
                         ));
                     }
@@ -71,20 +75,19 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         }
     }
     let all: Vec<&str> = keys.iter().chain(QUESTION_BUILTINS).copied().collect();
-    let mut any_answer = |what: String, at: (usize, usize), source: &str| match render::variables_of(
-        &delimiters,
-        source,
-    ) {
+    let mut any_answer = |what: String, at: &dyn Fn() -> (usize, usize), source: &str| match scanner
+        .variables(source)
+    {
         Err(e) => found.push(Located::new(
             file,
-            at,
+            at(),
             format!("{what} does not parse: {}", e.message),
         )),
         Ok(names) => {
             for name in names.iter().filter(|n| !all.contains(&n.as_str())) {
                 found.push(Located::new(
                     file,
-                    at,
+                    at(),
                     format!(
                         "{what} reads `{name}`, which is not a question{}",
                         did_you_mean(name, all.iter().copied())
@@ -94,29 +97,29 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         }
     };
     for check in &manifest.checks {
-        let at = locate::item_field(text, "checks", "key", &check.key, "expr").unwrap_or((1, 1));
+        let at = || locate::item_field(text, "checks", "key", &check.key, "expr").unwrap_or((1, 1));
         any_answer(
             format!("check on `{}`: `expr`", check.key),
-            at,
+            &at,
             &condition(&delimiters, &check.expr),
         );
         any_answer(
             format!("check on `{}`: `error`", check.key),
-            at,
+            &at,
             &check.error,
         );
     }
     for (layer, dir) in &manifest.layers {
         any_answer(
             format!("layer `{layer}`"),
-            locate::section_key(text, "layers", layer),
+            &|| locate::section_key(text, "layers", layer),
             dir,
         );
     }
     if let Some(next) = &manifest.next_steps {
         any_answer(
             "next_steps".into(),
-            locate::locate(text, "next_steps:"),
+            &|| locate::locate(text, "next_steps:"),
             next,
         );
     }

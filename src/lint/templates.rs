@@ -26,6 +26,9 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Op
     };
     let keys = blueprint.question_keys();
     let addon_fields = addon_fields(blueprint);
+    // One engine for the whole blueprint; only when it fails is each template compiled
+    // on its own (with the partials it may include), so every syntax error is reported.
+    let whole = generate::renderer_for(blueprint);
     let mut clean = true;
     let partials: Vec<&(String, String)> = sources
         .iter()
@@ -33,42 +36,32 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Op
         .collect();
     for (name, text) in &sources {
         let delimiters = blueprint.delimiters_for(name);
-        // Compiled with the partials it may include, but reported on its own.
-        let with_partials = std::iter::once((name, text))
-            .chain(
-                partials
-                    .iter()
-                    .filter(|(n, _)| n != name)
-                    .map(|(n, t)| (n, t)),
-            )
-            .map(|(n, t)| crate::render::Source {
-                name: n,
-                text: t,
-                delimiters: delimiters.clone(),
-            });
-        let single = match Renderer::new(&delimiters, with_partials) {
-            Ok(r) => r,
-            Err(e) => {
-                clean = false;
-                match &e {
-                    // A partial's own error is reported once, with the partial.
-                    Error::Located(at) if at.file != *name => {}
-                    Error::Located(_) => found.report_error(&e),
-                    other => {
-                        let message = other.to_string();
-                        if !partials
-                            .iter()
-                            .any(|(p, _)| p != name && message.contains(p.as_str()))
-                        {
-                            found.error_text(name, &message);
+        let variables = match &whole {
+            Ok(renderer) => renderer.variables(name),
+            Err(_) => match compile_alone(name, text, &delimiters, &partials) {
+                Ok(single) => single.variables(name),
+                Err(e) => {
+                    clean = false;
+                    match &e {
+                        // A partial's own error is reported once, with the partial.
+                        Error::Located(at) if at.file != *name => {}
+                        Error::Located(_) => found.report_error(&e),
+                        other => {
+                            let message = other.to_string();
+                            if !partials
+                                .iter()
+                                .any(|(p, _)| p != name && message.contains(p.as_str()))
+                            {
+                                found.error_text(name, &message);
+                            }
                         }
                     }
+                    continue;
                 }
-                continue;
-            }
+            },
         };
         let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
-        for var in single.variables(name) {
+        for var in variables {
             if let Some(message) = out_of_scope(&var, &keys, in_addon) {
                 let at =
                     locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
@@ -78,12 +71,36 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Op
         check_addon_fields(name, text, &addon_fields, found);
     }
     check_path_templates(blueprint, &keys, found);
-    if !clean {
-        return None;
+    match whole {
+        Ok(renderer) => Some(renderer),
+        Err(e) => {
+            if clean {
+                found.report_error(&e); // no template fails alone: they fail together
+            }
+            None
+        }
     }
-    generate::renderer_for(blueprint)
-        .map_err(|e| found.report_error(&e))
-        .ok()
+}
+
+/// One template compiled with the partials it may include.
+fn compile_alone(
+    name: &str,
+    text: &str,
+    delimiters: &crate::blueprint::Delimiters,
+    partials: &[&(String, String)],
+) -> crate::error::Result<Renderer> {
+    let others = partials
+        .iter()
+        .filter(|(n, _)| n != name)
+        .map(|(n, t)| (n.as_str(), t.as_str()));
+    let sources = std::iter::once((name, text))
+        .chain(others)
+        .map(|(n, t)| crate::render::Source {
+            name: n,
+            text: t,
+            delimiters: delimiters.clone(),
+        });
+    Renderer::new(delimiters, sources)
 }
 
 /// Why a template may not read `var` (`addon` only under addon-files/ and partials/).
@@ -147,41 +164,42 @@ const OPTIONAL_ADDON_FIELDS: &[&str] = &[
 /// `addon.FIELD` (and `a.FIELD` for `for a in addons`) with a field no entry has reads as
 /// undefined, which `if` takes for false: a misspelt field would drop output silently.
 fn check_addon_fields(name: &str, text: &str, fields: &[String], found: &mut Findings) {
+    static LOOP: std::sync::LazyLock<Option<Regex>> =
+        std::sync::LazyLock::new(|| Regex::new(r"\bfor\s+(\w+)\s+in\s+addons\b").ok());
+    static FIELD: std::sync::LazyLock<Option<Regex>> =
+        std::sync::LazyLock::new(|| Regex::new(r"(?:^|[^\w.])(\w+)\.([A-Za-z_]\w*)").ok());
+    let (Some(each), Some(field_of)) = (&*LOOP, &*FIELD) else {
+        return;
+    };
     let mut aliases = vec![ADDON_BUILTIN.to_string()];
-    if let Ok(re) = Regex::new(r"\bfor\s+(\w+)\s+in\s+addons\b") {
-        aliases.extend(re.captures_iter(text).map(|c| c[1].to_string()));
-    }
-    for alias in aliases {
-        let Ok(re) = Regex::new(&format!(
-            r"(?:^|[^\w.])({})\.([A-Za-z_]\w*)",
-            regex::escape(&alias)
-        )) else {
+    aliases.extend(each.captures_iter(text).map(|c| c[1].to_string()));
+    for c in field_of.captures_iter(text) {
+        let (alias, field) = (&c[1], &c[2]);
+        if !aliases.iter().any(|a| a == alias) || fields.iter().any(|f| f == field) {
             continue;
-        };
-        for c in re.captures_iter(text) {
-            let field = &c[2];
-            if fields.iter().any(|f| f == field) {
-                continue;
-            }
-            let at = c.get(1).map_or(0, |m| m.start());
-            found.error(
-                name,
-                locate::position(text, at),
-                format!(
-                    "`{alias}.{field}`: no catalog entry has a field `{field}`{}",
-                    scope::did_you_mean(field, fields.iter().map(String::as_str))
-                ),
-            );
         }
+        let at = c.get(1).map_or(0, |m| m.start());
+        found.error(
+            name,
+            locate::position(text, at),
+            format!(
+                "`{alias}.{field}`: no catalog entry has a field `{field}`{}",
+                scope::did_you_mean(field, fields.iter().map(String::as_str))
+            ),
+        );
     }
 }
 
 /// File names are templates: they may read only answers and built-ins (and `addon`).
 fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findings) {
+    // Names are rendered with the blueprint-wide delimiters, whatever their file's own.
+    let delimiters = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    let Ok(mut scanner) = crate::render::Scanner::new(&delimiters) else {
+        return; // bad delimiters are reported when the renderer is built
+    };
     for (prefix, tree) in blueprint.template_trees() {
         let in_addon = prefix == "addon-files/" || prefix == "partials/";
         for path in tree.keys() {
-            let delimiters = blueprint.delimiters_for(&format!("{prefix}{path}"));
             if !path.contains(delimiters.variable[0].as_str())
                 && !path.contains(delimiters.block[0].as_str())
             {
@@ -189,7 +207,7 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
             }
             let name = format!("{prefix}{path}");
             let column = |at: (usize, usize)| (1, prefix.chars().count() + at.1);
-            match crate::render::variables_of(&delimiters, path) {
+            match scanner.variables(path) {
                 Err(e) => found.error(
                     &name,
                     column((e.line, e.column)),
@@ -270,6 +288,14 @@ pub(super) fn check_overrides(blueprint: &Blueprint, found: &mut Findings) {
 
 pub(super) fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Findings) {
     let keys = blueprint.question_keys();
+    // `{{ answer }}` (or `{{ answer | f }}`) for any answer: one regex for all of them.
+    let alternatives: Vec<String> = keys.iter().map(|k| regex::escape(k)).collect();
+    let foreign = Regex::new(&format!(
+        r"\{{\{{-?\s*({})\s*(\||-?\}}\}})",
+        alternatives.join("|")
+    ))
+    .ok()
+    .filter(|_| !keys.is_empty());
     for (prefix, tree) in blueprint.template_trees() {
         for (path, bytes) in tree {
             let name = format!("{prefix}{path}");
@@ -279,17 +305,22 @@ pub(super) fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Finding
             };
             if path.ends_with(".tera") {
                 // `{{ answer }}` in a template whose variables are written otherwise.
-                if delimiters.variable[0] != "{{" {
-                    for key in &keys {
-                        let pattern = format!(r"\{{\{{-?\s*{}\s*(\||-?\}}\}})", regex::escape(key));
-                        if let Ok(re) = Regex::new(&pattern)
-                            && let Some(m) = re.find(text)
-                        {
-                            found.warn(&name, position(text, m.start()), format!(
-                                "`{}` looks like a template variable, but this template writes them `{} {key} {}`",
-                                m.as_str(), delimiters.variable[0], delimiters.variable[1]
-                            ));
+                if delimiters.variable[0] != "{{"
+                    && let Some(re) = &foreign
+                {
+                    let mut seen = Vec::new();
+                    for c in re.captures_iter(text) {
+                        let (Some(m), Some(key)) = (c.get(0), c.get(1)) else {
+                            continue;
+                        };
+                        if seen.contains(&key.as_str()) {
+                            continue;
                         }
+                        seen.push(key.as_str());
+                        found.warn(&name, position(text, m.start()), format!(
+                            "`{}` looks like a template variable, but this template writes them `{} {} {}`",
+                            m.as_str(), delimiters.variable[0], key.as_str(), delimiters.variable[1]
+                        ));
                     }
                 }
             } else {

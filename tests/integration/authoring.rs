@@ -575,3 +575,28 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
         "error: blueprint addons/extra.yaml:1:1: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\n"
     );
 }
+
+#[test]
+fn lint_locates_a_catalog_requirement_and_an_include_of_a_missing_partial() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\nrequires:\n  - regoin\nchart:\n  name: extra\n  version: 1.0.0\n";
+    let manifest = format!("{MANIFEST}layers:\n  addons: infrastructure/addons\n");
+    let dir = blueprint(
+        &env,
+        &manifest,
+        &[
+            ("addons/extra.yaml", entry),
+            (
+                "files/a.txt.tera",
+                "a\n[% include \"partials/gone.tera\" %]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        "addons/extra.yaml:5:5: error: requires `regoin`, which is not a question (did you mean `region`?)\n\
+         files/a.txt.tera:2:12: error: Unknown template `partials/gone.tera`\n"
+    );
+}
