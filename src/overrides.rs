@@ -29,8 +29,9 @@ pub struct Override {
     pub kind: OverrideKind,
     /// The layer that changed it.
     pub by: String,
-    /// The blueprint the replaced file came from.
+    /// The blueprint the replaced file came from, and its path there (the `replaces` key).
     pub base: String,
+    pub base_path: String,
     /// Digest of the base file now, and the one the layer recorded in `replaces`.
     pub base_digest: String,
     pub recorded: Option<String>,
@@ -42,6 +43,7 @@ impl Override {
             kind: OverrideKind::Patched,
             by: by.into(),
             base: String::new(),
+            base_path: String::new(),
             base_digest: String::new(),
             recorded: None,
         }
@@ -58,6 +60,7 @@ impl Override {
             kind: OverrideKind::Replaced,
             by: by.into(),
             base: base.into(),
+            base_path: base_path.into(),
             base_digest: digest(base_bytes),
             recorded: recorded.get(base_path).cloned(),
         }

@@ -31,10 +31,8 @@ pub fn show(selector: &str) -> Result<()> {
     for (path, change) in &blueprint.overrides {
         if change.kind == OverrideKind::Replaced && change.recorded.is_none() {
             eprintln!(
-                "note: {path} replaces a file of {}; record `replaces: {{{}: {}}}` to be warned when it changes",
-                change.base,
-                path.strip_suffix(".tera").unwrap_or(path),
-                change.base_digest
+                "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes",
+                change.base, change.base_path, change.base_digest
             );
         } else if change.base_changed() {
             eprintln!(

@@ -268,6 +268,26 @@ fn a_replaced_file_whose_base_changed_is_warned_about() {
         "{}",
         out.stderr
     );
+    // Without a record, show prints the line to add; with it, nothing is said.
+    let dir = layered(&env, "", &[("files/.sourceignore", "/1-prerequisites/\n")]);
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    let line = out
+        .stderr
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", out.stderr))
+        .to_string();
+    assert!(
+        line.starts_with("replaces: {\"files/.sourceignore\": "),
+        "{line}"
+    );
+    let dir = layered(
+        &env,
+        &format!("{line}\n"),
+        &[("files/.sourceignore", "/1-prerequisites/\n")],
+    );
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
 }
 
 #[test]
