@@ -8,3 +8,4 @@ mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
 mod support;
+mod update; // update: blueprint edited in place, changed answers, conflicts, the pristine base
