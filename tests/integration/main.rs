@@ -1,5 +1,6 @@
 //! One integration-test binary driving the real `scaffold` executable.
 mod addons; // add-addon, remove-addon, list addons
+mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
 // (see above)
