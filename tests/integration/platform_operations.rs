@@ -339,3 +339,61 @@ fn kops_names_hold_for_long_cluster_names() {
         assert!(!iam_matches(&pattern, &format!("nodes.other{cluster}")));
     }
 }
+
+/// The state bucket's bootstrap writes the backend settings every root reads. Without
+/// `kms_key_id`, Terraform's s3 backend (`encrypt = true`) uploads with SSE-S3, which
+/// overrides the bucket's default SSE-KMS (hashicorp/terraform
+/// internal/backend/remote-state/s3/client.go PutObject).
+#[test]
+fn state_bootstrap_writes_bucket_region_and_kms_key_for_every_root() {
+    if !have("make") || !have("jq") {
+        eprintln!("skipped: make or jq missing on PATH");
+        return;
+    }
+    let env = Env::new();
+    let dir = generate(&env, "demo", &[]);
+    let root = dir.join("1-prerequisites");
+    let show = r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [
+  {"address": "aws_kms_key.platform", "values": {"arn": "arn:aws:kms:eu-west-1:111111111111:key/k1"}},
+  {"address": "aws_s3_bucket.terraform_state", "values": {"bucket": "demo-prod-tfstate-111111111111"}}]}}}'; fi
+if [ "$1" = init ]; then echo "env TF_VAR_state_bucket=${TF_VAR_state_bucket:-}" >> "$LOG"; fi"#;
+    let tools = Tools::new(&[("terraform", show)]);
+    let out = tools.make(&root, "state-bootstrap");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let backend = read(&dir.join("terraform-backend.hcl"));
+    assert!(
+        backend.contains("bucket     = \"demo-prod-tfstate-111111111111\"\n")
+            && backend.contains("region     = \"eu-west-1\"\n")
+            && backend.contains("kms_key_id = \"arn:aws:kms:eu-west-1:111111111111:key/k1\"\n"),
+        "{backend}"
+    );
+    let calls = tools.log();
+    let migrate =
+        "terraform init -migrate-state -force-copy -backend-config=../terraform-backend.hcl";
+    assert!(calls.iter().any(|c| c == migrate), "{calls:?}");
+    assert!(!root.join("backend_override.tf").exists());
+    // Every root initialises with it; the bridge also reads the bucket from it.
+    for other in ["2-kops", "3-bridge"] {
+        let makefile = read(&dir.join(other).join("Makefile"));
+        assert!(makefile.contains("terraform init -backend-config=$(STATE_BACKEND)"));
+    }
+    let bridge = tools.make(&dir.join("3-bridge"), "init");
+    assert_eq!(bridge.code, 0, "{}", bridge.stderr);
+    assert!(
+        tools
+            .log()
+            .contains(&"env TF_VAR_state_bucket=demo-prod-tfstate-111111111111".to_string()),
+        "{:?}",
+        tools.log()
+    );
+
+    // A local state without the key (an apply that did not finish) writes nothing.
+    let again = generate(&env, "again", &[]);
+    let partial = Tools::new(&[(
+        "terraform",
+        r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [{"address": "aws_s3_bucket.terraform_state", "values": {"bucket": "b"}}]}}}'; fi"#,
+    )]);
+    let out = partial.make(&again.join("1-prerequisites"), "state-bootstrap");
+    assert_ne!(out.code, 0);
+    assert!(!again.join("terraform-backend.hcl").exists());
+}
