@@ -8,3 +8,4 @@ mod new_repo; // what `scaffold new` writes and commits
 mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
 mod platform_operations; // the generated Makefiles run with stand-in tools; kops naming (issue 11 review)
 mod support;
+mod update; // update: blueprint edited in place, changed answers, conflicts, the pristine base
