@@ -22,6 +22,18 @@ fn have(tool: &str) -> bool {
     Command::new(tool).arg("--version").output().is_ok()
 }
 
+/// A generated repo (`demo`, default answers), or None when a tool the Makefiles need
+/// is missing (the test is then skipped).
+fn repo_with(tools: &[&str]) -> Option<(Env, PathBuf)> {
+    if let Some(missing) = tools.iter().find(|tool| !have(tool)) {
+        eprintln!("skipped: no {missing} on PATH");
+        return None;
+    }
+    let env = Env::new();
+    let dir = generate(&env, "demo", &[]);
+    Some((env, dir))
+}
+
 /// A directory with executable stand-ins: each appends `<tool> <args>` (and what the
 /// script adds) to `calls.log` next to them, then runs `body`.
 struct Tools {
@@ -75,12 +87,9 @@ impl Tools {
 /// real state goes with the emptied bucket.
 #[test]
 fn state_local_copies_the_s3_state_and_refuses_an_empty_copy() {
-    if !have("make") {
-        eprintln!("skipped: no make on PATH");
+    let Some((_env, dir)) = repo_with(&["make"]) else {
         return;
-    }
-    let env = Env::new();
-    let dir = generate(&env, "demo", &[]);
+    };
     std::fs::write(
         dir.join("terraform-backend.hcl"),
         "bucket = \"demo-prod-tfstate-111111111111\"\nregion = \"eu-west-1\"\n",
@@ -127,12 +136,9 @@ fn state_local_copies_the_s3_state_and_refuses_an_empty_copy() {
 /// the cluster (kops v1.34.0 cmd/kops/update_cluster.go checkControlPlaneRunningVersion).
 #[test]
 fn kops_update_reads_the_admin_kubeconfig_and_upgrades_run_control_plane_first() {
-    if !have("make") || !have("jq") {
-        eprintln!("skipped: make or jq missing on PATH");
+    let Some((_env, dir)) = repo_with(&["make", "jq"]) else {
         return;
-    }
-    let env = Env::new();
-    let dir = generate(&env, "demo", &[]);
+    };
     let kops_dir = dir.join("2-kops");
     let tools = Tools::new(&[
         (
@@ -346,12 +352,9 @@ fn kops_names_hold_for_long_cluster_names() {
 /// internal/backend/remote-state/s3/client.go PutObject).
 #[test]
 fn state_bootstrap_writes_bucket_region_and_kms_key_for_every_root() {
-    if !have("make") || !have("jq") {
-        eprintln!("skipped: make or jq missing on PATH");
+    let Some((env, dir)) = repo_with(&["make", "jq"]) else {
         return;
-    }
-    let env = Env::new();
-    let dir = generate(&env, "demo", &[]);
+    };
     let root = dir.join("1-prerequisites");
     let show = r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [
   {"address": "aws_kms_key.platform", "values": {"arn": "arn:aws:kms:eu-west-1:111111111111:key/k1"}},
