@@ -10,8 +10,14 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    scaffold::signals::install();
     let cli = scaffold::cli::Cli::parse();
     match scaffold::cli::run(cli) {
+        // A signal that came after a change's commit point let it finish; still say so.
+        Ok(()) if scaffold::signals::interrupted() => {
+            eprintln!("interrupted after the change was committed; it is complete");
+            ExitCode::from(scaffold::signals::INTERRUPTED_EXIT as u8)
+        }
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err}");

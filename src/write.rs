@@ -85,46 +85,6 @@ pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
     })
 }
 
-/// Applies edits to an existing repo. Every new content is first written beside its
-/// target, so a failure while preparing changes nothing; then each is renamed into place.
-pub fn apply(root: &Path, changes: &[crate::edit::Change]) -> Result<()> {
-    use crate::edit::Change;
-    let mut prepared = Vec::new();
-    for change in changes {
-        if let Change::Write { path, contents, .. } = change {
-            let full = root.join(path.as_str());
-            let parent = full.parent().unwrap_or(root).to_path_buf();
-            fs::create_dir_all(&parent).map_err(|e| Error::io_path("create", &parent, e))?;
-            let mut temp = tempfile::Builder::new()
-                .prefix(".scaffold-")
-                .tempfile_in(&parent)
-                .map_err(|e| Error::io_path("write into", &parent, e))?;
-            std::io::Write::write_all(&mut temp, contents)
-                .map_err(|e| Error::io_path("write", &full, e))?;
-            prepared.push((temp, full));
-        }
-    }
-    for (temp, full) in prepared {
-        temp.persist(&full)
-            .map_err(|e| Error::io_path("replace", &full, e.error))?;
-    }
-    for change in changes {
-        if let Change::Delete { path, .. } = change {
-            let full = root.join(path.as_str());
-            fs::remove_file(&full).map_err(|e| Error::io_path("remove", &full, e))?;
-            // Drop directories the deletion left empty (never the repo root).
-            let mut dir = full.parent();
-            while let Some(d) = dir {
-                if d == root || fs::remove_dir(d).is_err() {
-                    break;
-                }
-                dir = d.parent();
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Reads a repo file; None when it does not exist.
 pub fn read(root: &Path, path: &crate::plan::RelPath) -> Result<Option<Vec<u8>>> {
     let full = root.join(path.as_str());

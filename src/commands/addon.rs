@@ -17,6 +17,7 @@ use crate::generate::{self, Rendered};
 use crate::git;
 use crate::record::{self, Record};
 use crate::render::Renderer;
+use crate::transaction;
 use crate::write;
 
 /// A repo made by `scaffold new`, rendered as its record says.
@@ -113,16 +114,7 @@ impl Repo {
         let changes = edit::changes(&self.rendered.plan, &next.plan, |path| {
             write::read(&self.root, path)
         })?;
-        let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
-        if !args.allow_dirty {
-            let dirty = git::dirty(&self.root, &paths)?;
-            if !dirty.is_empty() {
-                return Err(Error::Refused(format!(
-                    "uncommitted changes in {}: commit or stash them first, or pass --allow-dirty",
-                    dirty.join(", ")
-                )));
-            }
-        }
+        let prepared = transaction::prepare(&self.root, &changes, args.allow_dirty)?;
         if args.dry_run {
             print!("{}", edit::unified_diff(&changes));
             eprintln!(
@@ -137,8 +129,13 @@ impl Repo {
                 "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
             );
         }
-        write::apply(&self.root, &changes)?;
-        let commit = git::commit_changes(&self.root, &changes, &author, message)?;
+        if !prepared.dirty.is_empty() {
+            eprintln!(
+                "--allow-dirty: committing your uncommitted edits in {} together with scaffold's change",
+                prepared.dirty.join(", ")
+            );
+        }
+        let commit = prepared.commit(&author, message)?;
         let written = changes
             .iter()
             .filter(|c| matches!(c, edit::Change::Write { .. }))
@@ -202,6 +199,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             "a chart name",
         )?;
     }
+    transaction::settle(&args.edit.directory)?;
     let repo = Repo::open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
 
@@ -277,6 +275,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
 
 pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let name = &args.name;
+    transaction::settle(&args.edit.directory)?;
     let repo = Repo::open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();

@@ -5,4 +5,5 @@ mod blueprints; // blueprint lint, test, init, list, show; extends
 mod interactive; // a full interactive run through a pseudo-terminal
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
+mod safety_git; // add-addon/remove-addon in every git state, faults, signals
 mod support;

@@ -1,0 +1,126 @@
+//! SIGINT and SIGTERM: a dedicated thread waits for them, so cleanup runs as ordinary code
+//! and never inside a signal handler. What it does depends on what the main thread has
+//! registered: nothing written yet → exit; a staging directory → remove it, then exit;
+//! a transaction → only raise a flag, which the transaction checks between its steps
+//! (it rolls back before its commit point and finishes after it).
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The exit code of a run stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report).
+pub const INTERRUPTED_EXIT: i32 = 130;
+
+enum Guarded {
+    Idle,
+    Staging(PathBuf),
+    Transaction,
+}
+
+static STATE: Mutex<Guarded> = Mutex::new(Guarded::Idle);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn state() -> MutexGuard<'static, Guarded> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Blocks SIGINT/SIGTERM in this thread (and so in every thread started later) and starts
+/// the thread that receives them. Call first thing in `main`, before any other thread.
+pub fn install() {
+    #[cfg(unix)]
+    {
+        // SAFETY: plain libc calls on a zeroed, locally owned signal set.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        let spawned = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                loop {
+                    let mut signal = 0;
+                    // SAFETY: `set` is a valid signal set owned by this closure.
+                    if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+                        on_signal();
+                    }
+                }
+            });
+        if spawned.is_err() {
+            // Without the thread, fall back to the default disposition (die at once).
+            // SAFETY: unblocking the signals blocked above.
+            unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+        }
+    }
+}
+
+fn on_signal() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let guarded = state();
+    match &*guarded {
+        Guarded::Idle => {
+            eprintln!("interrupted; nothing was written");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        Guarded::Staging(dir) => {
+            let _ = std::fs::remove_dir_all(dir);
+            eprintln!("interrupted; nothing was created (staging removed)");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        // The transaction sees the flag and stops at its next step.
+        Guarded::Transaction => {}
+    }
+}
+
+/// True once SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// While held, a signal waits; when the guard says staging, the signal removes `dir`.
+/// Hold it across the whole write so the signal never races a half-created directory.
+pub struct Critical {
+    guard: MutexGuard<'static, Guarded>,
+}
+
+impl Critical {
+    /// Enters a region where a signal must wait, then clean `dir` away.
+    pub fn staging(dir: PathBuf) -> Self {
+        let mut guard = state();
+        *guard = Guarded::Staging(dir);
+        Critical { guard }
+    }
+
+    /// The staging directory was moved into place: a signal now only exits.
+    pub fn done(mut self) {
+        *self.guard = Guarded::Idle;
+    }
+}
+
+impl Drop for Critical {
+    fn drop(&mut self) {
+        // Left without `done` (an error): the staging goes before a signal may run.
+        if let Guarded::Staging(dir) = &*self.guard {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        *self.guard = Guarded::Idle;
+    }
+}
+
+/// Marks a transaction: signals only raise the flag until the guard is dropped.
+pub struct TransactionGuard(());
+
+impl TransactionGuard {
+    pub fn enter() -> Self {
+        *state() = Guarded::Transaction;
+        TransactionGuard(())
+    }
+}
+
+impl Drop for TransactionGuard {
+    fn drop(&mut self) {
+        *state() = Guarded::Idle;
+    }
+}
