@@ -13,6 +13,8 @@ pub const INTERRUPTED_EXIT: i32 = 130;
 enum Guarded {
     Idle,
     Staging(PathBuf),
+    /// The new repository is complete at this path.
+    Created(PathBuf),
     Transaction,
 }
 
@@ -61,7 +63,14 @@ fn on_signal() {
     let guarded = state();
     match &*guarded {
         Guarded::Idle => {
-            eprintln!("interrupted; nothing was written");
+            eprintln!("interrupted");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        Guarded::Created(dir) => {
+            eprintln!(
+                "interrupted after `{}` was created; it is complete",
+                dir.display()
+            );
             std::process::exit(INTERRUPTED_EXIT);
         }
         Guarded::Staging(dir) => {
@@ -86,16 +95,19 @@ pub struct Critical {
 }
 
 impl Critical {
-    /// Enters a region where a signal must wait, then clean `dir` away.
-    pub fn staging(dir: PathBuf) -> Self {
-        let mut guard = state();
-        *guard = Guarded::Staging(dir);
-        Critical { guard }
+    /// Enters a region where a signal must wait.
+    pub fn enter() -> Self {
+        Critical { guard: state() }
     }
 
-    /// The staging directory was moved into place: a signal now only exits.
-    pub fn done(mut self) {
-        *self.guard = Guarded::Idle;
+    /// From now on, a signal (once the region ends) or an error removes `dir`.
+    pub fn staging(&mut self, dir: PathBuf) {
+        *self.guard = Guarded::Staging(dir);
+    }
+
+    /// The staging directory was moved to `target`: a signal now only exits.
+    pub fn done(mut self, target: PathBuf) {
+        *self.guard = Guarded::Created(target);
     }
 }
 
@@ -107,6 +119,33 @@ impl Drop for Critical {
         }
         *self.guard = Guarded::Idle;
     }
+}
+
+/// The test-only seam (debug builds): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so
+/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
+/// SIGKILL; `SCAFFOLD_TEST_FAIL_AT=STEP` fails there as a full disk would.
+pub fn test_seam(step: &str) -> crate::error::Result<()> {
+    #[cfg(debug_assertions)]
+    {
+        if let Some(ms) = std::env::var("SCAFFOLD_TEST_STEP_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
+            // SAFETY: sends SIGKILL to this very process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        if std::env::var("SCAFFOLD_TEST_FAIL_AT").is_ok_and(|v| v == step) {
+            return Err(crate::error::Error::io(
+                format!("cannot finish step {step} (injected fault)"),
+                std::io::Error::from_raw_os_error(libc::ENOSPC),
+            ));
+        }
+    }
+    let _ = step;
+    Ok(())
 }
 
 /// Marks a transaction: signals only raise the flag until the guard is dropped.

@@ -191,29 +191,9 @@ impl Prepared<'_> {
     }
 }
 
-/// The test-only fault seam (debug builds): `SCAFFOLD_TEST_FAIL_AT=STEP` fails there as a full
-/// disk would, `SCAFFOLD_TEST_KILL_AT=STEP` dies there as on SIGKILL, and
-/// `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so a test can interrupt a run anywhere.
+/// A step boundary: the test seam (`signals::test_seam`), then the signal check.
 fn checkpoint(step: &str) -> Result<()> {
-    #[cfg(debug_assertions)]
-    {
-        if let Some(ms) = std::env::var("SCAFFOLD_TEST_STEP_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
-            std::thread::sleep(std::time::Duration::from_millis(ms));
-        }
-        if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
-            // SAFETY: sends SIGKILL to this very process.
-            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-        }
-        if std::env::var("SCAFFOLD_TEST_FAIL_AT").is_ok_and(|v| v == step) {
-            return Err(Error::io(
-                format!("cannot finish step {step} (injected fault)"),
-                std::io::Error::from_raw_os_error(libc::ENOSPC),
-            ));
-        }
-    }
+    signals::test_seam(step)?;
     // Before the commit point a signal rolls the change back; after it, the change finishes.
     if step != "after-commit" && signals::interrupted() {
         return Err(Error::Interrupted(
@@ -385,9 +365,15 @@ fn update_index<'p>(
     index.write().map_err(fail)
 }
 
+/// Renames the journal out of the way first, so a kill while deleting it never leaves a
+/// journal that looks complete but is not; the next run deletes what is left.
 fn remove_journal(dir: &Path) {
-    let _ = fs::remove_dir_all(dir);
+    let done = dir.with_extension(format!("done-{}", std::process::id()));
+    if fs::rename(dir, &done).is_ok() {
+        let _ = fs::remove_dir_all(&done);
+    }
 }
 
 mod recovery;
+pub use recovery::process_alive;
 use recovery::{recover, rollback};

@@ -12,9 +12,13 @@ use crate::error::{Error, Result};
 use crate::generate;
 use crate::git;
 use crate::prompt::Terminal;
+use crate::signals;
 use crate::write;
 
 pub fn run(args: NewArgs) -> Result<()> {
+    for note in write::remove_stale(&args.dir) {
+        eprintln!("{note}");
+    }
     write::check_target(&args.dir)?;
     let author_flag = args.author.as_deref().map(git::Author::parse).transpose()?;
     let set = parse_pairs(&args.set, "--set")?;
@@ -80,9 +84,17 @@ pub fn run(args: NewArgs) -> Result<()> {
         "scaffold: new platform from blueprint {} {}",
         blueprint.manifest.name, blueprint.manifest.version
     );
-    let staged = write::stage(plan, &args.dir)?;
+    // A signal waits until the repo is complete or the staging is gone, never between.
+    let mut critical = signals::Critical::enter();
+    let staged = write::staging_dir(&args.dir)?;
+    critical.staging(staged.path().to_path_buf());
+    signals::test_seam("new-staged")?;
+    write::fill(&staged, plan)?;
+    signals::test_seam("new-written")?;
     let commit = git::commit(staged.path(), plan, &author, &message)?;
+    signals::test_seam("new-committed")?;
     staged.finish()?;
+    critical.done(args.dir.clone());
 
     if args.json {
         println!(

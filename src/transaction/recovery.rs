@@ -5,7 +5,7 @@ use std::path::Path;
 
 use git2::{Oid, Repository};
 
-use super::{JOURNAL, Journal, remove_file, set_mode, update_index};
+use super::{JOURNAL, Journal, remove_file, remove_journal, set_mode, update_index};
 use crate::error::{Error, Result};
 use crate::git::failed;
 use crate::signals;
@@ -120,7 +120,7 @@ pub(super) fn rollback(
             .and_then(|_| fs::rename(&temp, &target))
             .map_err(|e| Error::io_path("restore", &target, e))?;
     }
-    let _ = fs::remove_dir_all(dir);
+    remove_journal(dir);
     Ok(())
 }
 
@@ -154,19 +154,24 @@ fn roll_forward(repo: &Repository, root: &Path, journal: &Journal, dir: &Path) -
         }
     }
     update_index(repo, root, journal.files.iter().map(|s| s.path.as_str()))?;
-    let _ = fs::remove_dir_all(dir);
+    remove_journal(dir);
     Ok(())
 }
 
-/// Half-written journals of runs that died before publishing them touched nothing else.
+/// Journals a dead run was still writing (`.tmp-PID`: it touched nothing else yet) or
+/// deleting (`.done-PID`: its change was complete).
 fn remove_stale_drafts(repo: &Repository) {
     let Ok(entries) = fs::read_dir(repo.path()) else {
         return;
     };
-    let prefix = format!("{JOURNAL}.tmp-");
+    let prefix = format!("{JOURNAL}.");
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix(&prefix).and_then(|p| p.parse().ok())
+        let pid = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(_, pid)| pid.parse().ok());
+        if let Some(pid) = pid
             && !process_alive(pid)
         {
             let _ = fs::remove_dir_all(entry.path());
