@@ -67,6 +67,12 @@ pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result
     Ok(oid.to_string())
 }
 
+/// A branch name by git's own rules (`git check-ref-format --branch`), which libgit2's
+/// check alone does not fully apply: a branch also may not start with `-`.
+pub fn is_valid_branch(name: &str) -> bool {
+    !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false)
+}
+
 /// The mode a new file gets in the commit (and on disk).
 pub fn mode_of(path: &str) -> i32 {
     if path.ends_with(".sh") {

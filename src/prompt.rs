@@ -26,10 +26,16 @@ impl Default for Terminal {
 }
 
 fn failed(e: dialoguer::Error) -> Error {
-    Error::Input(format!("prompt failed: {e}"))
+    match e {
+        dialoguer::Error::IO(source) => Error::io("the prompt failed", source),
+    }
 }
 
 impl Prompter for Terminal {
+    fn refused(&mut self, message: &str) {
+        eprintln!("  {message}");
+    }
+
     fn ask(&mut self, prompt: &Prompt<'_>) -> Result<Json> {
         let question = prompt.question;
         if let Some(help) = &question.help {

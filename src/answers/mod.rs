@@ -25,7 +25,12 @@ pub struct Answers {
 /// Asks one question; `check` parses and validates a typed-in answer.
 pub trait Prompter {
     fn ask(&mut self, question: &Prompt<'_>) -> Result<Json>;
+    /// Says why an answer was refused before the question is asked again.
+    fn refused(&mut self, _message: &str) {}
 }
+
+/// How often a refused answer is asked again before giving up.
+const ASK_AGAIN: usize = 20;
 
 pub struct Prompt<'a> {
     pub question: &'a Question,
@@ -51,6 +56,37 @@ pub fn gather(
     renderer: &Renderer,
     mut sources: Sources<'_>,
 ) -> Result<Answers> {
+    // Every given answer is checked before the first prompt, so nobody types answers
+    // only to lose them to a bad --set.
+    if sources.prompter.is_some() && (!sources.set.is_empty() || !sources.values.is_empty()) {
+        let probe = Sources {
+            set: sources.set.clone(),
+            values: sources.values.clone(),
+            prompter: None,
+            builtins: sources.builtins.clone(),
+        };
+        collect(blueprint, renderer, probe, true)?;
+    }
+    let prompter = sources.prompter.take();
+    collect(
+        blueprint,
+        renderer,
+        Sources {
+            prompter,
+            ..sources
+        },
+        false,
+    )
+}
+
+/// With `probe`, only the given answers matter: a missing one gets an empty placeholder,
+/// and a given one that fails only in a context built from guesses is left for later.
+fn collect(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    mut sources: Sources<'_>,
+    probe: bool,
+) -> Result<Answers> {
     let questions = &blueprint.manifest.questions;
     for key in sources
         .set
@@ -71,6 +107,7 @@ pub fn gather(
     }
     let set: BTreeMap<String, String> = sources.set.iter().cloned().collect();
     let mut answers = Answers::default();
+    let mut guessed = false;
     for question in questions {
         let context = context_of(&answers, &sources.builtins);
         let key = &question.key;
@@ -86,35 +123,48 @@ pub fn gather(
             continue;
         }
         let choices = choices_of(question, blueprint);
-        let check = |text: &str| {
-            parse_text(question, text)
-                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context))
+        let valid = |value: Json| {
+            validate(question, value, &choices, &answers, renderer, &context)
+                .and_then(|v| cross_check(blueprint, renderer, &context, key, v))
         };
+        let check = |text: &str| parse_text(question, text).and_then(valid);
         let given = if let Some(text) = set.get(key) {
-            Some(check(text).map_err(|m| bad(key, &m, "--set"))?)
-        } else if let Some(value) = sources.values.get(key) {
-            let parsed = from_yaml(question, value)
-                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context));
-            Some(parsed.map_err(|m| bad(key, &m, "--values"))?)
+            Some(check(text).map_err(|m| (m, "--set")))
         } else {
-            None
+            sources.values.get(key).map(|value| {
+                from_yaml(question, value)
+                    .and_then(valid)
+                    .map_err(|m| (m, "--values"))
+            })
         };
         let value = match given {
-            Some(value) => value,
+            Some(Ok(value)) => value,
+            Some(Err(_)) if probe && guessed && depends_on_others(blueprint, question) => {
+                empty_of(question.kind)
+            }
+            Some(Err((message, source))) => return Err(bad(key, &message, source)),
+            None if probe => {
+                guessed = true;
+                let default = default_of(question, blueprint, renderer, &context)
+                    .ok()
+                    .flatten();
+                default.unwrap_or_else(|| empty_of(question.kind))
+            }
             None => {
                 let default = default_of(question, blueprint, renderer, &context)?;
                 match sources.prompter.as_deref_mut() {
-                    Some(prompter) => prompter.ask(&Prompt {
-                        question,
-                        default,
-                        choices: choices.clone(),
-                        check: &check,
-                    })?,
+                    Some(prompter) => ask(
+                        prompter,
+                        key,
+                        &Prompt {
+                            question,
+                            default,
+                            choices: choices.clone(),
+                            check: &check,
+                        },
+                    )?,
                     None => match default {
-                        Some(value) => {
-                            validate(question, value, &choices, &answers, renderer, &context)
-                                .map_err(|m| bad(key, &m, "the default"))?
-                        }
+                        Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
                         None => {
                             return Err(Error::Input(format!(
                                 "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
@@ -130,6 +180,9 @@ pub fn gather(
             answers.recorded.push(key.clone());
         }
     }
+    if probe {
+        return Ok(answers);
+    }
     let context = context_of(&answers, &sources.builtins);
     for check in &blueprint.manifest.checks {
         if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
@@ -139,6 +192,66 @@ pub fn gather(
         }
     }
     Ok(answers)
+}
+
+/// Asks until the answer passes its checks (a select whose choice breaks a cross-field
+/// rule, for instance, is offered again with the reason).
+fn ask(prompter: &mut dyn Prompter, key: &str, prompt: &Prompt<'_>) -> Result<Json> {
+    let mut tries = 0;
+    loop {
+        match prompter.ask(prompt) {
+            Err(Error::Input(message))
+                if tries < ASK_AGAIN && !message.starts_with("prompt failed") =>
+            {
+                tries += 1;
+                prompter.refused(&format!("{key}: {message}; try again"));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The blueprint's cross-field checks on `key`, run as soon as `key` has a candidate value.
+fn cross_check(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    context: &Json,
+    key: &str,
+    value: Json,
+) -> std::result::Result<Json, String> {
+    let mut context = context.clone();
+    if let Json::Object(map) = &mut context {
+        map.insert(key.to_string(), value.clone());
+    }
+    for check in blueprint.manifest.checks.iter().filter(|c| c.key == key) {
+        let holds = renderer
+            .truth(&format!("check on `{key}`"), &check.expr, &context)
+            .map_err(|e| e.to_string())?;
+        if !holds {
+            let message = renderer
+                .render_str("check error", &check.error, &context)
+                .map_err(|e| e.to_string())?;
+            return Err(format!("`{}` {message}", show(&value)));
+        }
+    }
+    Ok(value)
+}
+
+/// Whether a question's rules read other answers (templated patterns, keys_from, checks).
+fn depends_on_others(blueprint: &Blueprint, question: &Question) -> bool {
+    let templated = |p: &Option<String>| {
+        p.as_deref()
+            .is_some_and(|p| p.contains("[[") || p.contains("[%") || p.contains("{{"))
+    };
+    templated(&question.regex)
+        || templated(&question.item_regex)
+        || templated(&question.value_regex)
+        || question.keys_from.is_some()
+        || blueprint
+            .manifest
+            .checks
+            .iter()
+            .any(|c| c.key == question.key)
 }
 
 fn bad(key: &str, message: &str, source: &str) -> Error {

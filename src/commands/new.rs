@@ -146,8 +146,9 @@ fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
             .map(|(k, v)| match k {
                 serde_yaml::Value::String(k) => Ok((k, v)),
                 other => Err(Error::Input(format!(
-                    "--values `{}`: key {other:?} is not a string",
-                    path.display()
+                    "--values `{}`: key `{}` is not an answer key; keys are question names such as `name`",
+                    path.display(),
+                    serde_yaml::to_string(&other).unwrap_or_default().trim()
                 ))),
             })
             .collect(),
