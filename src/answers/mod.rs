@@ -51,6 +51,40 @@ pub struct Sources<'a> {
     pub builtins: Map<String, Json>,
 }
 
+/// Secret answers from `--secret KEY=VALUE` and `SCAFFOLD_SECRET_<KEY>` (the flag wins), as
+/// --set pairs. A key that is not a secret question is refused, so a secret is never
+/// recorded by mistake.
+pub fn secrets(
+    blueprint: &Blueprint,
+    flags: &[(String, String)],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>> {
+    let questions = &blueprint.manifest.questions;
+    let mut out = Vec::new();
+    for (key, value) in flags {
+        if !questions.iter().any(|q| q.secret && &q.key == key) {
+            return Err(Error::Input(format!(
+                "--secret `{key}`: not a secret question of this blueprint; use --set for ordinary answers"
+            )));
+        }
+        out.push((key.clone(), value.clone()));
+    }
+    for question in questions.iter().filter(|q| q.secret) {
+        if flags.iter().any(|(k, _)| k == &question.key) {
+            continue;
+        }
+        if let Some(value) = env(&secret_env(&question.key)) {
+            out.push((question.key.clone(), value));
+        }
+    }
+    Ok(out)
+}
+
+/// The environment variable a secret answer can come from.
+pub fn secret_env(key: &str) -> String {
+    format!("SCAFFOLD_SECRET_{}", key.to_ascii_uppercase())
+}
+
 pub fn gather(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -142,7 +176,15 @@ fn collect(
             Some(Err(_)) if probe && guessed && depends_on_others(blueprint, question) => {
                 empty_of(question.kind)
             }
-            Some(Err((message, source))) => return Err(bad(key, &message, source)),
+            Some(Err((message, source))) => {
+                let message = match set.get(key) {
+                    Some(text) if question.secret && !text.trim().is_empty() => {
+                        message.replace(text.trim(), "(hidden)")
+                    }
+                    _ => message,
+                };
+                return Err(bad(key, &message, source));
+            }
             None if probe => {
                 guessed = true;
                 let default = default_of(question, blueprint, renderer, &context)
@@ -165,6 +207,13 @@ fn collect(
                     )?,
                     None => match default {
                         Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
+                        None if question.secret => {
+                            return Err(Error::Input(format!(
+                                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
+                                question.prompt,
+                                secret_env(key)
+                            )));
+                        }
                         None => {
                             return Err(Error::Input(format!(
                                 "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",

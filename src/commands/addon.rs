@@ -71,11 +71,17 @@ impl Repo {
                 ))
             })
             .collect::<Result<_>>()?;
+        // Secrets are not in the record: they come from --secret or the environment.
+        let secrets = answers::secrets(
+            &blueprint,
+            &parse_pairs(&args.secret, "--secret")?,
+            |name| std::env::var(name).ok(),
+        )?;
         let answers = answers::gather(
             &blueprint,
             &renderer,
             Sources {
-                set: Vec::new(),
+                set: secrets,
                 values,
                 prompter: None,
                 builtins: Map::new(),

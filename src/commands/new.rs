@@ -28,6 +28,12 @@ pub fn run(args: NewArgs) -> Result<()> {
     };
     let blueprint = Blueprint::load(&args.blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
+    let mut set = set;
+    set.extend(answers::secrets(
+        &blueprint,
+        &parse_pairs(&args.secret, "--secret")?,
+        |name| std::env::var(name).ok(),
+    )?);
 
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));

@@ -609,3 +609,147 @@ fn an_answer_breaking_a_cross_field_rule_is_asked_again() {
         1
     );
 }
+
+/// A blueprint extending the default one with a secret question its files use.
+fn secret_blueprint(env: &Env) -> std::path::PathBuf {
+    let dir = env.path("bp");
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "init", "bp", "--extends", "default"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = dir.join("blueprint.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let text = text.replace(
+        "questions:\n",
+        "questions:\n  - key: webhook_token\n    prompt: Webhook token\n    type: string\n    secret: true\n    regex: '^[a-z0-9]{8,}$'\n    error: \"must be at least 8 lowercase letters or digits\"\n",
+    );
+    std::fs::write(&manifest, text).expect("write");
+    std::fs::write(
+        dir.join("files/docs/TOKEN.md.tera"),
+        "token length [[ webhook_token | length ]]\n",
+    )
+    .expect("write");
+    dir
+}
+
+#[test]
+fn secrets_come_from_a_flag_or_the_environment_and_are_never_recorded_or_echoed() {
+    let env = Env::new();
+    let blueprint = secret_blueprint(&env);
+    let bp = blueprint.display().to_string();
+    const TOKEN: &str = "s3cr3ttokenvalue";
+    // A bad secret is refused without echoing it.
+    let out = run(env.scaffold().args([
+        "new",
+        "r",
+        "--defaults",
+        "--blueprint",
+        &bp,
+        "--secret",
+        "webhook_token=BAD-secret",
+    ]));
+    assert_one_line(
+        &out,
+        2,
+        &["webhook_token: `(hidden)` must be at least 8"],
+        "bad secret",
+    );
+    assert!(!out.stderr.contains("BAD-secret"));
+    // A secret flag for an ordinary answer is refused: it would be recorded.
+    let out = run(env.scaffold().args([
+        "new",
+        "r",
+        "--defaults",
+        "--blueprint",
+        &bp,
+        "--secret",
+        "name=x",
+    ]));
+    assert_one_line(
+        &out,
+        2,
+        &["--secret `name`: not a secret question", "use --set"],
+        "not secret",
+    );
+
+    let out = run(env
+        .scaffold()
+        .args(["new", "r", "--defaults", "--json", "--blueprint", &bp])
+        .env("SCAFFOLD_SECRET_WEBHOOK_TOKEN", TOKEN));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("r");
+    let record = std::fs::read_to_string(repo.join(".scaffold/answers.yaml")).expect("record");
+    assert!(
+        !record.contains(TOKEN) && !record.contains("webhook_token"),
+        "{record}"
+    );
+    assert!(!out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN));
+
+    // add-addon needs the secret again, says how to give it, and changes nothing without it.
+    let before = crate::safety_git::snapshot(&env, &repo);
+    let out =
+        run(env
+            .scaffold()
+            .current_dir(&repo)
+            .args(["add-addon", "velero", "--blueprint", &bp]));
+    assert_one_line(
+        &out,
+        2,
+        &[
+            "missing secret answer `webhook_token`",
+            "set SCAFFOLD_SECRET_WEBHOOK_TOKEN or pass --secret webhook_token=…",
+        ],
+        "missing",
+    );
+    assert_same(
+        &before,
+        &crate::safety_git::snapshot(&env, &repo),
+        "missing secret",
+    );
+    for (flag, via_env) in [(false, true), (true, false)] {
+        let (name, args): (&str, Vec<String>) = if flag {
+            (
+                "remove-addon",
+                vec!["--secret".into(), format!("webhook_token={TOKEN}")],
+            )
+        } else {
+            ("add-addon", Vec::new())
+        };
+        let mut cmd = env.scaffold();
+        cmd.current_dir(&repo)
+            .args([name, "velero", "--blueprint", &bp])
+            .args(&args);
+        if via_env {
+            cmd.env("SCAFFOLD_SECRET_WEBHOOK_TOKEN", TOKEN);
+        }
+        let out = run(&mut cmd);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        assert!(
+            !out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN),
+            "{name}"
+        );
+        let record = std::fs::read_to_string(repo.join(".scaffold/answers.yaml")).expect("record");
+        assert!(!record.contains(TOKEN), "{name}: {record}");
+    }
+}
+
+#[test]
+fn blueprint_lint_rejects_a_duplicate_question_key() {
+    let env = Env::new();
+    let dir = secret_blueprint(&env);
+    let manifest = dir.join("blueprint.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let twice = text.replace(
+        "questions:\n",
+        "questions:\n  - key: team\n    prompt: Team again\n    type: string\n    default: x\n",
+    );
+    std::fs::write(&manifest, twice).expect("write");
+    let out = run(env.scaffold().args(["blueprint", "lint", "bp"]));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("error: question `team` is asked twice; rename or remove one"),
+        "{}",
+        out.stdout
+    );
+}
