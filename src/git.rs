@@ -73,6 +73,21 @@ pub fn is_valid_branch(name: &str) -> bool {
     !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false)
 }
 
+/// A digest of a plan's paths and bytes (git's object hash over a canonical listing).
+pub fn digest(plan: &Plan) -> String {
+    let mut listing = Vec::new();
+    for (path, contents) in &plan.files {
+        listing.extend_from_slice(path.as_str().as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(contents.len().to_string().as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(contents);
+    }
+    Oid::hash_object(git2::ObjectType::Blob, &listing)
+        .map(|oid| oid.to_string())
+        .unwrap_or_default()
+}
+
 /// The mode a new file gets in the commit (and on disk).
 pub fn mode_of(path: &str) -> i32 {
     if path.ends_with(".sh") {

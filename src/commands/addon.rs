@@ -100,6 +100,7 @@ impl Repo {
             ),
         );
         let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
+        record.check_drift(&rendered.digest)?;
         Ok(Repo {
             root,
             record,

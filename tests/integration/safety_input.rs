@@ -753,3 +753,38 @@ fn blueprint_lint_rejects_a_duplicate_question_key() {
         out.stdout
     );
 }
+
+#[test]
+fn a_hand_edited_answers_record_is_detected_and_nothing_changes() {
+    let env = Env::new();
+    let dir = new_repo(&env, "repo");
+    let record = dir.join(".scaffold/answers.yaml");
+    let text = std::fs::read_to_string(&record).expect("read");
+    assert!(text.contains("\nrendering: "), "{text}");
+    std::fs::write(&record, text.replace("node_max: 10", "node_max: 12")).expect("write");
+    env.git(&dir, &["commit", "-qam", "hand edit"]);
+    let before = snapshot(&env, &dir);
+    for args in [&["add-addon", "velero"][..], &["remove-addon", "reloader"]] {
+        let out = in_repo(&env, &dir, args);
+        assert_one_line(
+            &out,
+            3,
+            &[
+                ".scaffold/answers.yaml was edited since scaffold committed it",
+                "git checkout <commit> -- .scaffold/answers.yaml",
+            ],
+            &format!("{args:?}"),
+        );
+        assert_same(&before, &snapshot(&env, &dir), &format!("{args:?}"));
+    }
+    // Put back, it works again, and the new record carries the new rendering's digest.
+    env.git(
+        &dir,
+        &["checkout", "HEAD~1", "--", ".scaffold/answers.yaml"],
+    );
+    env.git(&dir, &["commit", "-qam", "restore"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
