@@ -123,7 +123,8 @@ impl Drop for Critical {
 
 /// The test-only seam (debug builds): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so
 /// a test can interrupt a run anywhere; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
-/// SIGKILL; `SCAFFOLD_TEST_FAIL_AT=STEP` fails there as a full disk would.
+/// SIGKILL; `SCAFFOLD_TEST_PANIC_AT=STEP` panics there (a bug); `SCAFFOLD_TEST_FAIL_AT=STEP`
+/// fails there as a full disk would.
 pub fn test_seam(step: &str) -> crate::error::Result<()> {
     #[cfg(debug_assertions)]
     {
@@ -136,6 +137,9 @@ pub fn test_seam(step: &str) -> crate::error::Result<()> {
         if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
             // SAFETY: sends SIGKILL to this very process.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        if std::env::var("SCAFFOLD_TEST_PANIC_AT").is_ok_and(|v| v == step) {
+            panic!("injected panic at {step}");
         }
         if std::env::var("SCAFFOLD_TEST_FAIL_AT").is_ok_and(|v| v == step) {
             return Err(crate::error::Error::io(

@@ -99,8 +99,14 @@ impl Prepared<'_> {
             created_dirs: Vec::new(),
         };
         let mut journal = write_journal(repo, root, journal, self.changes)?;
-        let result =
-            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, author, message);
+        // A bug (panic) mid-way is undone here as well, then goes on as a panic.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, author, message)
+        }))
+        .unwrap_or_else(|panic| {
+            let _ = rollback(repo, root, &journal, &journal_dir);
+            std::panic::resume_unwind(panic)
+        });
         match result {
             Ok(oid) => {
                 remove_journal(&journal_dir);

@@ -265,3 +265,51 @@ fn a_sigkill_mid_change_is_rolled_back_or_finished_by_the_next_run() {
         assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "{step}");
     }
 }
+
+#[test]
+fn a_git_failure_at_the_commit_point_says_why_and_how_and_rolls_back() {
+    let env = Env::new();
+    let dir = new_repo(&env, "reflock");
+    let before = snapshot(&env, &dir);
+    // A stale lock on the branch: libgit2 cannot move it.
+    std::fs::write(dir.join(".git/refs/heads/main.lock"), "").expect("lock");
+    let out = in_repo(&env, &dir, &["add-addon", "istio-base"]);
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("error: git: cannot commit in `"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("remove the stale .git/*.lock file if no git is running"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_file(dir.join(".git/refs/heads/main.lock")).expect("unlock");
+    let mut after = snapshot(&env, &dir);
+    after.retain(|(name, _)| name != ".git/refs/heads/main.lock");
+    assert_same(&before, &after, "after a git failure");
+}
+
+#[test]
+fn a_bug_is_one_line_and_rolled_back() {
+    let env = Env::new();
+    let dir = new_repo(&env, "panic");
+    let before = snapshot(&env, &dir);
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "istio-base"])
+        .env("SCAFFOLD_TEST_PANIC_AT", "write"));
+    assert_eq!(out.code, 70, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("error: internal error in scaffold"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join(".git/scaffold-transaction").exists());
+    assert_same(&before, &snapshot(&env, &dir), "after a panic");
+}
