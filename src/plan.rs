@@ -24,7 +24,10 @@ impl RelPath {
             match segment {
                 "" => return Err(format!("`{path}` has an empty segment")),
                 "." | ".." => return Err(format!("`{path}` escapes the repository")),
-                ".git" => return Err(format!("`{path}` writes into .git")),
+                // Case-insensitive filesystems (macOS, Windows) treat .GIT as .git.
+                s if s.eq_ignore_ascii_case(".git") => {
+                    return Err(format!("`{path}` writes into .git"));
+                }
                 _ => {}
             }
         }

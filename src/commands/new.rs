@@ -143,7 +143,12 @@ pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>
 fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
-    let value: serde_yaml::Value = serde_yaml::from_str(&text)
+    parse_values(&text, path)
+}
+
+/// The text of a --values file: a mapping of answer keys to values.
+pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
+    let value: serde_yaml::Value = serde_yaml::from_str(text)
         .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
     match value {
         serde_yaml::Value::Null => Ok(BTreeMap::new()),

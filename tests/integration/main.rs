@@ -9,4 +9,5 @@ mod safety_git; // add-addon/remove-addon in every git state, faults, signals
 mod safety_input; // the bad-input catalogue
 mod safety_kill; // the kill harness: SIGKILL/SIGINT anywhere in new, add-addon, remove-addon
 mod safety_new; // new in place, stale staging, IO faults
+mod safety_props; // property tests: parsers, manifests, paths that never escape
 mod support;
