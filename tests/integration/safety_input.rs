@@ -152,7 +152,7 @@ const NEW_SET: &[Case] = &[
     (
         &["--set", "vpc_cidr=10.0.0.0/8"],
         2,
-        &["vpc_cidr: `10.0.0.0/8` must have a prefix between /16 and /22"],
+        &["vpc_cidr: `10.0.0.0/8` must have a prefix between /16 and /"],
     ),
     (
         &["--set", "vpc_cidr=100.64.0.0/16"],
