@@ -86,6 +86,21 @@ pub fn assert_same(before: &[(String, Vec<u8>)], after: &[(String, Vec<u8>)], wh
     }
 }
 
+/// Exactly one stderr line, `error: …`, with every fragment, and the exit code.
+pub fn assert_one_line(out: &Output, code: i32, fragments: &[&str], what: &str) {
+    assert_eq!(out.code, code, "{what}: {}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: not one line: {}", out.stderr);
+    assert!(lines[0].starts_with("error: "), "{what}: {}", lines[0]);
+    for fragment in fragments {
+        assert!(
+            lines[0].contains(fragment),
+            "{what}: {:?} lacks {fragment:?}",
+            lines[0]
+        );
+    }
+}
+
 fn commit_edit(env: &Env, dir: &Path, text: &str) {
     std::fs::write(dir.join("README.md"), text).expect("write");
     env.git(dir, &["commit", "-qam", text]);
@@ -274,18 +289,12 @@ fn a_git_failure_at_the_commit_point_says_why_and_how_and_rolls_back() {
     // A stale lock on the branch: libgit2 cannot move it.
     std::fs::write(dir.join(".git/refs/heads/main.lock"), "").expect("lock");
     let out = in_repo(&env, &dir, &["add-addon", "istio-base"]);
-    assert_eq!(out.code, 4, "{}", out.stderr);
-    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
-    assert!(
-        out.stderr.starts_with("error: git: cannot commit in `"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr
-            .contains("remove the stale .git/*.lock file if no git is running"),
-        "{}",
-        out.stderr
+    let fix = "remove the stale .git/*.lock file if no git is running";
+    assert_one_line(
+        &out,
+        4,
+        &["error: git: cannot commit in `", fix],
+        "ref lock",
     );
     std::fs::remove_file(dir.join(".git/refs/heads/main.lock")).expect("unlock");
     let mut after = snapshot(&env, &dir);
@@ -303,13 +312,7 @@ fn a_bug_is_one_line_and_rolled_back() {
         .current_dir(&dir)
         .args(["add-addon", "istio-base"])
         .env("SCAFFOLD_TEST_PANIC_AT", "write"));
-    assert_eq!(out.code, 70, "{}", out.stderr);
-    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
-    assert!(
-        out.stderr.starts_with("error: internal error in scaffold"),
-        "{}",
-        out.stderr
-    );
+    assert_one_line(&out, 70, &["error: internal error in scaffold"], "panic");
     assert!(!dir.join(".git/scaffold-transaction").exists());
     assert_same(&before, &snapshot(&env, &dir), "after a panic");
 }

@@ -2,7 +2,7 @@
 //! stderr line naming the field or file and the fix, and its documented exit code.
 use std::path::Path;
 
-use crate::safety_git::{assert_same, in_repo, new_repo, snapshot};
+use crate::safety_git::{assert_one_line, assert_same, in_repo, new_repo, snapshot};
 use crate::support::{Env, run};
 
 /// (arguments after `new t --defaults`, exit code, fragments the one line must contain)
@@ -455,20 +455,6 @@ const EDITS: &[Case] = &[
         &["blueprint `/nonexistent`: no blueprint.yaml there"],
     ),
 ];
-
-fn assert_one_line(out: &crate::support::Output, code: i32, fragments: &[&str], what: &str) {
-    assert_eq!(out.code, code, "{what}: {}", out.stderr);
-    let lines: Vec<&str> = out.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{what}: not one line: {}", out.stderr);
-    assert!(lines[0].starts_with("error: "), "{what}: {}", lines[0]);
-    for fragment in fragments {
-        assert!(
-            lines[0].contains(fragment),
-            "{what}: {:?} lacks {fragment:?}",
-            lines[0]
-        );
-    }
-}
 
 fn files_env() -> Env {
     let env = Env::new();
