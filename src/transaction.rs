@@ -230,15 +230,29 @@ fn new_file_mode(change: &Change) -> u32 {
 fn write_journal(
     repo: &Repository,
     root: &Path,
-    mut journal: Journal,
+    journal: Journal,
     changes: &[Change],
 ) -> Result<Journal> {
-    let final_dir = repo.path().join(JOURNAL);
     let dir = repo
         .path()
         .join(format!("{JOURNAL}.tmp-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).map_err(|e| Error::io_path("create", &dir, e))?;
+    let written = draft_journal(repo, root, journal, changes, &dir);
+    if written.is_err() {
+        let _ = fs::remove_dir_all(&dir);
+    }
+    written
+}
+
+fn draft_journal(
+    repo: &Repository,
+    root: &Path,
+    mut journal: Journal,
+    changes: &[Change],
+    dir: &Path,
+) -> Result<Journal> {
+    let final_dir = repo.path().join(JOURNAL);
+    fs::create_dir_all(dir).map_err(|e| Error::io_path("create", dir, e))?;
     let index = repo.path().join("index");
     if index.exists() {
         fs::copy(&index, dir.join("index")).map_err(|e| Error::io_path("save", &index, e))?;
@@ -259,8 +273,9 @@ fn write_journal(
             mode,
         });
     }
-    save_json(&dir, &journal)?;
-    fs::rename(&dir, &final_dir).map_err(|e| Error::io_path("create", &final_dir, e))?;
+    signals::test_seam("journal")?;
+    save_json(dir, &journal)?;
+    fs::rename(dir, &final_dir).map_err(|e| Error::io_path("create", &final_dir, e))?;
     Ok(journal)
 }
 

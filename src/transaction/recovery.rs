@@ -95,14 +95,17 @@ pub(super) fn rollback(
         let full = root.join(&saved.path);
         match saved.mode {
             Some(mode) => {
+                // Renamed, not copied: a full disk cannot stop the restore. A missing copy
+                // was already put back by an earlier, interrupted rollback.
                 let old = dir.join(format!("old-{n}"));
-                let temp = dir.join(format!("restore-{n}"));
-                fs::copy(&old, &temp).map_err(|e| Error::io_path("restore", &full, e))?;
-                set_mode(&temp, mode)?;
+                if !old.exists() {
+                    continue;
+                }
+                set_mode(&old, mode)?;
                 if let Some(parent) = full.parent() {
                     fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
                 }
-                fs::rename(&temp, &full)
+                fs::rename(&old, &full)
                     .or_else(|_| fs::copy(&old, &full).map(|_| ()))
                     .map_err(|e| Error::io_path("restore", &full, e))?;
             }
@@ -114,11 +117,8 @@ pub(super) fn rollback(
     }
     let saved_index = dir.join("index");
     if saved_index.exists() {
-        let temp = repo.path().join(format!("{JOURNAL}-index"));
         let target = repo.path().join("index");
-        fs::copy(&saved_index, &temp)
-            .and_then(|_| fs::rename(&temp, &target))
-            .map_err(|e| Error::io_path("restore", &target, e))?;
+        fs::rename(&saved_index, &target).map_err(|e| Error::io_path("restore", &target, e))?;
     }
     remove_journal(dir);
     Ok(())

@@ -211,7 +211,7 @@ fn detached_head_lock_and_foreign_staged_changes_are_refused() {
 fn a_fault_at_any_step_restores_the_work_tree_and_index_exactly() {
     let env = Env::new();
     let dir = new_repo(&env, "faults");
-    for step in ["before-write", "write", "before-commit", "after-commit"] {
+    for step in ["journal", "before-write", "write", "before-commit", "after-commit"] {
         for args in [
             &["add-addon", "istio-base"][..],
             &["remove-addon", "reloader"],
@@ -315,4 +315,53 @@ fn a_bug_is_one_line_and_rolled_back() {
     assert_one_line(&out, 70, &["error: internal error in scaffold"], "panic");
     assert!(!dir.join(".git/scaffold-transaction").exists());
     assert_same(&before, &snapshot(&env, &dir), "after a panic");
+}
+
+/// add-addon on a real full disk (a small tmpfs, where mounting is allowed): the restore
+/// needs no free space, so the repo is exactly as it was.
+#[test]
+fn a_real_full_disk_mid_change_restores_the_repo() {
+    let env = Env::new();
+    let small = env.path("small");
+    std::fs::create_dir(&small).expect("mkdir");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let out = run(env
+        .scaffold()
+        .current_dir(&small)
+        .args(["new", "repo", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = small.join("repo");
+    let before = snapshot(&env, &dir);
+    // Fill the disk up to a few kilobytes.
+    let filler = small.join("filler");
+    let mut file = std::fs::File::create(&filler).expect("filler");
+    let block = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut file, &block).is_ok() {}
+    drop(file);
+    let result = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&filler)
+        .map(|f| {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            f.set_len(len.saturating_sub(24 * 1024))
+        });
+    assert!(result.is_ok());
+    let out = in_repo(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
+    let after = snapshot(&env, &dir);
+    let _ = Command::new("umount").arg(&small).status();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("No space left on device"),
+        "{}",
+        out.stderr
+    );
+    assert_same(&before, &after, "full disk");
 }
