@@ -211,7 +211,13 @@ fn detached_head_lock_and_foreign_staged_changes_are_refused() {
 fn a_fault_at_any_step_restores_the_work_tree_and_index_exactly() {
     let env = Env::new();
     let dir = new_repo(&env, "faults");
-    for step in ["journal", "before-write", "write", "before-commit", "after-commit"] {
+    for step in [
+        "journal",
+        "before-write",
+        "write",
+        "before-commit",
+        "after-commit",
+    ] {
         for args in [
             &["add-addon", "istio-base"][..],
             &["remove-addon", "reloader"],
