@@ -1,4 +1,4 @@
-//! The kill harness: `new`, `add-addon` and `remove-addon` stopped by SIGKILL or SIGINT at
+//! The kill harness: `new`, `add-addon` and `remove-addon` stopped by SIGKILL, SIGINT or SIGTERM at
 //! moments spread evenly over a whole run (measured first), and after every run the
 //! invariant: the repo is at the old commit with a clean tree or at the new one with a
 //! clean tree, a target of `new` is absent/empty or a complete repo, and whatever a SIGKILL
@@ -39,13 +39,9 @@ fn elapsed(cmd: &mut Command) -> Duration {
     start.elapsed()
 }
 
-/// The `i`-th of `n` moments spread over `span`, each signal used on alternate runs.
+/// The `i`-th of `n` moments spread over `span`; SIGKILL, SIGINT and SIGTERM in turn.
 fn moment(i: u32, n: u32, span: Duration) -> (i32, Duration) {
-    let signal = if i.is_multiple_of(2) {
-        libc::SIGKILL
-    } else {
-        libc::SIGINT
-    };
+    let signal = [libc::SIGKILL, libc::SIGINT, libc::SIGTERM][i as usize % 3];
     (signal, span.mul_f64(f64::from(i) / f64::from(n)))
 }
 
@@ -172,7 +168,11 @@ fn harness_edit(addon: &str, runs: u32) {
         let what = format!("run {i} {args:?} (signal {signal}, {delay:?})");
         let journal = dir.join(".git/scaffold-transaction").exists();
         if journal {
-            assert_eq!(signal, libc::SIGKILL, "{what}: SIGINT left a journal");
+            assert_eq!(
+                signal,
+                libc::SIGKILL,
+                "{what}: SIGINT/SIGTERM left a journal"
+            );
             // Any later run settles the repo before reading it.
             let out =
                 run(env
