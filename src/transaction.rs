@@ -77,6 +77,17 @@ pub fn prepare<'a>(root: &Path, changes: &'a [Change], allow_dirty: bool) -> Res
 impl Prepared<'_> {
     /// Applies the change and returns the new commit's id.
     pub fn commit(self, author: &Author, message: &str) -> Result<String> {
+        self.run(Some((author, message)))
+            .map(Option::unwrap_or_default)
+    }
+
+    /// Writes the change into the work tree and leaves the commit to the user (conflict
+    /// markers to resolve); a failure or signal still restores everything.
+    pub fn write_only(self) -> Result<()> {
+        self.run(None).map(|_| ())
+    }
+
+    fn run(self, commit: Option<(&Author, &str)>) -> Result<Option<String>> {
         let _guard = signals::TransactionGuard::enter();
         let (repo, root) = (&self.repo, self.root.as_path());
         let fail = |op| move |e| failed(op, root, e);
@@ -101,7 +112,7 @@ impl Prepared<'_> {
         let mut journal = write_journal(repo, root, journal, self.changes)?;
         // A bug (panic) mid-way is undone here as well, then goes on as a panic.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, author, message)
+            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, commit)
         }))
         .unwrap_or_else(|panic| {
             let _ = rollback(repo, root, &journal, &journal_dir);
@@ -110,7 +121,7 @@ impl Prepared<'_> {
         match result {
             Ok(oid) => {
                 remove_journal(&journal_dir);
-                Ok(oid.to_string())
+                Ok(oid.map(|oid| oid.to_string()))
             }
             Err(err) => {
                 rollback(repo, root, &journal, &journal_dir)?;
@@ -155,9 +166,8 @@ impl Prepared<'_> {
         journal_dir: &Path,
         tree: Oid,
         parent: &git2::Commit<'_>,
-        author: &Author,
-        message: &str,
-    ) -> Result<Oid> {
+        commit: Option<(&Author, &str)>,
+    ) -> Result<Option<Oid>> {
         let (repo, root) = (&self.repo, self.root.as_path());
         checkpoint("before-write")?;
         for (n, change) in self.changes.iter().enumerate() {
@@ -175,6 +185,9 @@ impl Prepared<'_> {
             }
             checkpoint("write")?;
         }
+        let Some((author, message)) = commit else {
+            return Ok(None);
+        };
         let tree = repo
             .find_tree(tree)
             .map_err(|e| failed("read the new tree", root, e))?;
@@ -193,7 +206,7 @@ impl Prepared<'_> {
             .map_err(|e| failed("commit", root, e))?;
         checkpoint("after-commit")?;
         update_index(repo, root, self.changes.iter().map(|c| c.path().as_str()))?;
-        Ok(oid)
+        Ok(Some(oid))
     }
 }
 

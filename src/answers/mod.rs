@@ -39,6 +39,7 @@ pub struct Prompt<'a> {
     pub check: &'a dyn Fn(&str) -> std::result::Result<Json, String>,
 }
 
+#[derive(Default)]
 pub struct Sources<'a> {
     /// `--set key=value`, in order (a later one wins).
     pub set: Vec<(String, String)>,
@@ -85,10 +86,17 @@ pub fn secret_env(key: &str) -> String {
     format!("SCAFFOLD_SECRET_{}", key.to_ascii_uppercase())
 }
 
-pub fn gather(
+pub fn gather(blueprint: &Blueprint, renderer: &Renderer, sources: Sources<'_>) -> Result<Answers> {
+    gather_over(blueprint, renderer, sources, &Map::new())
+}
+
+/// `gather` over a repo's recorded answers, which rank below `--values`: each is used while
+/// its question still applies and dropped silently once its `when` no longer holds.
+pub fn gather_over(
     blueprint: &Blueprint,
     renderer: &Renderer,
     mut sources: Sources<'_>,
+    recorded: &Map<String, Json>,
 ) -> Result<Answers> {
     // Every given answer is checked before the first prompt, so nobody types answers
     // only to lose them to a bad --set.
@@ -99,7 +107,7 @@ pub fn gather(
             prompter: None,
             builtins: sources.builtins.clone(),
         };
-        collect(blueprint, renderer, probe, true)?;
+        collect(blueprint, renderer, probe, recorded, true)?;
     }
     let prompter = sources.prompter.take();
     collect(
@@ -109,6 +117,7 @@ pub fn gather(
             prompter,
             ..sources
         },
+        recorded,
         false,
     )
 }
@@ -119,6 +128,7 @@ fn collect(
     blueprint: &Blueprint,
     renderer: &Renderer,
     mut sources: Sources<'_>,
+    recorded: &Map<String, Json>,
     probe: bool,
 ) -> Result<Answers> {
     let questions = &blueprint.manifest.questions;
@@ -163,12 +173,25 @@ fn collect(
         };
         let check = |text: &str| parse_text(question, text).and_then(valid);
         let given = if let Some(text) = set.get(key) {
-            Some(check(text).map_err(|m| (m, "--set")))
-        } else {
-            sources.values.get(key).map(|value| {
+            Some(check(text).map_err(|m| (m, "--set".to_string())))
+        } else if let Some(value) = sources.values.get(key) {
+            Some(
                 from_yaml(question, value)
                     .and_then(valid)
-                    .map_err(|m| (m, "--values"))
+                    .map_err(|m| (m, "--values".to_string())),
+            )
+        } else {
+            recorded.get(key).map(|value| {
+                serde_yaml::to_value(value)
+                    .map_err(|e| e.to_string())
+                    .and_then(|v| from_yaml(question, &v))
+                    .and_then(valid)
+                    .map_err(|m| {
+                        (
+                            m,
+                            format!("{}; --set {key}=… changes it", crate::record::PATH),
+                        )
+                    })
             })
         };
         let value = match given {
@@ -183,7 +206,7 @@ fn collect(
                     }
                     _ => message,
                 };
-                return Err(bad(key, &message, source));
+                return Err(bad(key, &message, &source));
             }
             None if probe => {
                 guessed = true;

@@ -11,6 +11,7 @@ use crate::cli::NewArgs;
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::git;
+use crate::pristine;
 use crate::prompt::Terminal;
 use crate::signals;
 use crate::write;
@@ -98,6 +99,7 @@ pub fn run(args: NewArgs) -> Result<()> {
     write::fill(&staged, plan)?;
     signals::test_seam("new-written")?;
     let commit = git::commit(staged.path(), plan, &author, &message)?;
+    pristine::store(staged.path(), plan, &message)?;
     signals::test_seam("new-committed")?;
     staged.finish()?;
     critical.done(args.dir.clone());
@@ -140,7 +142,7 @@ pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>
         .collect()
 }
 
-fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
+pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
     parse_values(&text, path)

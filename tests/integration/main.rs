@@ -12,3 +12,4 @@ mod safety_kill; // the kill harness: SIGKILL/SIGINT anywhere in new, add-addon,
 mod safety_new; // new in place, stale staging, IO faults
 mod safety_props; // property tests: parsers, manifests, paths that never escape
 mod support;
+mod update; // update: blueprint edited in place, changed answers, conflicts, the pristine base
