@@ -50,7 +50,7 @@ impl Record {
     pub fn check_drift(&self, rendering: &str) -> Result<()> {
         match &self.rendering {
             Some(recorded) if recorded != rendering => Err(Error::Refused(format!(
-                "{PATH} was edited since scaffold committed it (it no longer renders the files recorded then): put scaffold's version back (`git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it) and run again; answers change through `scaffold update`, not by hand (nothing was changed)"
+                "{PATH} no longer renders the files it recorded when committed: it was edited by hand (put scaffold's version back: `git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it), or the blueprint changed (run `scaffold update`); nothing was changed"
             ))),
             _ => Ok(()),
         }

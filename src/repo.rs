@@ -63,7 +63,6 @@ impl Repo {
         }
         let secrets = answers::secrets(&blueprint, secret_flags, |name| std::env::var(name).ok())?;
         let (renderer, answers, rendered) = render_record(&blueprint, &found.record, secrets)?;
-        found.record.check_drift(&rendered.digest)?;
         if let Some(base) = stored
             && base.files != rendered.plan.files
         {
@@ -76,6 +75,8 @@ impl Repo {
                 differ.first().map(RelPath::as_str).unwrap_or_default()
             )));
         }
+        // Only after the base check: a blueprint changed in place is update's to say.
+        found.record.check_drift(&rendered.digest)?;
         Ok(Repo {
             root: found.root,
             record: found.record,
@@ -170,13 +171,14 @@ impl Found {
     }
 }
 
-/// Paths whose contents differ between two renderings.
+/// Paths whose contents differ between two renderings; the answers record (whose digest
+/// follows every other change) is not counted.
 pub fn differing(a: &Plan, b: &Plan) -> Vec<RelPath> {
     let paths: std::collections::BTreeSet<&RelPath> =
         a.files.keys().chain(b.files.keys()).collect();
     paths
         .into_iter()
-        .filter(|p| a.files.get(*p) != b.files.get(*p))
+        .filter(|p| p.as_str() != record::PATH && a.files.get(*p) != b.files.get(*p))
         .cloned()
         .collect()
 }

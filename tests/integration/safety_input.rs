@@ -756,7 +756,7 @@ fn a_hand_edited_answers_record_is_detected_and_nothing_changes() {
             &out,
             3,
             &[
-                ".scaffold/answers.yaml was edited since scaffold committed it",
+                ".scaffold/answers.yaml no longer renders the files it recorded when committed: it was edited by hand",
                 "git checkout <commit> -- .scaffold/answers.yaml",
             ],
             &format!("{args:?}"),
