@@ -22,6 +22,12 @@ pub fn check(
     paths: &[&str],
     allow_dirty: bool,
 ) -> Result<Clearance> {
+    check_state(repo, root)?;
+    check_files(repo, root, paths, allow_dirty)
+}
+
+/// What does not depend on the change: checked before anything reads the repo's files.
+pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
     if let Some((what, fix)) = operation_in_progress(repo.state()) {
         return Err(Error::RepoState(format!(
             "{} has {what} in progress; {fix}, then run scaffold again (nothing was changed)",
@@ -52,6 +58,15 @@ pub fn check(
         }
         Err(e) => return Err(failed("read HEAD", root, e)),
     }
+    Ok(())
+}
+
+fn check_files(
+    repo: &Repository,
+    root: &Path,
+    paths: &[&str],
+    allow_dirty: bool,
+) -> Result<Clearance> {
     let index = repo
         .index()
         .map_err(|e| failed("read the index", root, e))?;

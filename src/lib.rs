@@ -18,6 +18,7 @@ pub mod error;
 pub mod generate;
 pub mod git;
 pub mod git_state;
+pub mod helm_values;
 pub mod lint;
 pub mod manifest;
 pub mod merge;

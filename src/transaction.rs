@@ -57,7 +57,8 @@ pub fn settle(dir: &Path) -> Result<()> {
     let Some(root) = repo.workdir().map(Path::to_path_buf) else {
         return Ok(());
     };
-    recover(&repo, &root)
+    recover(&repo, &root)?;
+    git_state::check_state(&repo, &root)
 }
 
 /// Recovers what an interrupted run left, then checks the repository's state.
