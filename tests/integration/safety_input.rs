@@ -437,12 +437,12 @@ const EDITS: &[Case] = &[
     (
         &["add-addon", "velero", "--set", "=1"],
         2,
-        &["--set `=1`: use KEY=VALUE"],
+        &["--set `=1`: empty segment in the key"],
     ),
     (
         &["add-addon", "velero", "--set", "a..b=1"],
         2,
-        &["--set `a..b`: empty segment in the value path"],
+        &["--set `a..b=1`: empty segment in the key"],
     ),
     (
         &["add-addon", "velero", "--author", "bad"],
