@@ -58,6 +58,25 @@ pub fn install() {
     }
 }
 
+/// Blocks or unblocks SIGINT in the calling thread only (a prompt handles it itself while
+/// it waits for input).
+pub fn set_interrupt_blocked(blocked: bool) {
+    #[cfg(unix)]
+    // SAFETY: plain libc calls on a zeroed, locally owned signal set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        let how = if blocked {
+            libc::SIG_BLOCK
+        } else {
+            libc::SIG_UNBLOCK
+        };
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+    let _ = blocked;
+}
+
 fn on_signal() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     let guarded = state();

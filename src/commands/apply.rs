@@ -1,6 +1,5 @@
-//! The last step every command that changes an existing repo shares: check the repo
-//! (`transaction::prepare`), preview (`--dry-run`), or apply the changes and commit them as
-//! one transaction.
+//! The last step every command that changes an existing repo shares: refuse to touch
+//! uncommitted files, preview (`--dry-run`), or write the changes and commit them as one.
 use std::path::Path;
 
 use crate::cli::EditArgs;
@@ -9,12 +8,15 @@ use crate::error::Result;
 use crate::git;
 use crate::plan::Plan;
 use crate::pristine;
+use crate::report::{self, EditReport};
 use crate::transaction;
+use crate::ui;
 
 pub struct ApplyOptions<'a> {
     pub allow_dirty: bool,
     pub dry_run: bool,
     pub author: Option<&'a str>,
+    pub json: bool,
 }
 
 impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
@@ -23,31 +25,49 @@ impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
             allow_dirty: args.allow_dirty,
             dry_run: args.dry_run,
             author: args.author.as_deref(),
+            json: args.json,
         }
     }
 }
 
 /// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
 /// as its pristine base, and commits them with `message`; with no message, leaves the
-/// commit to the user.
+/// commit to the user. With a `report`, the result is that report (JSON under `--json`).
 pub fn apply(
     root: &Path,
     changes: &[Change],
     base: &Plan,
     options: &ApplyOptions,
     message: Option<&str>,
+    mut report: Option<EditReport>,
 ) -> Result<()> {
     let prepared = transaction::prepare(root, changes, options.allow_dirty)?;
     if options.dry_run {
-        print!("{}", edit::unified_diff(changes));
-        eprintln!(
+        match &report {
+            Some(report) if options.json => println!("{}", report::to_json(report)),
+            _ => {
+                let diff = edit::unified_diff(changes);
+                if ui::stdout_colored() {
+                    print!("{}", ui::color_diff(&diff));
+                } else {
+                    print!("{diff}");
+                }
+            }
+        }
+        for dep in report.iter().flat_map(|r| &r.added_dependencies) {
+            ui::note(format!(
+                "adding {} too (needed by {})",
+                dep.addon, dep.needed_by
+            ));
+        }
+        ui::note(format!(
             "dry run: {} file(s) would change; nothing written",
             changes.len()
-        );
+        ));
         return Ok(());
     }
     if !prepared.dirty.is_empty() {
-        eprintln!(
+        ui::note(format!(
             "--allow-dirty: {} your uncommitted edits in {} together with scaffold's change",
             if message.is_some() {
                 "committing"
@@ -55,7 +75,7 @@ pub fn apply(
                 "keeping"
             },
             prepared.dirty.join(", ")
-        );
+        ));
     }
     let Some(message) = message else {
         prepared.write_only()?;
@@ -64,8 +84,8 @@ pub fn apply(
     };
     let (author, fallback) = git::resolve_author(options.author)?;
     if fallback {
-        eprintln!(
-            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+        ui::note(
+            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
         );
     }
     let commit = prepared.commit(&author, message)?;
@@ -75,10 +95,23 @@ pub fn apply(
         .filter(|c| matches!(c, Change::Write { .. }))
         .count();
     let subject = message.lines().next().unwrap_or_default();
+    let short = commit[..commit.len().min(12)].to_string();
+    if let Some(report) = report.as_mut() {
+        for change in &report.changes {
+            ui::detail(format!("{:?} {}", change.action, change.path).to_lowercase());
+        }
+        report.commit = Some(commit);
+        if options.json {
+            println!("{}", report::to_json(report));
+            return Ok(());
+        }
+        for dep in &report.added_dependencies {
+            println!("adding {} too (needed by {})", dep.addon, dep.needed_by);
+        }
+    }
     println!(
-        "{subject}: {written} file(s) written, {} removed, commit {}",
+        "{subject}: {written} file(s) written, {} removed, commit {short}",
         changes.len() - written,
-        &commit[..12]
     );
     Ok(())
 }
