@@ -437,12 +437,12 @@ const EDITS: &[Case] = &[
     (
         &["add-addon", "velero", "--set", "=1"],
         2,
-        &["--set `=1`: empty segment in the key"],
+        &["--set `=1`: add-addon takes Helm values as --helm-set KEY=VALUE"],
     ),
     (
         &["add-addon", "velero", "--set", "a..b=1"],
         2,
-        &["--set `a..b=1`: empty segment in the key"],
+        &["--set `a..b=1`: add-addon takes Helm values as --helm-set KEY=VALUE"],
     ),
     (
         &["add-addon", "velero", "--author", "bad"],
@@ -582,10 +582,12 @@ fn an_answer_breaking_a_cross_field_rule_is_asked_again() {
     p.send("\x1b[B").expect("down");
     p.send("\r").expect("enter");
     p.flush().expect("flush");
-    p.exp_string("must not exceed the number of zones (1); try again")
+    p.exp_string("must not exceed the number of zones (1); choose again")
         .expect("refused with the reason");
     p.exp_string("Control-plane nodes").expect("asked again");
     std::thread::sleep(std::time::Duration::from_millis(300));
+    // The select is offered again on the refused choice: move back up to 1.
+    p.send("\x1b[A").expect("up");
     p.send("\r").expect("enter");
     p.flush().expect("flush");
     p.exp_string("Created pty").expect("done");
