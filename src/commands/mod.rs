@@ -2,5 +2,6 @@
 //! commit and report. Printing happens here and nowhere below.
 pub mod addon;
 pub mod blueprint;
+pub mod check;
 pub mod list;
 pub mod new;

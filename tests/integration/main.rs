@@ -1,6 +1,7 @@
 //! One integration-test binary driving the real `scaffold` executable.
 mod addons; // add-addon, remove-addon, list addons
 mod blueprints; // blueprint lint, test, init, list, show; extends
+mod check; // scaffold check: generated repos pass, each rule broken alone
 // (see above)
 mod interactive; // a full interactive run through a pseudo-terminal
 mod new_answers; // answer sources, precedence and validation errors
