@@ -47,6 +47,24 @@ for group, kinds in groups.items():
     with open(os.path.join(here, "crds", group + ".json"), "w") as out:
         json.dump(kinds, out, separators=(",", ":"), sort_keys=True)
 
-defs = glob.glob(os.path.join(source, "kubernetes", "*", "_definitions.json"))[0]
+# The Kubernetes definitions: an index of the kinds (group/version/Kind -> definition) and
+# each definition as a JSON *string*, so that `check` scans the file quickly and parses only
+# the definitions an object needs.
+defs_file = glob.glob(os.path.join(source, "kubernetes", "*", "_definitions.json"))[0]
+defs = strip(json.load(open(defs_file)))["$defs"]
+kinds = {}
+for name, definition in defs.items():
+    for gvk in definition.get("x-kubernetes-group-version-kind", []):
+        group = gvk["group"]
+        key = (group + "/" if group else "") + gvk["version"] + "/" + gvk["kind"]
+        kinds[key] = name
 with open(os.path.join(here, "kubernetes.json"), "w") as out:
-    json.dump(strip(json.load(open(defs))), out, separators=(",", ":"), sort_keys=True)
+    json.dump(
+        {
+            "kinds": kinds,
+            "defs": {n: json.dumps(d, separators=(",", ":"), sort_keys=True) for n, d in defs.items()},
+        },
+        out,
+        separators=(",", ":"),
+        sort_keys=True,
+    )

@@ -4,7 +4,7 @@
 //! preserve-unknown-fields. Schemas are parsed on first use, one API group at a time.
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use include_dir::{Dir, include_dir};
 use regex::Regex;
@@ -14,58 +14,71 @@ static SCHEMAS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 
 /// What is known about an apiVersion/kind.
 pub enum Lookup {
-    /// Validate with this schema (and `$defs` root for references).
-    Schema(Json, Option<&'static Json>),
+    /// Validate with this schema.
+    Schema(&'static Json),
     /// The group is known, but not this kind/version; the message says what is.
     Unknown(String),
     /// No schema for the group at all.
     NoSchema,
 }
 
-fn kubernetes() -> &'static Json {
-    static K8S: OnceLock<Json> = OnceLock::new();
+/// The built-in kinds: `group/version/Kind` (no group for core) → definition name, and each
+/// definition as JSON text, parsed only when an object needs it.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Kubernetes {
+    kinds: HashMap<String, String>,
+    defs: HashMap<String, String>,
+}
+
+fn kubernetes() -> &'static Kubernetes {
+    static K8S: OnceLock<Kubernetes> = OnceLock::new();
     K8S.get_or_init(|| {
         SCHEMAS
             .get_file("kubernetes.json")
             .and_then(|f| serde_json::from_slice(f.contents()).ok())
-            .unwrap_or(Json::Null)
+            .unwrap_or_default()
     })
 }
 
-/// (group, version, kind) → definition name of the built-in kinds.
-fn builtin_index() -> &'static HashMap<(String, String, String), String> {
-    static INDEX: OnceLock<HashMap<(String, String, String), String>> = OnceLock::new();
-    INDEX.get_or_init(|| {
-        let mut index = HashMap::new();
-        if let Some(Json::Object(defs)) = kubernetes().get("$defs") {
-            for (name, def) in defs {
-                for gvk in def
-                    .get("x-kubernetes-group-version-kind")
-                    .and_then(Json::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let field =
-                        |k: &str| gvk.get(k).and_then(Json::as_str).unwrap_or("").to_string();
-                    index.insert(
-                        (field("group"), field("version"), field("kind")),
-                        name.clone(),
-                    );
-                }
-            }
-        }
-        index
+/// Parses once and keeps for the life of the process (like the embedded bytes it comes
+/// from) the schema `key` of `cache`.
+fn cached(
+    cache: &'static OnceLock<Mutex<HashMap<String, Option<&'static Json>>>>,
+    key: &str,
+    parse: impl FnOnce() -> Option<Json>,
+) -> Option<&'static Json> {
+    let cache = cache.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *cache
+        .entry(key.to_string())
+        .or_insert_with(|| parse().map(|parsed| &*Box::leak(Box::new(parsed))))
+}
+
+/// A Kubernetes definition by name (the target of a `$ref`).
+fn definition(name: &str) -> Option<&'static Json> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<&'static Json>>>> = OnceLock::new();
+    cached(&CACHE, name, || {
+        serde_json::from_str(kubernetes().defs.get(name)?).ok()
     })
 }
 
 pub fn is_builtin_group(group: &str) -> bool {
-    builtin_index().keys().any(|(g, _, _)| g == group)
+    kubernetes().kinds.keys().any(|k| {
+        let mut parts = k.rsplitn(3, '/');
+        let (_, _) = (parts.next(), parts.next());
+        parts.next().unwrap_or("") == group
+    })
 }
 
-/// The CRDs vendored for `group`, parsed.
-fn crd_group(group: &str) -> Option<Json> {
-    let file = SCHEMAS.get_file(format!("crds/{group}.json"))?;
-    serde_json::from_slice(file.contents()).ok()
+/// The CRDs vendored for `group`, parsed once.
+fn crd_group(group: &str) -> Option<&'static Json> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<&'static Json>>>> = OnceLock::new();
+    cached(&CACHE, group, || {
+        let file = SCHEMAS.get_file(format!("crds/{group}.json"))?;
+        serde_json::from_slice(file.contents()).ok()
+    })
 }
 
 pub fn lookup(api_version: &str, kind: &str) -> Lookup {
@@ -80,7 +93,7 @@ pub fn lookup(api_version: &str, kind: &str) -> Lookup {
         };
         return match versions.get(version) {
             Some(v) if v.get("served") != Some(&Json::Bool(false)) => {
-                Lookup::Schema(v.get("schema").cloned().unwrap_or(Json::Null), None)
+                Lookup::Schema(v.get("schema").unwrap_or(&Json::Null))
             }
             _ => {
                 let served: Vec<&String> = versions
@@ -98,13 +111,12 @@ pub fn lookup(api_version: &str, kind: &str) -> Lookup {
             }
         };
     }
-    let index = builtin_index();
-    if let Some(def) = index.get(&(group.to_string(), version.to_string(), kind.to_string())) {
-        let defs = kubernetes().get("$defs");
-        return Lookup::Schema(
-            defs.and_then(|d| d.get(def)).cloned().unwrap_or(Json::Null),
-            defs,
-        );
+    if let Some(schema) = kubernetes()
+        .kinds
+        .get(&format!("{api_version}/{kind}"))
+        .and_then(|name| definition(name))
+    {
+        return Lookup::Schema(schema);
     }
     if is_builtin_group(group) {
         return Lookup::Unknown(format!("Kubernetes v1.33 has no {kind} in {api_version}"));
@@ -119,10 +131,10 @@ pub struct Violation {
     pub message: String,
 }
 
-pub fn validate(value: &Json, schema: &Json, defs: Option<&Json>) -> Vec<Violation> {
+pub fn validate(value: &Json, schema: &Json) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut path = Vec::new();
-    walk(value, schema, defs, &mut path, &mut out);
+    walk(value, schema, &mut path, &mut out);
     out
 }
 
@@ -141,15 +153,14 @@ fn matches(pattern: &str, text: &str) -> bool {
     })
 }
 
-fn resolve<'a>(schema: &'a Json, defs: Option<&'a Json>) -> &'a Json {
-    match (schema.get("$ref").and_then(Json::as_str), defs) {
-        (Some(r), Some(defs)) => r
-            .rsplit('/')
-            .next()
-            .and_then(|name| defs.get(name))
-            .unwrap_or(schema),
-        _ => schema,
-    }
+/// A `$ref` to a Kubernetes definition is followed; other schemas are themselves.
+fn resolve(schema: &Json) -> &Json {
+    schema
+        .get("$ref")
+        .and_then(Json::as_str)
+        .and_then(|r| r.rsplit('/').next())
+        .and_then(definition)
+        .unwrap_or(schema)
 }
 
 /// A whole-value `${VAR}` is substituted by Flux before the API server sees it.
@@ -172,14 +183,8 @@ fn type_ok(value: &Json, ty: &str) -> bool {
     }
 }
 
-fn walk(
-    value: &Json,
-    schema: &Json,
-    defs: Option<&Json>,
-    path: &mut Vec<String>,
-    out: &mut Vec<Violation>,
-) {
-    let schema = resolve(schema, defs);
+fn walk(value: &Json, schema: &Json, path: &mut Vec<String>, out: &mut Vec<Violation>) {
+    let schema = resolve(schema);
     let mut fail = |path: &Vec<String>, message: String| {
         out.push(Violation {
             path: path.clone(),
@@ -199,10 +204,8 @@ fn walk(
         if let Some(Json::Array(options)) = schema.get(key) {
             // Structural CRDs use anyOf/oneOf for validation only; Kubernetes' own schemas for
             // int-or-string and quantities: accept the value if any branch's type fits.
-            let typed = options
-                .iter()
-                .any(|o| resolve(o, defs).get("type").is_some());
-            if typed && !options.iter().any(|o| validate(value, o, defs).is_empty()) {
+            let typed = options.iter().any(|o| resolve(o).get("type").is_some());
+            if typed && !options.iter().any(|o| validate(value, o).is_empty()) {
                 fail(path, format!("matches none of the allowed forms of {key}"));
                 return;
             }
@@ -210,7 +213,7 @@ fn walk(
     }
     if let Some(Json::Array(all)) = schema.get("allOf") {
         for s in all {
-            walk(value, s, defs, path, out);
+            walk(value, s, path, out);
         }
     }
     let types: Vec<&str> = match schema.get("type") {
@@ -314,7 +317,7 @@ fn walk(
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
                     path.push(i.to_string());
-                    walk(item, item_schema, defs, path, out);
+                    walk(item, item_schema, path, out);
                     path.pop();
                 }
             }
@@ -346,9 +349,9 @@ fn walk(
             for (key, child) in map {
                 path.push(key.clone());
                 if let Some(s) = properties.and_then(|p| p.get(key)) {
-                    walk(child, s, defs, path, out);
+                    walk(child, s, path, out);
                 } else if let Some(s) = additional.filter(|a| a.is_object()) {
-                    walk(child, s, defs, path, out);
+                    walk(child, s, path, out);
                 } else if !preserve
                     && (properties.is_some() || additional == Some(&Json::Bool(false)))
                 {

@@ -74,9 +74,8 @@ fn secrets(repo: &Repo, findings: &mut Findings) {
         }
         let literal = |v: &Json| {
             v.as_str().is_some_and(|s| {
-                !s.is_empty()
-                    && !(s.starts_with("${") && s.ends_with('}'))
-                    && !s.starts_with("ENC[")
+                let substituted = s.starts_with("${") && s.ends_with('}');
+                !(s.is_empty() || substituted || s.starts_with("ENC["))
             })
         };
         if object.kind == "Secret" && object.group().is_empty() {

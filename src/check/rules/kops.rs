@@ -35,8 +35,8 @@ pub fn run(context: &Context, findings: &mut Findings) {
             let kind = yaml::str_at(value, "kind").unwrap_or("");
             let name = yaml::str_at(value, "metadata/name").unwrap_or("");
             let api = yaml::str_at(value, "apiVersion").unwrap_or("");
-            if let Lookup::Schema(schema, defs) = schema::lookup(api, kind) {
-                for v in schema::validate(value, &schema, defs) {
+            if let Lookup::Schema(schema) = schema::lookup(api, kind) {
+                for v in schema::validate(value, schema) {
                     let key = v
                         .path
                         .iter()

@@ -87,8 +87,8 @@ pub fn run(context: &Context, findings: &mut Findings) {
             continue;
         }
         match schema::lookup(&object.api_version, &object.kind) {
-            Lookup::Schema(schema, defs) => {
-                for v in schema::validate(object.value(), &schema, defs) {
+            Lookup::Schema(schema) => {
+                for v in schema::validate(object.value(), schema) {
                     let line = yaml::line_of_path(&object.doc, &v.path);
                     findings.add(
                         "k8s.schema",
