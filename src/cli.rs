@@ -32,6 +32,12 @@ pub enum Command {
     AddAddon(AddAddonArgs),
     /// Remove an addon added by name, with everything scaffold wrote for it, and commit.
     RemoveAddon(RemoveAddonArgs),
+    /// Move the repo around the current directory to a newer blueprint, or to changed
+    /// answers, keeping every edit; commit once.
+    #[command(
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b\n  scaffold update --blueprint ./platform-blueprint --dry-run\n  scaffold update --conflicts=markers"
+    )]
+    Update(UpdateArgs),
     /// Write, check and inspect blueprints.
     Blueprint {
         #[command(subcommand)]
@@ -134,7 +140,8 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct EditArgs {
-    /// Blueprint the repo was made from, when it is not embedded (a directory).
+    /// Blueprint: a name on the search path or a directory (default: the recorded one,
+    /// by name). update moves the repo to it; the others need the version that made it.
     #[arg(long)]
     pub blueprint: Option<String>,
     /// Edit even if files scaffold must change have uncommitted changes.
@@ -149,6 +156,28 @@ pub struct EditArgs {
     /// Run as if started in this directory.
     #[arg(short = 'C', long = "directory", default_value = ".")]
     pub directory: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// A changed or new answer, KEY=VALUE (repeatable; wins over --values).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// YAML file of changed or new answers (key: value).
+    #[arg(long, value_name = "FILE")]
+    pub values: Option<PathBuf>,
+    /// On conflict: refuse and show the hunks, or write git-style markers and leave the
+    /// commit to you.
+    #[arg(long, value_enum, default_value_t = Conflicts::Refuse)]
+    pub conflicts: Conflicts,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Conflicts {
+    Refuse,
+    Markers,
 }
 
 #[derive(Debug, Args)]
@@ -199,6 +228,7 @@ pub fn run(cli: Cli) -> Result<()> {
             json: args.json,
             list_rules: args.list_rules,
         }),
+        Command::Update(args) => commands::update::run(args),
         Command::List {
             what: ListWhat::Addons { blueprint, json },
         } => commands::list::addons(&blueprint, json),

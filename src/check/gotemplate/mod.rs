@@ -1,7 +1,7 @@
 //! The subset of Go `text/template` (with the sprig functions kops templates use) needed to
 //! render a kops cluster template as `kops toolbox template` does, with `missingkey=error`.
 //! Values not known offline (Terraform outputs) are [`V::Unknown`]: any field of them is
-//! unknown too, they range zero times and print as `UNKNOWN`.
+//! unknown too, they are true and range once (unknown), and print as `UNKNOWN`.
 mod eval;
 
 use serde_json::Value as Json;
@@ -227,7 +227,9 @@ fn exec(nodes: &[Node], dot: &V, vars: &mut Vars, out: &mut String) -> Result<()
                             .map(|(k, v)| (V::J(Json::String(k)), V::J(v)))
                             .collect()
                     }
-                    V::J(Json::Null) | V::Unknown => Vec::new(),
+                    V::J(Json::Null) => Vec::new(),
+                    // An unknown (Terraform) value is taken as non-empty, as `if` takes it.
+                    V::Unknown => vec![(V::Unknown, V::Unknown)],
                     V::J(other) => {
                         return Err(RenderError {
                             line: *line,

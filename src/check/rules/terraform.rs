@@ -254,47 +254,40 @@ fn state_buckets(module: &TfModule, findings: &mut Findings) {
 }
 
 fn backend(module: &TfModule, findings: &mut Findings) {
-    let Some((file, block)) = terraform_blocks(module).next() else {
+    let Some((first, _)) = terraform_blocks(module).next() else {
         return;
     };
-    let backends: Vec<&Block> = terraform_blocks(module)
-        .flat_map(|(_, b)| {
-            b.body()
-                .blocks()
-                .filter(|c| c.identifier() == "backend" || c.identifier() == "cloud")
-        })
-        .collect();
-    let line = model::line_in(&file.text, "terraform {");
-    let _ = block;
-    match backends.first() {
-        None => findings.add(
-            "tf.backend",
-            &file.path,
-            line,
-            format!(
-                "{} keeps its state in a local file: no backend block",
-                module.dir
-            ),
-        ),
-        Some(b) if b.identifier() == "cloud" => {}
-        Some(b) => {
+    let mut any = false;
+    for (file, block) in terraform_blocks(module) {
+        for b in block.body().blocks() {
             let kind = b.labels().first().map(|l| l.as_str()).unwrap_or("");
-            let locked = match kind {
-                "s3" => {
+            let locked = match (b.identifier(), kind) {
+                ("cloud", _) => true,
+                ("backend", "s3") => {
                     attr_text(b.body(), "use_lockfile").as_deref() == Some("true")
                         || attr_text(b.body(), "dynamodb_table").is_some()
                 }
-                "local" => false,
-                _ => true,
+                ("backend", "local") => false,
+                ("backend", _) => true,
+                _ => continue,
             };
+            any = true;
             if !locked {
                 findings.add(
                     "tf.backend",
                     &file.path,
-                    model::line_in(&file.text, "backend"),
+                    model::line_in(&file.text, &format!("backend \"{kind}\"")),
                     format!("{} backend \"{kind}\" is local or not locked", module.dir),
                 );
             }
         }
+    }
+    if !any {
+        findings.add(
+            "tf.backend",
+            &first.path,
+            model::line_in(&first.text, "terraform {"),
+            format!("{} keeps its state in a local file: no backend block", module.dir),
+        );
     }
 }
