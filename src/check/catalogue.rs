@@ -38,6 +38,12 @@ pub static RULES: &[Rule] = &[
         "fix the YAML at the given line (a duplicate key overrides the first silently in some tools, fails in kubectl and kustomize)",
     ),
     rule(
+        "json.parse",
+        E,
+        "every JSON file parses",
+        "fix the JSON at the given line",
+    ),
+    rule(
         "k8s.schema",
         E,
         "every Kubernetes object validates against its CRD or the Kubernetes schema (unknown fields fail)",

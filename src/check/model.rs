@@ -111,6 +111,8 @@ pub struct Repo {
     pub files: BTreeMap<String, Option<String>>,
     /// YAML files that do not parse, with why.
     pub yaml_errors: Vec<(String, ParseError)>,
+    /// JSON files that do not parse, with why.
+    pub json_errors: Vec<(String, ParseError)>,
     /// Parsed plain YAML files (Go templates excepted), by path.
     pub yaml: BTreeMap<String, Vec<Doc>>,
     pub objects: Vec<Object>,
@@ -196,6 +198,17 @@ impl Repo {
                     // A Helm chart's templates are YAML only once Helm renders them.
                     Err(_) if text.contains("{{") => {}
                     Err(e) => repo.yaml_errors.push((path.clone(), e)),
+                }
+            } else if path.ends_with(".json") {
+                if let Err(e) = serde_json::from_str::<Json>(text) {
+                    repo.json_errors.push((
+                        path.clone(),
+                        ParseError {
+                            line: e.line(),
+                            column: e.column(),
+                            message: e.to_string(),
+                        },
+                    ));
                 }
             } else if path.ends_with(".tf") {
                 let body = hcl::parse(text).map_err(|e| hcl_error(&e));

@@ -29,13 +29,15 @@ pub fn parse(text: &str) -> Result<Vec<Doc>, ParseError> {
         let value: serde_yaml::Value = match serde_yaml::from_str(&chunk) {
             Ok(v) => v,
             Err(e) => {
-                let (l, c) = e
-                    .location()
-                    .map_or((1, 0), |loc| (loc.line(), loc.column()));
+                let message = first_line(&e.to_string());
+                let (l, c) = duplicate_line(&chunk, &message).unwrap_or_else(|| {
+                    e.location()
+                        .map_or((1, 0), |loc| (loc.line(), loc.column()))
+                });
                 return Err(ParseError {
                     line: line + l - 1,
                     column: c,
-                    message: first_line(&e.to_string()),
+                    message,
                 });
             }
         };
@@ -61,6 +63,22 @@ pub fn parse_one(text: &str) -> Result<Json, ParseError> {
         .into_iter()
         .next()
         .map_or(Json::Null, |d| d.value))
+}
+
+/// serde_yaml places a duplicate key at its mapping; point at the second occurrence instead.
+fn duplicate_line(chunk: &str, message: &str) -> Option<(usize, usize)> {
+    let key = message
+        .strip_prefix("duplicate entry with key \"")?
+        .strip_suffix('"')?;
+    chunk
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let t = l.trim_start().trim_start_matches("- ");
+            (t.starts_with(&format!("{key}:")) || t.starts_with(&format!("\"{key}\":")))
+                .then_some((i + 1, l.len() - t.len() + 1))
+        })
+        .nth(1)
 }
 
 fn first_line(message: &str) -> String {

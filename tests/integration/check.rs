@@ -188,6 +188,13 @@ fn yaml_parse() {
 }
 
 #[test]
+fn json_parse() {
+    breaks("json.parse", |_, d| {
+        write(d, "dashboards/nodes.json", "{\"title\": \"nodes\",\n")
+    });
+}
+
+#[test]
 fn k8s_schema() {
     breaks("k8s.schema", |_, d| {
         replace(

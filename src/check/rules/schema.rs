@@ -62,6 +62,28 @@ pub fn run(context: &Context, findings: &mut Findings) {
             format!("does not parse: {}", error.message),
         );
     }
+    for (file, error) in &repo.json_errors {
+        findings.at(
+            "json.parse",
+            file,
+            error.line,
+            error.column,
+            format!("does not parse: {}", error.message),
+        );
+    }
+    for (file, docs) in &repo.yaml {
+        for doc in docs {
+            let has = |k: &str| doc.value.get(k).is_some_and(|v| v.is_string());
+            if has("apiVersion") != has("kind") {
+                findings.add(
+                    "k8s.schema",
+                    file,
+                    doc.line,
+                    "an object needs both apiVersion and kind",
+                );
+            }
+        }
+    }
     let patches = patch_files(context);
     let crd_groups: BTreeSet<String> = repo
         .kind("CustomResourceDefinition")

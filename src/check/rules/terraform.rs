@@ -287,7 +287,10 @@ fn backend(module: &TfModule, findings: &mut Findings) {
             "tf.backend",
             &first.path,
             model::line_in(&first.text, "terraform {"),
-            format!("{} keeps its state in a local file: no backend block", module.dir),
+            format!(
+                "{} keeps its state in a local file: no backend block",
+                module.dir
+            ),
         );
     }
 }
