@@ -160,7 +160,7 @@ pub static RULES: &[Rule] = &[
     rule(
         "make.flags",
         E,
-        "every kops/terraform/flux/kubectl command in a Makefile uses flags of the pinned tool version",
+        "every kops/terraform/flux command in a Makefile uses flags of the pinned tool version",
         "use a flag the tool's --help lists at the pinned version",
     ),
     rule(
