@@ -163,6 +163,31 @@ fn resolve(schema: &Json) -> &Json {
         .unwrap_or(schema)
 }
 
+/// The `max*`/`min*` keywords of `limits` that `actual` breaks.
+fn bounds(
+    schema: &Json,
+    actual: f64,
+    limits: [(&str, &str); 2],
+    path: &[String],
+    out: &mut Vec<Violation>,
+) {
+    for (keyword, message) in limits {
+        if let Some(limit) = schema.get(keyword).and_then(Json::as_f64) {
+            let broken = if keyword.starts_with("max") {
+                actual > limit
+            } else {
+                actual < limit
+            };
+            if broken {
+                out.push(Violation {
+                    path: path.to_vec(),
+                    message: format!("{message} ({actual}, limit {limit})"),
+                });
+            }
+        }
+    }
+}
+
 /// A whole-value `${VAR}` is substituted by Flux before the API server sees it.
 fn is_substituted(value: &Json) -> bool {
     value
@@ -250,7 +275,6 @@ fn walk(value: &Json, schema: &Json, path: &mut Vec<String>, out: &mut Vec<Viola
     }
     match value {
         Json::String(s) => {
-            let len = s.chars().count() as u64;
             if let Some(p) = schema.get("pattern").and_then(Json::as_str)
                 && !matches(p, s)
             {
@@ -259,49 +283,16 @@ fn walk(value: &Json, schema: &Json, path: &mut Vec<String>, out: &mut Vec<Viola
                     message: format!("\"{s}\" does not match {p}"),
                 });
             }
-            if schema
-                .get("maxLength")
-                .and_then(Json::as_u64)
-                .is_some_and(|m| len > m)
-            {
-                out.push(Violation {
-                    path: path.clone(),
-                    message: "is too long".into(),
-                });
-            }
-            if schema
-                .get("minLength")
-                .and_then(Json::as_u64)
-                .is_some_and(|m| len < m)
-            {
-                out.push(Violation {
-                    path: path.clone(),
-                    message: "is too short".into(),
-                });
-            }
+            let len = s.chars().count() as f64;
+            let limits = [("maxLength", "is too long"), ("minLength", "is too short")];
+            bounds(schema, len, limits, path, out);
         }
         Json::Number(n) => {
-            let n = n.as_f64().unwrap_or(0.0);
-            if schema
-                .get("minimum")
-                .and_then(Json::as_f64)
-                .is_some_and(|m| n < m)
-            {
-                out.push(Violation {
-                    path: path.clone(),
-                    message: format!("{n} is below the minimum"),
-                });
-            }
-            if schema
-                .get("maximum")
-                .and_then(Json::as_f64)
-                .is_some_and(|m| n > m)
-            {
-                out.push(Violation {
-                    path: path.clone(),
-                    message: format!("{n} is above the maximum"),
-                });
-            }
+            let limits = [
+                ("maximum", "is above the maximum"),
+                ("minimum", "is below the minimum"),
+            ];
+            bounds(schema, n.as_f64().unwrap_or(0.0), limits, path, out);
         }
         Json::Array(items) => {
             if schema

@@ -109,6 +109,22 @@ fn terraform_provided(repo: &Repo, out: &mut Vec<Provided>) {
     }
 }
 
+/// A `{kind, name, optional}` reference read in namespace `ns`, and what provides it.
+fn referenced<'a>(
+    provided: &'a [Provided],
+    reference: &'a Json,
+    ns: &str,
+) -> (&'a str, &'a str, bool, Vec<&'a Provided>) {
+    let kind = yaml::str_at(reference, "kind").unwrap_or("");
+    let name = yaml::str_at(reference, "name").unwrap_or("");
+    let optional = reference.get("optional") == Some(&Json::Bool(true));
+    let matching = provided
+        .iter()
+        .filter(|p| p.matches(kind, name, ns))
+        .collect();
+    (kind, name, optional, matching)
+}
+
 /// Keys the matching providers list, or None if any provider's keys are unknown.
 fn keys_of(providers: &[&Provided]) -> Option<BTreeSet<String>> {
     let mut keys = BTreeSet::new();
@@ -128,14 +144,8 @@ pub fn run(context: &Context, findings: &mut Findings) {
             .into_iter()
             .flatten()
         {
-            let kind = yaml::str_at(reference, "kind").unwrap_or("");
-            let name = yaml::str_at(reference, "name").unwrap_or("");
+            let (kind, name, optional, matching) = referenced(&provided, reference, ns);
             let key = yaml::str_at(reference, "valuesKey").unwrap_or("values.yaml");
-            let optional = reference.get("optional") == Some(&Json::Bool(true));
-            let matching: Vec<&Provided> = provided
-                .iter()
-                .filter(|p| p.matches(kind, name, ns))
-                .collect();
             let line = object.line_of(&format!("name: {name}"));
             if matching.is_empty() && !optional {
                 findings.add("bridge.values-from", &object.file, line, format!("HelmRelease {ns}/{} reads {kind} {ns}/{name}, which neither the repo nor its Terraform creates", object.name));
@@ -164,13 +174,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
             .into_iter()
             .flatten()
         {
-            let kind = yaml::str_at(reference, "kind").unwrap_or("");
-            let name = yaml::str_at(reference, "name").unwrap_or("");
-            let optional = reference.get("optional") == Some(&Json::Bool(true));
-            let matching: Vec<&Provided> = provided
-                .iter()
-                .filter(|p| p.matches(kind, name, ns))
-                .collect();
+            let (kind, name, optional, matching) = referenced(&provided, reference, ns);
             if matching.is_empty() && !optional {
                 findings.add("bridge.values-from", &object.file, object.line_of(&format!("name: {name}")), format!("Kustomization {} substitutes from {kind} {ns}/{name}, which neither the repo nor its Terraform creates", object.name));
             }
