@@ -190,9 +190,13 @@ pub struct AddAddonArgs {
     /// Namespace (default: the catalog's, or NAME for a custom chart).
     #[arg(long)]
     pub namespace: Option<String>,
-    /// A Helm value, KEY=VALUE with a dotted key (repeatable), e.g. --set replicaCount=2.
+    /// Helm values as helm --set takes them (repeatable): a.b=1,c[0]=x,d={e,f}; true, false,
+    /// null and plain integers are typed, everything else (6.10, 1e3, 0x1F) stays a string.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Like --set, but every value is a string (helm --set-string).
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
     /// A chart outside the catalog: its name in --repo.
     #[arg(long, requires_all = ["repo", "version"])]
     pub chart: Option<String>,

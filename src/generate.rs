@@ -82,8 +82,12 @@ pub fn render(
             }
         }
     }
+    let present: Vec<&str> = selection
+        .entries
+        .iter()
+        .map(|e| e.spec.name.as_str())
+        .collect();
     let mut addons = Vec::new();
-    let mut by_name = Map::new();
     for entry in &selection.entries {
         let layer = &entry.spec.layer;
         let dir_template = blueprint.manifest.layers.get(layer).ok_or_else(|| {
@@ -100,9 +104,7 @@ pub fn render(
             ))
         })?;
         let dir = renderer.render_str(&format!("layer {layer}"), dir_template, &base_context)?;
-        let object = entry.template_object(&dir);
-        by_name.insert(entry.spec.name.clone(), object.clone());
-        addons.push(object);
+        addons.push(entry.template_object(&dir, &present));
     }
     let mut context = match base_context {
         Json::Object(map) => map,
@@ -124,6 +126,14 @@ pub fn render(
         ),
     );
     context.insert("addons".into(), Json::Array(addons.clone()));
+    render_configs(renderer, &context, &mut addons)?;
+    context.insert("addons".into(), Json::Array(addons.clone()));
+    let by_name: Map<String, Json> = selection
+        .entries
+        .iter()
+        .map(|e| e.spec.name.clone())
+        .zip(addons.iter().cloned())
+        .collect();
     let context = Json::Object(context);
     let mut plan = plan::build(blueprint, renderer, &context, &addons)?;
     let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
@@ -133,6 +143,43 @@ pub fn render(
         added: selection.added,
         addons: by_name,
     })
+}
+
+/// Renders each addon's `configs[].content` (catalog text that is a template too) with the
+/// repo's context and the addon as `addon`, so a config can name answers and other addons.
+fn render_configs(
+    renderer: &Renderer,
+    context: &Map<String, Json>,
+    addons: &mut [Json],
+) -> Result<()> {
+    for addon in addons.iter_mut() {
+        let name = text_of(addon, "name");
+        let mut scope = context.clone();
+        scope.insert("addon".into(), addon.clone());
+        let scope = Json::Object(scope);
+        let Some(Json::Array(configs)) = addon.get_mut("configs") else {
+            continue;
+        };
+        for config in configs.iter_mut() {
+            let file = text_of(config, "file");
+            if let Some(Json::String(content)) = config.get_mut("content") {
+                *content = renderer.render_str(
+                    &format!("addons/{name}.yaml configs {file}"),
+                    content,
+                    &scope,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn text_of(object: &Json, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The catalog a record sees: the blueprint's, with its addon settings applied.

@@ -19,6 +19,7 @@ pub mod edit;
 pub mod error;
 pub mod generate;
 pub mod git;
+pub mod helm_values;
 pub mod lint;
 pub mod manifest;
 pub mod merge;

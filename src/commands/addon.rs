@@ -4,12 +4,11 @@
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 
-use crate::catalog::merge_into;
 use crate::cli::{AddAddonArgs, EditArgs, RemoveAddonArgs};
 use crate::commands::apply::apply;
-use crate::commands::new::parse_pairs;
 use crate::error::{Error, Result};
 use crate::generate::{self, Rendered};
+use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
@@ -97,7 +96,10 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     if let Some(namespace) = &args.namespace {
         setting.insert("namespace".into(), Json::String(namespace.clone()));
     }
-    let values = helm_values(&parse_pairs(&args.set, "--set")?)?;
+    let values = helm_values(&[
+        ("--set", Typing::Helm, &args.set),
+        ("--set-string", Typing::Strings, &args.set_string),
+    ])?;
     if !values.is_empty() {
         setting.insert("values".into(), Json::Object(values));
     }
@@ -202,29 +204,14 @@ fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
     }
 }
 
-/// `a.b=1` pairs into nested Helm values; each value is read as YAML (numbers, booleans).
-fn helm_values(pairs: &[(String, String)]) -> Result<Map<String, Json>> {
-    let mut values = Json::Object(Map::new());
-    for (key, text) in pairs {
-        let scalar: Json = serde_yaml::from_str::<serde_yaml::Value>(text)
-            .ok()
-            .and_then(|v| serde_json::to_value(v).ok())
-            .unwrap_or_else(|| Json::String(text.clone()));
-        let mut nested = scalar;
-        for part in key.split('.').rev() {
-            if part.is_empty() {
-                return Err(Error::Input(format!(
-                    "--set `{key}`: empty segment in the value path"
-                )));
-            }
-            let mut map = Map::new();
-            map.insert(part.to_string(), nested);
-            nested = Json::Object(map);
+/// The Helm values of `--set`-like flags, applied in order (later ones win, as in Helm).
+fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Json>> {
+    let mut values = Map::new();
+    for (flag, typing, exprs) in flags {
+        for expr in *exprs {
+            helm_values::apply(&mut values, expr, *typing)
+                .map_err(|why| Error::Input(format!("{flag} {why}")))?;
         }
-        merge_into(&mut values, &nested);
     }
-    Ok(match values {
-        Json::Object(map) => map,
-        _ => Map::new(),
-    })
+    Ok(values)
 }
