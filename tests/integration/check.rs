@@ -235,8 +235,8 @@ fn flux_depends_on() {
         replace(
             d,
             "clusters/prod/50-apps.yaml",
-            "    - name: addons-config\n",
-            "    - name: addons-config\n    - name: ghost\n",
+            "  dependsOn:\n",
+            "  dependsOn:\n    - name: ghost\n",
         )
     });
 }
@@ -282,7 +282,7 @@ fn flux_wait() {
     breaks("flux.wait", |_, d| {
         replace(
             d,
-            "clusters/prod/40-addons-config.yaml",
+            "clusters/prod/30-addon-cert-manager.yaml",
             "  wait: true\n",
             "  wait: false\n",
         )
@@ -333,12 +333,26 @@ fn order_crd_provider() {
 #[test]
 fn order_layers() {
     breaks("order.layers", |_, d| {
-        replace(
-            d,
-            "clusters/prod/50-apps.yaml",
-            "  dependsOn:\n    - name: addons-config\n",
-            "",
-        )
+        // The apps layer keeps no dependsOn at all.
+        let path = d.join("clusters/prod/50-apps.yaml");
+        let text = std::fs::read_to_string(&path).expect("apps layer");
+        let mut in_depends = false;
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                if *l == "  dependsOn:" {
+                    in_depends = true;
+                } else if in_depends && !l.starts_with("    - name:") {
+                    in_depends = false;
+                }
+                !in_depends
+            })
+            .collect();
+        assert!(
+            kept.len() < text.lines().count(),
+            "no dependsOn in the apps layer"
+        );
+        std::fs::write(&path, kept.join("\n") + "\n").expect("write");
     });
 }
 

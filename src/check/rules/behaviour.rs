@@ -68,6 +68,7 @@ fn external_secrets(context: &Context, findings: &mut Findings) {
         .filter(|(p, _)| p.ends_with(".tf") || p.ends_with(".md"))
         .map(|(_, t)| t)
         .collect();
+    let created = created_secret_names(context);
     for object in context.repo.kind("ExternalSecret") {
         let mut keys = Vec::new();
         for item in object
@@ -87,7 +88,10 @@ fn external_secrets(context: &Context, findings: &mut Findings) {
             keys.extend(yaml::str_at(item, "extract/key"));
         }
         for key in keys {
-            if key.contains("${") || known.iter().any(|t| t.contains(key)) {
+            if key.contains("${")
+                || known.iter().any(|t| t.contains(key))
+                || created.iter().any(|re| re.is_match(key))
+            {
                 continue;
             }
             findings.add(
@@ -98,6 +102,33 @@ fn external_secrets(context: &Context, findings: &mut Findings) {
             );
         }
     }
+}
+
+/// The names of the secrets and parameters the repo's Terraform creates, as patterns: an
+/// interpolation (`${var.name}/${var.environment}/app`) matches any text.
+fn created_secret_names(context: &Context) -> Vec<regex::Regex> {
+    let mut out = Vec::new();
+    for module in &context.repo.terraform {
+        for kind in ["aws_secretsmanager_secret", "aws_ssm_parameter"] {
+            for (_, _, body) in module.resources(kind) {
+                let Some(name) = body.attributes().find(|a| a.key() == "name") else {
+                    continue;
+                };
+                let text = name.expr().to_string();
+                let text = text.trim_matches('"');
+                let pattern: String = text
+                    .split("${")
+                    .enumerate()
+                    .map(|(i, part)| match (i, part.split_once('}')) {
+                        (0, _) | (_, None) => regex::escape(part),
+                        (_, Some((_, rest))) => format!(".+{}", regex::escape(rest)),
+                    })
+                    .collect();
+                out.extend(regex::Regex::new(&format!("^{pattern}$")).ok());
+            }
+        }
+    }
+    out
 }
 
 fn kms(context: &Context, findings: &mut Findings) {
