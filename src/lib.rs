@@ -29,5 +29,7 @@ pub mod prompt;
 pub mod record;
 pub mod render;
 pub mod repo;
+pub mod report;
+pub mod ui;
 pub mod update;
 pub mod write;

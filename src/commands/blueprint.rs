@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::generate;
 use crate::lint;
 use crate::plan::Plan;
+use crate::report::{self, CaseEntry, TestReport};
 use crate::write;
 
 pub fn list() -> Result<()> {
@@ -112,7 +113,7 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn test(selector: &str) -> Result<()> {
+pub fn test(selector: &str, as_json: bool) -> Result<()> {
     let blueprint = Blueprint::load(selector)?;
     let renderer = generate::renderer_for(&blueprint)?;
     if blueprint.tests.is_empty() {
@@ -123,7 +124,12 @@ pub fn test(selector: &str) -> Result<()> {
     }
     let scratch =
         tempfile::TempDir::new().map_err(|e| Error::io("create a temporary directory", e))?;
-    let (mut passed, mut failed) = (0, 0);
+    let mut report = TestReport {
+        blueprint: blueprint.origin.clone(),
+        passed: 0,
+        failed: 0,
+        cases: Vec::new(),
+    };
     for (name, text) in &blueprint.tests {
         let (mut verdict, plan) = blueprint_test::run_case(&blueprint, &renderer, name, text);
         if let Some(plan) = plan {
@@ -133,18 +139,35 @@ pub fn test(selector: &str) -> Result<()> {
                 verdict.problems.push(e.to_string());
             }
         }
-        if verdict.problems.is_empty() {
-            passed += 1;
-            println!("PASS {name} ({} files)", verdict.files);
+        let passed = verdict.problems.is_empty();
+        if passed {
+            report.passed += 1;
         } else {
-            failed += 1;
-            println!("FAIL {name}: {}", verdict.problems.join("; "));
+            report.failed += 1;
         }
+        if !as_json {
+            if passed {
+                println!("PASS {name} ({} files)", verdict.files);
+            } else {
+                println!("FAIL {name}: {}", verdict.problems.join("; "));
+            }
+        }
+        report.cases.push(CaseEntry {
+            name: name.clone(),
+            passed,
+            files: verdict.files,
+            problems: verdict.problems,
+        });
     }
-    println!("{passed} passed, {failed} failed");
-    if failed > 0 {
+    if as_json {
+        println!("{}", report::to_json(&report));
+    } else {
+        println!("{} passed, {} failed", report.passed, report.failed);
+    }
+    if report.failed > 0 {
         return Err(Error::Findings(format!(
-            "blueprint test: {failed} case(s) failed"
+            "blueprint test: {} case(s) failed",
+            report.failed
         )));
     }
     Ok(())
