@@ -70,7 +70,7 @@ pub enum Command {
     /// Check a platform repo offline: YAML, schemas, the Flux graph and order, the
     /// Terraform→Flux bridge, kops, Terraform and hygiene rules (docs/check.md).
     #[command(
-        after_help = "Examples:\n  scaffold check\n  scaffold check acme-platform --json\n  scaffold check --skip tf.backend\n  scaffold check --list-rules\n\nExit: 0 no errors, 1 errors found, 2 usage error.\nSilence one finding with a comment on its line or the line above: # scaffold:ignore RULE reason"
+        after_help = "Examples:\n  scaffold check\n  scaffold check . --json\n  scaffold check --rule kops.imds --rule kops.irsa\n  scaffold check --skip tf.backend\n  scaffold check --list-rules\n\nExit: 0 no errors, 1 errors found, 2 usage error.\nSilence one finding with a comment on its line or the line above: # scaffold:ignore RULE reason"
     )]
     Check(CheckArgs),
     /// List what a blueprint offers.

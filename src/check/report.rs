@@ -69,7 +69,7 @@ pub fn json(root: &str, findings: &[Diagnostic]) -> String {
         "warnings": warnings,
         "findings": findings,
     });
-    serde_json::to_string_pretty(&value).unwrap_or_default()
+    serde_json::to_string(&value).unwrap_or_default()
 }
 
 pub fn rules_text() -> String {
@@ -92,5 +92,5 @@ pub fn rules_json() -> String {
         .iter()
         .map(|r| json!({"id": r.id, "severity": r.severity, "summary": r.summary, "hint": r.hint}))
         .collect();
-    serde_json::to_string_pretty(&rules).unwrap_or_default()
+    serde_json::to_string(&rules).unwrap_or_default()
 }
