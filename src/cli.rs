@@ -142,6 +142,24 @@ pub enum BlueprintCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The files of a blueprint (extends resolved), each with the blueprint it comes from.
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint files default\n  scaffold blueprint files default | grep 2-kops"
+    )]
+    Files {
+        /// A blueprint name or directory.
+        name: String,
+    },
+    /// Print one file of a blueprint as it is stored (to copy it before changing it).
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint cat default files/2-kops/values.yaml.tera\n  scaffold blueprint cat default addons/velero.yaml"
+    )]
+    Cat {
+        /// A blueprint name or directory.
+        name: String,
+        /// Its blueprint-relative path, as `scaffold blueprint files` lists it.
+        path: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -309,6 +327,8 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
             BlueprintCommand::Test { path, json } => commands::blueprint::test(&path, json),
+            BlueprintCommand::Files { name } => commands::blueprint::files(&name),
+            BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
         },
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),

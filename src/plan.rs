@@ -1,6 +1,6 @@
 //! The plan: every file of the repo, rendered in memory before anything is written.
 //! Pure: blueprint + context in, `Plan` out.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -39,6 +39,12 @@ impl RelPath {
 #[derive(Debug, Default, Serialize)]
 pub struct Plan {
     pub files: BTreeMap<RelPath, Vec<u8>>,
+    /// Files written and committed with the executable bit (mode 755).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub executable: BTreeSet<RelPath>,
+    /// The blueprint file each was rendered from (for findings).
+    #[serde(skip)]
+    pub sources: BTreeMap<RelPath, String>,
 }
 
 #[derive(Serialize)]
@@ -101,6 +107,12 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
             }
         }
     }
+    // Patches are templates too: they may read answers and `addon`.
+    for (path, bytes) in blueprint.patches.values().flatten() {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| Error::Blueprint(format!("{path}: a patch must be UTF-8 text")))?;
+        sources.push((path.clone(), text.to_string()));
+    }
     Ok(sources)
 }
 
@@ -112,7 +124,14 @@ pub fn build(
     addons: &[Json],
 ) -> Result<Plan> {
     let mut plan = Plan::default();
-    render_tree(&mut plan, renderer, "files/", &blueprint.files, context)?;
+    render_tree(
+        &mut plan,
+        renderer,
+        blueprint,
+        "files/",
+        &blueprint.files,
+        context,
+    )?;
     for addon in addons {
         let mut context = context.clone();
         if let Json::Object(map) = &mut context {
@@ -121,10 +140,15 @@ pub fn build(
         render_tree(
             &mut plan,
             renderer,
+            blueprint,
             "addon-files/",
             &blueprint.addon_files,
             &context,
-        )?;
+        )
+        .map_err(|e| for_addon(e, addon))?;
+    }
+    for addon in addons {
+        crate::overrides::apply_addon_patches(&mut plan, renderer, context, addon)?;
     }
     Ok(plan)
 }
@@ -132,13 +156,13 @@ pub fn build(
 fn render_tree(
     plan: &mut Plan,
     renderer: &Renderer,
+    blueprint: &Blueprint,
     prefix: &str,
     tree: &FileTree,
     context: &Json,
 ) -> Result<()> {
     for (source_path, bytes) in tree {
-        let rendered_path =
-            renderer.render_str(&format!("path {prefix}{source_path}"), source_path, context)?;
+        let rendered_path = renderer.render_path(prefix, source_path, context)?;
         if rendered_path.starts_with('/') {
             return Err(Error::Blueprint(format!(
                 "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
@@ -161,11 +185,50 @@ fn render_tree(
             }
             None => (rendered_path, bytes.clone()),
         };
+        let source = format!("{prefix}{source_path}");
+        let contents = patched(renderer, blueprint, &source, contents, context)?;
         let path = RelPath::new(&path)
-            .map_err(|m| Error::Blueprint(format!("{prefix}{source_path}: rendered path {m}")))?;
+            .map_err(|m| Error::Blueprint(format!("{source}: rendered path {m}")))?;
+        if blueprint.executable.contains(&source) {
+            plan.executable.insert(path.clone());
+        }
+        plan.sources.insert(path.clone(), source);
         plan.add(path, contents)?;
     }
     Ok(())
+}
+
+/// An addon file's error names the catalog entry it was rendering.
+fn for_addon(err: Error, addon: &Json) -> Error {
+    let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
+    match err {
+        Error::Located(mut at) => {
+            at.message = format!("{} (rendering addon `{name}`)", at.message);
+            Error::Located(at)
+        }
+        other => other,
+    }
+}
+
+/// The file with the patches of every layer applied in order (base layers first).
+fn patched(
+    renderer: &Renderer,
+    blueprint: &Blueprint,
+    source: &str,
+    contents: Vec<u8>,
+    context: &Json,
+) -> Result<Vec<u8>> {
+    let Some(patches) = blueprint.patches.get(crate::overrides::output_of(source)) else {
+        return Ok(contents);
+    };
+    let mut text = String::from_utf8(contents)
+        .map_err(|_| Error::Blueprint(format!("{source}: a patched file must be UTF-8 text")))?;
+    for (patch, _) in patches {
+        let rendered = renderer.render(patch, context)?;
+        text = crate::overrides::apply(&text, &rendered)
+            .map_err(|m| Error::Located(crate::error::Located::new(patch.clone(), (1, 1), m)))?;
+    }
+    Ok(text.into_bytes())
 }
 
 #[cfg(test)]

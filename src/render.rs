@@ -6,7 +6,7 @@ use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
 
 use crate::blueprint::Delimiters;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Located, Result};
 
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.
@@ -43,7 +43,7 @@ impl Renderer {
             }
             if let Some((_, tera)) = renderer.engines.iter_mut().find(|(d, _)| *d == delimiters) {
                 tera.add_raw_templates(list)
-                    .map_err(|e| Error::Blueprint(flatten(&e)))?;
+                    .map_err(|e| template_error(&e))?;
             }
         }
         Ok(renderer)
@@ -70,23 +70,47 @@ impl Renderer {
             .find(|t| t.get_template_names().any(|n| n == name))
             .ok_or_else(|| Error::Blueprint(format!("{name}: no such template")))?;
         tera.render(name, &to_context(context))
-            .map_err(|e| Error::Blueprint(flatten(&e)))
+            .map_err(|e| template_error(&e))
     }
 
     /// A one-off template (a default, a condition, a path), named for messages.
     pub fn render_str(&self, what: &str, source: &str, context: &Json) -> Result<String> {
         let (delimiters, tera) = &self.engines[0];
-        if !source.contains(delimiters.variable[0].as_str())
-            && !source.contains(delimiters.block[0].as_str())
-        {
+        if !is_template(delimiters, source) {
             return Ok(source.to_string());
         }
         tera.render_str(source, &to_context(context), false)
-            .map_err(|e| {
-                Error::Blueprint(format!(
+            .map_err(|e| match located(&e) {
+                // A one-off has no file of its own: say which field it is and where in it.
+                Some(at) => Error::Blueprint(format!(
+                    "{what} `{source}` does not render: column {}: {}",
+                    at.column, at.message
+                )),
+                None => Error::Blueprint(format!(
                     "{what} `{source}` does not render: {}",
                     flatten(&e)
-                ))
+                )),
+            })
+    }
+
+    /// A path template (`files/[% if x %]dns.tf[% endif %].tera`): errors point into the
+    /// file's own name, `name` being `prefix` + `path`.
+    pub fn render_path(&self, prefix: &str, path: &str, context: &Json) -> Result<String> {
+        let (delimiters, tera) = &self.engines[0];
+        if !is_template(delimiters, path) {
+            return Ok(path.to_string());
+        }
+        tera.render_str(path, &to_context(context), false)
+            .map_err(|e| {
+                let name = format!("{prefix}{path}");
+                match located(&e) {
+                    Some(at) => Error::Located(Located::new(
+                        name,
+                        (1, prefix.chars().count() + at.column),
+                        format!("in the file name: {}", at.message),
+                    )),
+                    None => Error::Located(Located::new(name, (1, 1), flatten(&e))),
+                }
             })
     }
 
@@ -110,6 +134,41 @@ impl Renderer {
     }
 }
 
+/// Reads the top-level variables of one-off templates (a default, a condition, a path),
+/// reusing one engine: building an engine costs more than parsing a one-liner.
+pub struct Scanner {
+    tera: Tera,
+}
+
+impl Scanner {
+    pub fn new(delimiters: &Delimiters) -> Result<Self> {
+        Ok(Scanner {
+            tera: engine(delimiters)?,
+        })
+    }
+
+    /// The names `source` reads, or where it fails to parse (1-based line and column
+    /// inside `source`, and why).
+    pub fn variables(&mut self, source: &str) -> std::result::Result<Vec<String>, Located> {
+        const NAME: &str = "one-off";
+        self.tera
+            .add_raw_template(NAME, source)
+            .map_err(|e| located(&e).unwrap_or_else(|| Located::new(NAME, (1, 1), flatten(&e))))?;
+        let mut names: Vec<String> = self
+            .tera
+            .get_template_variables(NAME)
+            .map(|vars| vars.into_iter().map(String::from).collect())
+            .unwrap_or_default();
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// Whether a string has anything for Tera to do (else it is used as it is).
+fn is_template(delimiters: &Delimiters, text: &str) -> bool {
+    text.contains(delimiters.variable[0].as_str()) || text.contains(delimiters.block[0].as_str())
+}
+
 fn engine(delimiters: &Delimiters) -> Result<Tera> {
     let mut tera = Tera::default();
     tera.set_delimiters(tera::Delimiters {
@@ -129,6 +188,35 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
         upper_snake(s)
     });
     Ok(tera)
+}
+
+/// A Tera error as a blueprint error: at its template's file, line and column when Tera
+/// knows them (syntax and rendering errors).
+pub fn template_error(err: &tera::Error) -> Error {
+    match located(err) {
+        Some(at) => Error::Located(at),
+        None => Error::Blueprint(flatten(err)),
+    }
+}
+
+/// The place and message of a syntax or rendering error, from Tera's structured report.
+/// Errors met inside a filter carry the filter's message as their source.
+pub fn located(err: &tera::Error) -> Option<Located> {
+    match err.kind() {
+        tera::ErrorKind::SyntaxError(report) | tera::ErrorKind::RenderingError(report) => {
+            let span = report.span();
+            Some(Located::new(
+                report.filename(),
+                (span.start_line.max(1), span.start_col + 1),
+                report
+                    .message()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn to_context(json: &Json) -> Context {
@@ -175,7 +263,14 @@ pub fn flatten(err: &tera::Error) -> String {
     }
 }
 
+/// Tera hands a filter an undefined value silently (a misspelt field reads as undefined);
+/// ours refuse it so a typo never ships as `null`.
 fn json_of(value: &Value) -> TeraResult<Json> {
+    if value.is_undefined() {
+        return Err(tera::Error::message(
+            "the value is undefined (a misspelt variable or field?); an optional field needs `x | default(value=...)` or `if x is defined`",
+        ));
+    }
     serde_json::to_value(value).map_err(|e| tera::Error::message(e.to_string()))
 }
 
@@ -343,6 +438,34 @@ mod tests {
         assert_eq!(
             r.render("t", &json!({"name": "n"})).expect("renders"),
             "{{ .x }} ${VAR} ${{ y }} n"
+        );
+    }
+
+    #[test]
+    fn undefined_values_are_errors_in_our_filters_too() {
+        let r = Renderer::plain([("t", "a\n[[ tags.nope | to_json ]]\n[[ tags | to_hcl ]]")])
+            .expect("parses");
+        let err = r.render("t", &json!({"tags": {}})).expect_err("undefined");
+        let Error::Located(at) = err else {
+            panic!("not located: {err}")
+        };
+        assert_eq!((at.file.as_str(), at.line, at.column), ("t", 2, 16));
+        assert!(
+            at.message.starts_with("the value is undefined"),
+            "{}",
+            at.message
+        );
+    }
+
+    #[test]
+    fn a_path_error_points_into_the_file_name() {
+        let r = Renderer::plain([]).expect("engine");
+        let err = r
+            .render_path("files/", "[% if x.y %]a[% endif %]", &json!({}))
+            .expect_err("undefined");
+        assert_eq!(
+            err.to_string(),
+            "blueprint files/[% if x.y %]a[% endif %]:1:13: in the file name: Variable `x` is not defined."
         );
     }
 

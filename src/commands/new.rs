@@ -26,6 +26,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         None => BTreeMap::new(),
     };
     let blueprint = Blueprint::load(&args.blueprint)?;
+    crate::commands::blueprint::refuse_lint_errors(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
 
     let mut builtins = Map::new();
