@@ -23,6 +23,9 @@ pub struct Request<'a> {
     /// The blueprint to move to (default: the recorded one, found by name).
     pub blueprint: Option<&'a str>,
     pub set: Vec<(String, String)>,
+    /// `--secret KEY=VALUE` pairs; secrets are also read from `SCAFFOLD_SECRET_<KEY>` and
+    /// are never recorded.
+    pub secrets: Vec<(String, String)>,
     pub values: BTreeMap<String, serde_yaml::Value>,
     /// Asks new questions on a terminal; without it they take their defaults.
     pub prompter: Option<&'a mut dyn Prompter>,
@@ -76,6 +79,9 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let blueprint = load_blueprint(record, request.blueprint)?;
     let base = found.base(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
+    let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
+        std::env::var(name).ok()
+    })?;
     let mut builtins = Map::new();
     builtins.insert(
         "target_dir_name".into(),
@@ -86,7 +92,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         &renderer,
         record,
         Sources {
-            set: request.set,
+            set: secrets.into_iter().chain(request.set).collect(),
             values: request.values,
             prompter: request.prompter,
             builtins,

@@ -30,6 +30,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         start: &args.edit.directory,
         blueprint: args.edit.blueprint.as_deref(),
         set,
+        secrets: parse_pairs(&args.edit.secret, "--secret")?,
         values,
         prompter: if interactive {
             Some(&mut terminal)

@@ -722,6 +722,60 @@ fn secrets_come_from_a_flag_or_the_environment_and_are_never_recorded_or_echoed(
 }
 
 #[test]
+fn update_takes_secrets_from_a_flag_or_the_environment_and_never_records_them() {
+    let env = Env::new();
+    let blueprint = secret_blueprint(&env);
+    let bp = blueprint.display().to_string();
+    const TOKEN: &str = "s3cr3ttokenvalue";
+    let out = run(env
+        .scaffold()
+        .args(["new", "r", "--defaults", "--blueprint", &bp])
+        .env("SCAFFOLD_SECRET_WEBHOOK_TOKEN", TOKEN));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("r");
+    // Without the secret, update says how to give it and changes nothing.
+    let before = crate::safety_git::snapshot(&env, &repo);
+    let out = run(env.scaffold().current_dir(&repo).args([
+        "update",
+        "--blueprint",
+        &bp,
+        "--set",
+        "node_max=12",
+    ]));
+    assert_one_line(
+        &out,
+        2,
+        &[
+            "missing secret answer `webhook_token`",
+            "--secret webhook_token=",
+        ],
+        "update without the secret",
+    );
+    assert_same(
+        &before,
+        &crate::safety_git::snapshot(&env, &repo),
+        "update without the secret",
+    );
+    let out = run(env.scaffold().current_dir(&repo).args([
+        "update",
+        "--blueprint",
+        &bp,
+        "--set",
+        "node_max=12",
+        "--secret",
+        &format!("webhook_token={TOKEN}"),
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains(TOKEN) && !out.stderr.contains(TOKEN));
+    let record = std::fs::read_to_string(repo.join(".scaffold/answers.yaml")).expect("record");
+    assert!(record.contains("node_max: 12"), "{record}");
+    assert!(
+        !record.contains(TOKEN) && !record.contains("webhook_token"),
+        "{record}"
+    );
+}
+
+#[test]
 fn blueprint_lint_rejects_a_duplicate_question_key() {
     let env = Env::new();
     let dir = secret_blueprint(&env);
