@@ -24,14 +24,17 @@ pub struct Rendered {
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
     let sources = plan::template_sources(blueprint)?;
     let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
-    Renderer::new(
+    let mut renderer = Renderer::new(
         &default,
         sources.iter().map(|(name, text)| Source {
             name,
             text,
             delimiters: blueprint.delimiters_for(name),
         }),
-    )
+    )?;
+    let paths: Vec<String> = plan::path_names(blueprint).collect();
+    renderer.add_paths(paths.iter().map(String::as_str));
+    Ok(renderer)
 }
 
 pub fn record_for(

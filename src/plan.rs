@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use crate::blueprint::{Blueprint, FileTree};
 use crate::error::{Error, Result};
-use crate::render::Renderer;
+use crate::render::{Renderer, Scope};
 
 /// A repo-relative path that cannot escape the repo: no `..`, no absolute path, no empty
 /// segment, no `.git`.
@@ -91,7 +91,18 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
     Ok(sources)
 }
 
-/// Renders the repo-wide files once and the addon files once per selected addon.
+/// Every blueprint-relative name whose path may be a template (for `Renderer::add_paths`).
+pub fn path_names(blueprint: &Blueprint) -> impl Iterator<Item = String> + '_ {
+    [
+        ("files/", &blueprint.files),
+        ("addon-files/", &blueprint.addon_files),
+    ]
+    .into_iter()
+    .flat_map(|(prefix, tree)| tree.keys().map(move |path| format!("{prefix}{path}")))
+}
+
+/// Renders the repo-wide files once and the addon files once per selected addon. The
+/// context is converted for Tera once; each addon's scope adds only `addon` to it.
 pub fn build(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -99,18 +110,15 @@ pub fn build(
     addons: &[Json],
 ) -> Result<Plan> {
     let mut plan = Plan::default();
-    render_tree(&mut plan, renderer, "files/", &blueprint.files, context)?;
+    let scope = Scope::new(context);
+    render_tree(&mut plan, renderer, "files/", &blueprint.files, &scope)?;
     for addon in addons {
-        let mut context = context.clone();
-        if let Json::Object(map) = &mut context {
-            map.insert("addon".into(), addon.clone());
-        }
         render_tree(
             &mut plan,
             renderer,
             "addon-files/",
             &blueprint.addon_files,
-            &context,
+            &scope.with("addon", addon),
         )?;
     }
     Ok(plan)
@@ -121,11 +129,11 @@ fn render_tree(
     renderer: &Renderer,
     prefix: &str,
     tree: &FileTree,
-    context: &Json,
+    scope: &Scope,
 ) -> Result<()> {
     for (source_path, bytes) in tree {
-        let rendered_path =
-            renderer.render_str(&format!("path {prefix}{source_path}"), source_path, context)?;
+        let name = format!("{prefix}{source_path}");
+        let rendered_path = renderer.render_path(&name, source_path, scope)?;
         if rendered_path.starts_with('/') {
             return Err(Error::Blueprint(format!(
                 "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
@@ -140,7 +148,7 @@ fn render_tree(
         }
         let (path, contents) = match rendered_path.strip_suffix(".tera") {
             Some(stripped) => {
-                let text = renderer.render(&format!("{prefix}{source_path}"), context)?;
+                let text = renderer.render_in(&name, scope)?;
                 if text.trim().is_empty() {
                     continue;
                 }

@@ -1,6 +1,12 @@
 //! One Tera engine per run. Delimiters are moved to `[[ ]]`, `[% %]` and `[# #]` so Go
 //! templates, Helm, GitHub Actions and Flux/Terraform `${VAR}` pass through untouched.
 //! Undefined variables are errors. Pure: strings in, strings out.
+//!
+//! Hot path: templates and templated paths are compiled once, when the renderer is built;
+//! the context is converted from JSON once per run into a `Scope` (Tera values are
+//! `Arc`-backed, so a per-addon scope is a cheap clone plus one insert).
+use std::collections::HashMap;
+
 use serde_json::Value as Json;
 use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
 
@@ -11,6 +17,30 @@ use crate::error::{Error, Result};
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.
     engines: Vec<(Delimiters, Tera)>,
+    /// Template name → its engine (an index into `engines`).
+    engine_of: HashMap<String, usize>,
+}
+
+/// The name a templated path is registered under (in the default engine).
+fn path_template(name: &str) -> String {
+    format!("path:{name}")
+}
+
+/// A render context, converted from JSON once.
+#[derive(Clone, Default)]
+pub struct Scope(Context);
+
+impl Scope {
+    pub fn new(json: &Json) -> Self {
+        Scope(to_context(json))
+    }
+
+    /// This scope with one more variable (e.g. `addon`).
+    pub fn with(&self, key: &'static str, value: &Json) -> Self {
+        let mut context = self.0.clone();
+        context.insert(key, value);
+        Scope(context)
+    }
 }
 
 /// A template to register: its name (blueprint-relative path), source and delimiters.
@@ -27,6 +57,7 @@ impl Renderer {
     ) -> Result<Self> {
         let mut renderer = Renderer {
             engines: vec![(default.clone(), engine(default)?)],
+            engine_of: HashMap::new(),
         };
         let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
         for source in templates {
@@ -41,12 +72,33 @@ impl Renderer {
                     .engines
                     .push((delimiters.clone(), engine(&delimiters)?));
             }
-            if let Some((_, tera)) = renderer.engines.iter_mut().find(|(d, _)| *d == delimiters) {
-                tera.add_raw_templates(list)
+            if let Some(index) = renderer.engines.iter().position(|(d, _)| *d == delimiters) {
+                for (name, _) in &list {
+                    renderer.engine_of.insert((*name).to_string(), index);
+                }
+                renderer.engines[index]
+                    .1
+                    .add_raw_templates(list)
                     .map_err(|e| Error::Blueprint(flatten(&e)))?;
             }
         }
         Ok(renderer)
+    }
+
+    /// Compiles the templated paths among `names` (blueprint-relative, e.g. `files/[[ x ]].yaml`)
+    /// once, so rendering a path does not parse it again. A path that does not compile is
+    /// left out: `render_path` then parses it and reports the error where it is used.
+    pub fn add_paths<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
+        let (delimiters, tera) = &mut self.engines[0];
+        for name in names {
+            let path = name.split_once('/').map_or(name, |(_, rest)| rest);
+            if is_template(delimiters, path) {
+                let key = path_template(name);
+                if tera.add_raw_template(&key, path).is_ok() {
+                    self.engine_of.insert(key, 0);
+                }
+            }
+        }
     }
 
     /// With the default delimiters and no templates (tests, one-off strings).
@@ -63,31 +115,55 @@ impl Renderer {
     }
 
     pub fn render(&self, name: &str, context: &Json) -> Result<String> {
-        let tera = self
-            .engines
-            .iter()
-            .map(|(_, t)| t)
-            .find(|t| t.get_template_names().any(|n| n == name))
+        self.render_in(name, &Scope::new(context))
+    }
+
+    /// Renders a registered template in a prepared scope.
+    pub fn render_in(&self, name: &str, scope: &Scope) -> Result<String> {
+        let index = *self
+            .engine_of
+            .get(name)
             .ok_or_else(|| Error::Blueprint(format!("{name}: no such template")))?;
-        tera.render(name, &to_context(context))
+        self.engines[index]
+            .1
+            .render(name, &scope.0)
             .map_err(|e| Error::Blueprint(flatten(&e)))
+    }
+
+    /// The path `path` of the blueprint file `name` (`files/…`, `addon-files/…`), rendered.
+    pub fn render_path(&self, name: &str, path: &str, scope: &Scope) -> Result<String> {
+        let key = path_template(name);
+        if self.engine_of.contains_key(&key) {
+            return self.engines[0].1.render(&key, &scope.0).map_err(|e| {
+                Error::Blueprint(format!(
+                    "path {name} `{path}` does not render: {}",
+                    flatten(&e)
+                ))
+            });
+        }
+        self.render_str_in(&format!("path {name}"), path, scope)
     }
 
     /// A one-off template (a default, a condition, a path), named for messages.
     pub fn render_str(&self, what: &str, source: &str, context: &Json) -> Result<String> {
-        let (delimiters, tera) = &self.engines[0];
-        if !source.contains(delimiters.variable[0].as_str())
-            && !source.contains(delimiters.block[0].as_str())
-        {
+        if !is_template(&self.engines[0].0, source) {
             return Ok(source.to_string());
         }
-        tera.render_str(source, &to_context(context), false)
-            .map_err(|e| {
-                Error::Blueprint(format!(
-                    "{what} `{source}` does not render: {}",
-                    flatten(&e)
-                ))
-            })
+        self.render_str_in(what, source, &Scope::new(context))
+    }
+
+    /// `render_str` in a prepared scope.
+    pub fn render_str_in(&self, what: &str, source: &str, scope: &Scope) -> Result<String> {
+        let (delimiters, tera) = &self.engines[0];
+        if !is_template(delimiters, source) {
+            return Ok(source.to_string());
+        }
+        tera.render_str(source, &scope.0, false).map_err(|e| {
+            Error::Blueprint(format!(
+                "{what} `{source}` does not render: {}",
+                flatten(&e)
+            ))
+        })
     }
 
     /// Evaluates a Tera expression as a condition.
@@ -108,6 +184,11 @@ impl Renderer {
             .map(|vars| vars.into_iter().map(String::from).collect())
             .unwrap_or_default()
     }
+}
+
+fn is_template(delimiters: &Delimiters, source: &str) -> bool {
+    source.contains(delimiters.variable[0].as_str())
+        || source.contains(delimiters.block[0].as_str())
 }
 
 fn engine(delimiters: &Delimiters) -> Result<Tera> {
