@@ -131,36 +131,84 @@ fn render_tree(
     tree: &FileTree,
     scope: &Scope,
 ) -> Result<()> {
-    for (source_path, bytes) in tree {
-        let name = format!("{prefix}{source_path}");
-        let rendered_path = renderer.render_path(&name, source_path, scope)?;
-        if rendered_path.starts_with('/') {
-            return Err(Error::Blueprint(format!(
-                "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
-            )));
+    let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
+    for file in render_all(renderer, prefix, &entries, scope) {
+        if let Some((path, contents)) = file? {
+            plan.add(path, contents)?;
         }
-        // A segment that renders empty makes the file conditional.
-        if rendered_path
-            .split('/')
-            .any(|s| s.trim().is_empty() || s == ".tera")
-        {
-            continue;
-        }
-        let (path, contents) = match rendered_path.strip_suffix(".tera") {
-            Some(stripped) => {
-                let text = renderer.render_in(&name, scope)?;
-                if text.trim().is_empty() {
-                    continue;
-                }
-                (stripped.to_string(), text.into_bytes())
-            }
-            None => (rendered_path, bytes.clone()),
-        };
-        let path = RelPath::new(&path)
-            .map_err(|m| Error::Blueprint(format!("{prefix}{source_path}: rendered path {m}")))?;
-        plan.add(path, contents)?;
     }
     Ok(())
+}
+
+/// Below this many files per thread, a thread costs more than it saves.
+const FILES_PER_THREAD: usize = 200;
+
+/// Renders `entries` in order, split across the cores when there are enough of them.
+/// Results stay in input order, so the first error reported is the first in the tree.
+fn render_all(
+    renderer: &Renderer,
+    prefix: &str,
+    entries: &[(&String, &Vec<u8>)],
+    scope: &Scope,
+) -> Vec<Result<Option<(RelPath, Vec<u8>)>>> {
+    let one =
+        |(path, bytes): &(&String, &Vec<u8>)| render_one(renderer, prefix, path, bytes, scope);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(entries.len() / FILES_PER_THREAD)
+        .max(1);
+    if threads == 1 {
+        return entries.iter().map(one).collect();
+    }
+    let chunk = entries.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// One blueprint file: its rendered path and contents, or None when it is conditional
+/// and renders away (an empty path segment, or an empty template).
+fn render_one(
+    renderer: &Renderer,
+    prefix: &str,
+    source_path: &str,
+    bytes: &[u8],
+    scope: &Scope,
+) -> Result<Option<(RelPath, Vec<u8>)>> {
+    let name = format!("{prefix}{source_path}");
+    let rendered_path = renderer.render_path(&name, source_path, scope)?;
+    if rendered_path.starts_with('/') {
+        return Err(Error::Blueprint(format!(
+            "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
+        )));
+    }
+    // A segment that renders empty makes the file conditional.
+    if rendered_path
+        .split('/')
+        .any(|s| s.trim().is_empty() || s == ".tera")
+    {
+        return Ok(None);
+    }
+    let (path, contents) = match rendered_path.strip_suffix(".tera") {
+        Some(stripped) => {
+            let text = renderer.render_in(&name, scope)?;
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            (stripped.to_string(), text.into_bytes())
+        }
+        None => (rendered_path, bytes.to_vec()),
+    };
+    let path = RelPath::new(&path)
+        .map_err(|m| Error::Blueprint(format!("{prefix}{source_path}: rendered path {m}")))?;
+    Ok(Some((path, contents)))
 }
 
 #[cfg(test)]
