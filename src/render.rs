@@ -86,18 +86,20 @@ impl Renderer {
     }
 
     /// Compiles the templated paths among `names` (blueprint-relative, e.g. `files/[[ x ]].yaml`)
-    /// once, so rendering a path does not parse it again. A path that does not compile is
-    /// left out: `render_path` then parses it and reports the error where it is used.
+    /// once, so rendering a path does not parse it again. One batch: Tera re-checks every
+    /// template on each addition. If any path does not compile, none is kept, and
+    /// `render_path` parses each where it is used and reports the error there.
     pub fn add_paths<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
         let (delimiters, tera) = &mut self.engines[0];
-        for name in names {
-            let path = name.split_once('/').map_or(name, |(_, rest)| rest);
-            if is_template(delimiters, path) {
-                let key = path_template(name);
-                if tera.add_raw_template(&key, path).is_ok() {
-                    self.engine_of.insert(key, 0);
-                }
-            }
+        let paths: Vec<(String, &str)> = names
+            .into_iter()
+            .map(|name| (name, name.split_once('/').map_or(name, |(_, rest)| rest)))
+            .filter(|(_, path)| is_template(delimiters, path))
+            .map(|(name, path)| (path_template(name), path))
+            .collect();
+        let keys: Vec<String> = paths.iter().map(|(key, _)| key.clone()).collect();
+        if tera.add_raw_templates(paths).is_ok() {
+            self.engine_of.extend(keys.into_iter().map(|key| (key, 0)));
         }
     }
 
