@@ -140,6 +140,9 @@ fn render_tree(
     Ok(())
 }
 
+/// One blueprint file rendered: its repo path and bytes, or None when it renders away.
+type Rendered = Result<Option<(RelPath, Vec<u8>)>>;
+
 /// Below this many files per thread, a thread costs more than it saves.
 const FILES_PER_THREAD: usize = 200;
 
@@ -150,7 +153,7 @@ fn render_all(
     prefix: &str,
     entries: &[(&String, &Vec<u8>)],
     scope: &Scope,
-) -> Vec<Result<Option<(RelPath, Vec<u8>)>>> {
+) -> Vec<Rendered> {
     let one =
         |(path, bytes): &(&String, &Vec<u8>)| render_one(renderer, prefix, path, bytes, scope);
     let threads = std::thread::available_parallelism()
@@ -181,7 +184,7 @@ fn render_one(
     source_path: &str,
     bytes: &[u8],
     scope: &Scope,
-) -> Result<Option<(RelPath, Vec<u8>)>> {
+) -> Rendered {
     let name = format!("{prefix}{source_path}");
     let rendered_path = renderer.render_path(&name, source_path, scope)?;
     if rendered_path.starts_with('/') {
