@@ -30,6 +30,9 @@ pub struct EntrySpec {
     pub iam_policy: Option<Json>,
     #[serde(default)]
     pub bridge_values: Option<Json>,
+    /// What the operator must provide or do, in words (`scaffold list addons`).
+    #[serde(default)]
+    pub operator_needs: Option<String>,
     pub chart: ChartSpec,
 }
 
@@ -71,6 +74,13 @@ impl Catalog {
             let raw: Json = serde_yaml::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
             let spec: EntrySpec =
                 serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
+            if let Some(Json::Object(when)) = raw.get("values_when")
+                && let Some(other) = when
+                    .keys()
+                    .find(|k| !tree.contains_key(&format!("{k}.yaml")))
+            {
+                return Err(fail(format!("values_when names unknown addon `{other}`")));
+            }
             if spec.name != stem {
                 return Err(fail(format!(
                     "name `{}` differs from the file name",
@@ -265,12 +275,23 @@ impl Entry {
     }
 
     /// The entry as templates see it: the catalog data plus `dir`, where its layer's
-    /// addons live.
-    pub fn template_object(&self, dir: &str) -> Json {
+    /// addons live, with its `values_when` (addon name → values) merged into `values` for
+    /// each named addon the repo has (`present`).
+    pub fn template_object(&self, dir: &str, present: &[&str]) -> Json {
         let mut object = match &self.raw {
             Json::Object(map) => map.clone(),
             _ => Map::new(),
         };
+        if let Some(Json::Object(when)) = object.get("values_when").cloned() {
+            for (other, extra) in &when {
+                if present.contains(&other.as_str()) {
+                    let values = object
+                        .entry("values")
+                        .or_insert_with(|| Json::Object(Map::new()));
+                    merge_into(values, extra);
+                }
+            }
+        }
         object.insert("dir".into(), Json::String(dir.to_string()));
         Json::Object(object)
     }

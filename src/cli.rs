@@ -32,6 +32,12 @@ pub enum Command {
     AddAddon(AddAddonArgs),
     /// Remove an addon added by name, with everything scaffold wrote for it, and commit.
     RemoveAddon(RemoveAddonArgs),
+    /// Move the repo around the current directory to a newer blueprint, or to changed
+    /// answers, keeping every edit; commit once.
+    #[command(
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b\n  scaffold update --blueprint ./platform-blueprint --dry-run\n  scaffold update --conflicts=markers"
+    )]
+    Update(UpdateArgs),
     /// Write, check and inspect blueprints.
     Blueprint {
         #[command(subcommand)]
@@ -109,7 +115,8 @@ pub struct NewArgs {
 
 #[derive(Debug, Args)]
 pub struct EditArgs {
-    /// Blueprint the repo was made from, when it is not embedded (a directory).
+    /// Blueprint: a name on the search path or a directory (default: the recorded one,
+    /// by name). update moves the repo to it; the others need the version that made it.
     #[arg(long)]
     pub blueprint: Option<String>,
     /// Edit even if files scaffold must change have uncommitted changes.
@@ -127,6 +134,28 @@ pub struct EditArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// A changed or new answer, KEY=VALUE (repeatable; wins over --values).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// YAML file of changed or new answers (key: value).
+    #[arg(long, value_name = "FILE")]
+    pub values: Option<PathBuf>,
+    /// On conflict: refuse and show the hunks, or write git-style markers and leave the
+    /// commit to you.
+    #[arg(long, value_enum, default_value_t = Conflicts::Refuse)]
+    pub conflicts: Conflicts,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Conflicts {
+    Refuse,
+    Markers,
+}
+
+#[derive(Debug, Args)]
 pub struct AddAddonArgs {
     /// Catalog addon (see `scaffold list addons`), or the name of a custom chart.
     pub name: String,
@@ -136,9 +165,13 @@ pub struct AddAddonArgs {
     /// Namespace (default: the catalog's, or NAME for a custom chart).
     #[arg(long)]
     pub namespace: Option<String>,
-    /// A Helm value, KEY=VALUE with a dotted key (repeatable), e.g. --set replicaCount=2.
+    /// Helm values as helm --set takes them (repeatable): a.b=1,c[0]=x,d={e,f}; true, false,
+    /// null and plain integers are typed, everything else (6.10, 1e3, 0x1F) stays a string.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Like --set, but every value is a string (helm --set-string).
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
     /// A chart outside the catalog: its name in --repo.
     #[arg(long, requires_all = ["repo", "version"])]
     pub chart: Option<String>,
@@ -165,6 +198,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
         Command::RemoveAddon(args) => commands::addon::remove(args),
+        Command::Update(args) => commands::update::run(args),
         Command::List {
             what: ListWhat::Addons { blueprint, json },
         } => commands::list::addons(&blueprint, json),

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use similar::TextDiff;
 
 use crate::error::{Error, Result};
-use crate::merge::merge3;
+use crate::merge::{Hunk, conflicts, merge3};
 use crate::plan::{Plan, RelPath};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,69 +30,143 @@ impl Change {
     }
 }
 
+/// What both the user and the new rendering changed, so scaffold cannot decide alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    pub path: RelPath,
+    pub kind: ConflictKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// Both changed the same lines: the hunks, the file with git-style markers, and the
+    /// file as it is.
+    Lines {
+        hunks: Vec<Hunk>,
+        marked: Vec<u8>,
+        before: Vec<u8>,
+    },
+    /// Both changed a file that is not text.
+    Binary,
+    /// New in the rendering, but a file with other content is already there.
+    Exists,
+    /// Gone from the rendering, but the user edited it.
+    EditedButRemoved,
+    /// Changed in the rendering, but the user deleted it.
+    DeletedButChanged,
+}
+
+impl Conflict {
+    /// Why, in the words the refusal uses.
+    pub fn why(&self) -> &'static str {
+        match self.kind {
+            ConflictKind::Lines { .. } | ConflictKind::Binary => {
+                "your edits and scaffold's change touch the same lines"
+            }
+            ConflictKind::Exists => "exists with other content; move it away first",
+            ConflictKind::EditedButRemoved => {
+                "was edited since scaffold wrote it and would be removed; undo or move your edits first"
+            }
+            ConflictKind::DeletedButChanged => {
+                "was deleted, but scaffold needs to change it; restore it from git first"
+            }
+        }
+    }
+}
+
+/// The clean changes and the conflicts of going from `old` to `new`.
+#[derive(Debug, Default)]
+pub struct Merge {
+    pub changes: Vec<Change>,
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The changes from `old` to `new`, refused (with nothing changed) at the first conflict.
 pub fn changes(
     old: &Plan,
     new: &Plan,
     read: impl Fn(&RelPath) -> Result<Option<Vec<u8>>>,
 ) -> Result<Vec<Change>> {
+    let merge = merge(old, new, read, "scaffold")?;
+    match merge.conflicts.first() {
+        Some(conflict) => Err(Error::Refused(format!(
+            "{}: {}; nothing was changed",
+            conflict.path.as_str(),
+            conflict.why()
+        ))),
+        None => Ok(merge.changes),
+    }
+}
+
+/// Every change from `old` to `new` onto the files as `read` finds them; `label` names the
+/// new rendering in conflict markers.
+pub fn merge(
+    old: &Plan,
+    new: &Plan,
+    read: impl Fn(&RelPath) -> Result<Option<Vec<u8>>>,
+    label: &str,
+) -> Result<Merge> {
     let paths: BTreeSet<&RelPath> = old.files.keys().chain(new.files.keys()).collect();
-    let mut out = Vec::new();
+    let mut out = Merge::default();
     for path in paths {
         let (before, after) = (old.files.get(path), new.files.get(path));
         if before == after {
             continue;
         }
         let disk = read(path)?;
-        let refuse =
-            |why: &str| Error::Refused(format!("{}: {why}; nothing was changed", path.as_str()));
+        let mut conflict = |kind| {
+            out.conflicts.push(Conflict {
+                path: path.clone(),
+                kind,
+            })
+        };
         match (before, after, disk) {
-            (None, Some(after), None) => out.push(Change::Write {
+            (None, Some(after), None) => out.changes.push(Change::Write {
                 path: path.clone(),
                 contents: after.clone(),
                 before: None,
             }),
             (None, Some(after), Some(disk)) if &disk == after => {}
-            (None, Some(_), Some(_)) => {
-                return Err(refuse("exists with other content; move it away first"));
-            }
+            (None, Some(_), Some(_)) => conflict(ConflictKind::Exists),
             (Some(_), None, None) => {}
-            (Some(before), None, Some(disk)) if &disk == before => out.push(Change::Delete {
-                path: path.clone(),
-                before: disk,
-            }),
-            (Some(_), None, Some(_)) => {
-                return Err(refuse(
-                    "was edited since scaffold wrote it and would be removed; undo or move your edits first",
-                ));
+            (Some(before), None, Some(disk)) if &disk == before => {
+                out.changes.push(Change::Delete {
+                    path: path.clone(),
+                    before: disk,
+                })
             }
-            (Some(_), Some(_), None) => {
-                return Err(refuse(
-                    "was deleted, but scaffold needs to change it; restore it from git first",
-                ));
-            }
+            (Some(_), None, Some(_)) => conflict(ConflictKind::EditedButRemoved),
+            (Some(_), Some(_), None) => conflict(ConflictKind::DeletedButChanged),
             (Some(before), Some(after), Some(disk)) => {
                 let texts = (
                     std::str::from_utf8(before),
                     std::str::from_utf8(&disk),
                     std::str::from_utf8(after),
                 );
-                let merged = match texts {
-                    (Ok(b), Ok(d), Ok(a)) => merge3(b, d, a).map(String::into_bytes),
-                    _ if &disk == before => Some(after.clone()),
-                    _ => None,
-                };
-                match merged {
-                    Some(merged) if merged == disk => {}
-                    Some(merged) => out.push(Change::Write {
+                match texts {
+                    (Ok(b), Ok(d), Ok(a)) => match merge3(b, d, a) {
+                        Some(merged) if merged.as_bytes() == disk => {}
+                        Some(merged) => out.changes.push(Change::Write {
+                            path: path.clone(),
+                            contents: merged.into_bytes(),
+                            before: Some(disk),
+                        }),
+                        None => {
+                            let found = conflicts(b, d, a, label);
+                            conflict(ConflictKind::Lines {
+                                hunks: found.hunks,
+                                marked: found.marked.into_bytes(),
+                                before: disk,
+                            });
+                        }
+                    },
+                    _ if &disk == before => out.changes.push(Change::Write {
                         path: path.clone(),
-                        contents: merged,
+                        contents: after.clone(),
                         before: Some(disk),
                     }),
-                    None => {
-                        return Err(refuse(
-                            "your edits and scaffold's change touch the same lines",
-                        ));
-                    }
+                    _ if &disk == after => {}
+                    _ => conflict(ConflictKind::Binary),
                 }
             }
             (None, None, _) => {}
@@ -134,4 +208,67 @@ pub fn unified_diff(changes: &[Change]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_conflict_is_collected_and_clean_changes_kept() {
+        let old = Plan::of_texts(&[
+            ("edited-removed", "a\n"),
+            ("deleted-changed", "a\n"),
+            ("lines", "a\nb\n"),
+            ("clean", "a\n"),
+        ]);
+        let new = Plan::of_texts(&[
+            ("exists", "new\n"),
+            ("deleted-changed", "b\n"),
+            ("lines", "a\nB\n"),
+            ("clean", "a\nc\n"),
+        ]);
+        let disk = Plan::of_texts(&[
+            ("exists", "mine\n"),
+            ("edited-removed", "a\nmine\n"),
+            ("lines", "a\nmine\n"),
+            ("clean", "# mine\na\n"),
+        ]);
+        let merge = merge(&old, &new, |p| Ok(disk.files.get(p).cloned()), "new").expect("merge");
+        let kinds: Vec<(&str, &str)> = merge
+            .conflicts
+            .iter()
+            .map(|c| {
+                let kind = match &c.kind {
+                    ConflictKind::Lines { hunks, .. } => {
+                        assert_eq!(hunks.len(), 1);
+                        assert_eq!(hunks[0].line, 2);
+                        "lines"
+                    }
+                    ConflictKind::Exists => "exists",
+                    ConflictKind::EditedButRemoved => "edited-removed",
+                    ConflictKind::DeletedButChanged => "deleted-changed",
+                    ConflictKind::Binary => "binary",
+                };
+                (c.path.as_str(), kind)
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("deleted-changed", "deleted-changed"),
+                ("edited-removed", "edited-removed"),
+                ("exists", "exists"),
+                ("lines", "lines"),
+            ]
+        );
+        assert_eq!(
+            merge.changes,
+            [Change::Write {
+                path: RelPath::new("clean").expect("path"),
+                contents: b"# mine\na\nc\n".to_vec(),
+                before: Some(b"# mine\na\n".to_vec()),
+            }]
+        );
+    }
 }

@@ -9,7 +9,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, RelPath};
 use crate::record::{self, BlueprintId, Record};
-use crate::render::{Renderer, Source};
+use crate::render::{Renderer, Scope, Source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -85,8 +85,12 @@ pub fn render(
             }
         }
     }
+    let present: Vec<&str> = selection
+        .entries
+        .iter()
+        .map(|e| e.spec.name.as_str())
+        .collect();
     let mut addons = Vec::new();
-    let mut by_name = Map::new();
     for entry in &selection.entries {
         let layer = &entry.spec.layer;
         let dir_template = blueprint.manifest.layers.get(layer).ok_or_else(|| {
@@ -103,9 +107,7 @@ pub fn render(
             ))
         })?;
         let dir = renderer.render_str(&format!("layer {layer}"), dir_template, &base_context)?;
-        let object = entry.template_object(&dir);
-        by_name.insert(entry.spec.name.clone(), object.clone());
-        addons.push(object);
+        addons.push(entry.template_object(&dir, &present));
     }
     let mut context = match base_context {
         Json::Object(map) => map,
@@ -127,6 +129,14 @@ pub fn render(
         ),
     );
     context.insert("addons".into(), Json::Array(addons.clone()));
+    render_configs(renderer, &context, &mut addons)?;
+    context.insert("addons".into(), Json::Array(addons.clone()));
+    let by_name: Map<String, Json> = selection
+        .entries
+        .iter()
+        .map(|e| e.spec.name.clone())
+        .zip(addons.iter().cloned())
+        .collect();
     let context = Json::Object(context);
     let mut plan = plan::build(blueprint, renderer, &context, &addons)?;
     let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
@@ -136,6 +146,42 @@ pub fn render(
         added: selection.added,
         addons: by_name,
     })
+}
+
+/// Renders each addon's `configs[].content` (catalog text that is a template too) with the
+/// repo's context and the addon as `addon`, so a config can name answers and other addons.
+fn render_configs(
+    renderer: &Renderer,
+    context: &Map<String, Json>,
+    addons: &mut [Json],
+) -> Result<()> {
+    let base = Scope::new(&Json::Object(context.clone()));
+    for addon in addons.iter_mut() {
+        let name = text_of(addon, "name");
+        let scope = base.with("addon", addon);
+        let Some(Json::Array(configs)) = addon.get_mut("configs") else {
+            continue;
+        };
+        for config in configs.iter_mut() {
+            let file = text_of(config, "file");
+            if let Some(Json::String(content)) = config.get_mut("content") {
+                *content = renderer.render_str_in(
+                    &format!("addons/{name}.yaml configs {file}"),
+                    content,
+                    &scope,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn text_of(object: &Json, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The catalog a record sees: the blueprint's, with its addon settings applied.

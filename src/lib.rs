@@ -2,8 +2,9 @@
 //!
 //! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
 //! → commit. The core (`answers`, `catalog`, `render`, `plan`, `generate`, `merge`, `edit`,
-//! `blueprint_test`) is pure; files are read by `blueprint` and `lint`, written only by
-//! `write` and `git`; the terminal belongs to `commands` and `prompt`.
+//! `blueprint_test`) is pure; files are read by `blueprint`, `lint`, `repo` (a scaffold repo:
+//! record, base, rendering) and `update`, written only by `write`, `git` and `pristine` (the
+//! base under `refs/scaffold/base`); the terminal belongs to `commands` and `prompt`.
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;
@@ -16,11 +17,15 @@ pub mod edit;
 pub mod error;
 pub mod generate;
 pub mod git;
+pub mod helm_values;
 pub mod lint;
 pub mod manifest;
 pub mod merge;
 pub mod plan;
+pub mod pristine;
 pub mod prompt;
 pub mod record;
 pub mod render;
+pub mod repo;
+pub mod update;
 pub mod write;

@@ -16,20 +16,13 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     let ours: Vec<&str> = ours.split_inclusive('\n').collect();
     let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
 
-    // Where each base line sits in the user's file (None: the user changed or removed it).
+    // Where each base line sits in the user's file, and back (None: the user changed or
+    // removed it).
+    let in_ours = equal_lines(&base, &ours);
     let mut ours_to_base: Vec<Option<usize>> = vec![None; ours.len()];
-    let mut base_kept_by_user = vec![false; base.len()];
-    for op in capture_diff_slices(Algorithm::Myers, &base, &ours) {
-        if let DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                ours_to_base[new_index + k] = Some(old_index + k);
-                base_kept_by_user[old_index + k] = true;
-            }
+    for (i, j) in in_ours.iter().enumerate() {
+        if let Some(j) = j {
+            ours_to_base[*j] = Some(i);
         }
     }
     // What the new rendering does to each base line: keep or drop it, and what it inserts
@@ -64,7 +57,7 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
         }
     }
     // The renderer changed a line the user changed too.
-    if (0..base.len()).any(|i| dropped[i] && !base_kept_by_user[i]) {
+    if (0..base.len()).any(|i| dropped[i] && in_ours[i].is_none()) {
         return None;
     }
 
@@ -92,9 +85,101 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     Some(out.concat())
 }
 
+/// Where both sides changed the same lines: the user's file line (1-based) and the three
+/// versions of the region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    pub line: usize,
+    pub base: String,
+    pub ours: String,
+    pub theirs: String,
+}
+
+/// A merge that could not be made clean: the user's file with git-style conflict markers
+/// around each conflicting region (the rest merged), and those regions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflicted {
+    pub marked: String,
+    pub hunks: Vec<Hunk>,
+}
+
+/// For a merge `merge3` refuses: splits the three texts at the lines both sides kept, merges
+/// the regions between them that only one side changed, and marks the others.
+pub fn conflicts(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Conflicted {
+    let base: Vec<&str> = base.split_inclusive('\n').collect();
+    let ours: Vec<&str> = ours.split_inclusive('\n').collect();
+    let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
+    let in_ours = equal_lines(&base, &ours);
+    let in_theirs = equal_lines(&base, &theirs);
+    // Lines both sides kept, as (base, ours, theirs) indices; a sentinel closes the file.
+    let mut anchors: Vec<(usize, usize, usize)> = (0..base.len())
+        .filter_map(|i| Some((i, in_ours[i]?, in_theirs[i]?)))
+        .collect();
+    anchors.push((base.len(), ours.len(), theirs.len()));
+    let mut out = String::new();
+    let mut hunks = Vec::new();
+    let (mut b, mut o, mut t) = (0, 0, 0);
+    for (ab, ao, at) in anchors {
+        let (rb, ro, rt) = (
+            base[b..ab].concat(),
+            ours[o..ao].concat(),
+            theirs[t..at].concat(),
+        );
+        match merge3(&rb, &ro, &rt) {
+            Some(merged) => out.push_str(&merged),
+            None => {
+                out.push_str("<<<<<<< yours\n");
+                out.push_str(&with_newline(&ro));
+                out.push_str("||||||| base\n");
+                out.push_str(&with_newline(&rb));
+                out.push_str("=======\n");
+                out.push_str(&with_newline(&rt));
+                out.push_str(&format!(">>>>>>> {theirs_label}\n"));
+                hunks.push(Hunk {
+                    line: o + 1,
+                    base: rb,
+                    ours: ro,
+                    theirs: rt,
+                });
+            }
+        }
+        if ab < base.len() {
+            out.push_str(ours[ao]);
+        }
+        (b, o, t) = (ab + 1, ao + 1, at + 1);
+    }
+    Conflicted { marked: out, hunks }
+}
+
+/// For each line of `a`, its index in `b` when the diff keeps it.
+fn equal_lines(a: &[&str], b: &[&str]) -> Vec<Option<usize>> {
+    let mut at = vec![None; a.len()];
+    for op in capture_diff_slices(Algorithm::Myers, a, b) {
+        if let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            for k in 0..len {
+                at[old_index + k] = Some(new_index + k);
+            }
+        }
+    }
+    at
+}
+
+fn with_newline(text: &str) -> String {
+    if text.is_empty() || text.ends_with('\n') {
+        text.to_string()
+    } else {
+        format!("{text}\n")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::merge3;
+    use super::{conflicts, merge3};
 
     const BASE: &str = "resources:\n  - a/\n  - c/\n";
 
@@ -141,6 +226,25 @@ mod tests {
         assert_eq!(
             merge3(base, ours, theirs).as_deref(),
             Some("# note\nkind: Kustomization\nresources:\n  - a/\n")
+        );
+    }
+
+    #[test]
+    fn conflicts_mark_only_the_region_both_sides_changed() {
+        let base = "a: 1\nb: 2\nc: 3\nd: 4\n";
+        let ours = "# mine\na: 1\nb: 20\nc: 3\nd: 4\n";
+        let theirs = "a: 1\nb: 200\nc: 3\nd: 5\n";
+        assert_eq!(merge3(base, ours, theirs), None);
+        let found = conflicts(base, ours, theirs, "blueprint");
+        assert_eq!(
+            found.marked,
+            "# mine\na: 1\n<<<<<<< yours\nb: 20\n||||||| base\nb: 2\n=======\nb: 200\n>>>>>>> blueprint\nc: 3\nd: 5\n"
+        );
+        assert_eq!(found.hunks.len(), 1);
+        assert_eq!(found.hunks[0].line, 3);
+        assert_eq!(
+            (found.hunks[0].base.as_str(), found.hunks[0].theirs.as_str()),
+            ("b: 2\n", "b: 200\n")
         );
     }
 }

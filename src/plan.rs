@@ -73,6 +73,19 @@ impl Plan {
     }
 }
 
+#[cfg(test)]
+impl Plan {
+    /// A plan of text files, for tests.
+    pub fn of_texts(files: &[(&str, &str)]) -> Self {
+        let mut plan = Plan::default();
+        for (path, text) in files {
+            plan.add(RelPath::new(path).expect("path"), text.as_bytes().to_vec())
+                .expect("add");
+        }
+        plan
+    }
+}
+
 /// Template names are the blueprint-relative paths, so errors point at the source file.
 pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> {
     let mut sources = Vec::new();

@@ -34,6 +34,7 @@ pub struct Prompt<'a> {
     pub check: &'a dyn Fn(&str) -> std::result::Result<Json, String>,
 }
 
+#[derive(Default)]
 pub struct Sources<'a> {
     /// `--set key=value`, in order (a later one wins).
     pub set: Vec<(String, String)>,
@@ -46,10 +47,17 @@ pub struct Sources<'a> {
     pub builtins: Map<String, Json>,
 }
 
-pub fn gather(
+pub fn gather(blueprint: &Blueprint, renderer: &Renderer, sources: Sources<'_>) -> Result<Answers> {
+    gather_over(blueprint, renderer, sources, &Map::new())
+}
+
+/// `gather` over a repo's recorded answers, which rank below `--values`: each is used while
+/// its question still applies and dropped silently once its `when` no longer holds.
+pub fn gather_over(
     blueprint: &Blueprint,
     renderer: &Renderer,
     mut sources: Sources<'_>,
+    recorded: &Map<String, Json>,
 ) -> Result<Answers> {
     let questions = &blueprint.manifest.questions;
     for key in sources
@@ -96,6 +104,13 @@ pub fn gather(
             let parsed = from_yaml(question, value)
                 .and_then(|v| validate(question, v, &choices, &answers, renderer, &context));
             Some(parsed.map_err(|m| bad(key, &m, "--values"))?)
+        } else if let Some(value) = recorded.get(key) {
+            let parsed = serde_yaml::to_value(value)
+                .map_err(|e| e.to_string())
+                .and_then(|v| from_yaml(question, &v))
+                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context));
+            let from = format!("{}; --set {key}=… changes it", crate::record::PATH);
+            Some(parsed.map_err(|m| bad(key, &m, &from))?)
         } else {
             None
         };

@@ -1,166 +1,15 @@
 //! `scaffold add-addon` and `remove-addon`: render the repo as recorded, render it again
 //! with the addon added or removed, and apply the difference with a three-way merge that
 //! keeps the user's edits; then record and commit.
-use std::path::PathBuf;
-
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 
-use crate::answers::{self, Answers, Sources};
-use crate::blueprint::Blueprint;
-use crate::catalog::merge_into;
 use crate::cli::{AddAddonArgs, EditArgs, RemoveAddonArgs};
-use crate::commands::new::parse_pairs;
-use crate::edit;
+use crate::commands::apply::apply;
 use crate::error::{Error, Result};
 use crate::generate::{self, Rendered};
-use crate::git;
-use crate::record::{self, Record};
-use crate::render::Renderer;
-use crate::write;
-
-/// A repo made by `scaffold new`, rendered as its record says.
-struct Repo {
-    root: PathBuf,
-    record: Record,
-    blueprint: Blueprint,
-    renderer: Renderer,
-    answers: Answers,
-    rendered: Rendered,
-}
-
-impl Repo {
-    fn open(args: &EditArgs) -> Result<Self> {
-        let root = write::find_repo(&args.directory)?;
-        let text = std::fs::read_to_string(root.join(record::PATH))
-            .map_err(|e| Error::io_path("read", &root.join(record::PATH), e))?;
-        let record = Record::parse(&text)?;
-        let blueprint = match &args.blueprint {
-            Some(selector) => Blueprint::load(selector)?,
-            None => Blueprint::load(&record.blueprint.name).map_err(|_| {
-                Error::Input(format!(
-                    "this repo was made with blueprint {} {}, which scaffold cannot find by name: pass --blueprint DIR, or put it on SCAFFOLD_BLUEPRINT_PATH",
-                    record.blueprint.name, record.blueprint.version
-                ))
-            })?,
-        };
-        let made_with = &record.blueprint;
-        if blueprint.manifest.name != made_with.name
-            || blueprint.manifest.version != made_with.version
-        {
-            return Err(Error::Input(format!(
-                "this repo was made with blueprint {} {}, but scaffold has {} {}: use the scaffold release that made it (updates come with a later command)",
-                made_with.name,
-                made_with.version,
-                blueprint.manifest.name,
-                blueprint.manifest.version
-            )));
-        }
-        let renderer = generate::renderer_for(&blueprint)?;
-        // `addons` may name custom charts the blueprint's catalog does not list: the
-        // effective catalog checks those when rendering.
-        let values = record
-            .answers
-            .iter()
-            .filter(|(k, _)| k.as_str() != "addons")
-            .map(|(k, v)| {
-                Ok((
-                    k.clone(),
-                    serde_yaml::to_value(v).map_err(|e| Error::Input(e.to_string()))?,
-                ))
-            })
-            .collect::<Result<_>>()?;
-        let answers = answers::gather(
-            &blueprint,
-            &renderer,
-            Sources {
-                set: Vec::new(),
-                values,
-                prompter: None,
-                builtins: Map::new(),
-            },
-        )
-        .map_err(|e| Error::Input(format!("{}: {e}", record::PATH)))?;
-        let mut answers = answers;
-        answers.values.insert(
-            "addons".into(),
-            Json::Array(
-                record
-                    .chosen_addons()
-                    .into_iter()
-                    .map(Json::String)
-                    .collect(),
-            ),
-        );
-        let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
-        Ok(Repo {
-            root,
-            record,
-            blueprint,
-            renderer,
-            answers,
-            rendered,
-        })
-    }
-
-    /// The repo as `record` would render it.
-    fn render(&self, record: &Record) -> Result<Rendered> {
-        generate::render(&self.blueprint, &self.renderer, &self.answers, record)
-    }
-
-    /// Merges the difference to `next` into the work tree and commits it.
-    fn change_to(&self, next: &Rendered, args: &EditArgs, message: &str) -> Result<()> {
-        let changes = edit::changes(&self.rendered.plan, &next.plan, |path| {
-            write::read(&self.root, path)
-        })?;
-        let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
-        if !args.allow_dirty {
-            let dirty = git::dirty(&self.root, &paths)?;
-            if !dirty.is_empty() {
-                return Err(Error::Refused(format!(
-                    "uncommitted changes in {}: commit or stash them first, or pass --allow-dirty",
-                    dirty.join(", ")
-                )));
-            }
-        }
-        if args.dry_run {
-            print!("{}", edit::unified_diff(&changes));
-            eprintln!(
-                "dry run: {} file(s) would change; nothing written",
-                changes.len()
-            );
-            return Ok(());
-        }
-        let (author, fallback) = git::resolve_author(args.author.as_deref())?;
-        if fallback {
-            eprintln!(
-                "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
-            );
-        }
-        write::apply(&self.root, &changes)?;
-        let commit = git::commit_changes(&self.root, &changes, &author, message)?;
-        let written = changes
-            .iter()
-            .filter(|c| matches!(c, edit::Change::Write { .. }))
-            .count();
-        println!(
-            "{message}: {written} file(s) written, {} removed, commit {}",
-            changes.len() - written,
-            &commit[..12]
-        );
-        Ok(())
-    }
-
-    fn version_of(rendered: &Rendered, name: &str) -> Option<String> {
-        rendered
-            .addons
-            .get(name)?
-            .get("chart")?
-            .get("version")?
-            .as_str()
-            .map(String::from)
-    }
-}
+use crate::helm_values::{self, Typing};
+use crate::repo::{Repo, addon_version};
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
@@ -202,10 +51,10 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             "a chart name",
         )?;
     }
-    let repo = Repo::open(&args.edit)?;
+    let repo = Repo::open(&args.edit.directory, args.edit.blueprint.as_deref())?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
 
-    if let Some(current) = Repo::version_of(&repo.rendered, name) {
+    if let Some(current) = addon_version(&repo.rendered, name) {
         return match &args.version {
             Some(wanted) if wanted != &current => Err(Error::Input(format!(
                 "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
@@ -247,7 +96,10 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     if let Some(namespace) = &args.namespace {
         setting.insert("namespace".into(), Json::String(namespace.clone()));
     }
-    let values = helm_values(&parse_pairs(&args.set, "--set")?)?;
+    let values = helm_values(&[
+        ("--set", Typing::Helm, &args.set),
+        ("--set-string", Typing::Strings, &args.set_string),
+    ])?;
     if !values.is_empty() {
         setting.insert("values".into(), Json::Object(values));
     }
@@ -262,13 +114,14 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             .insert(name.clone(), Json::Object(setting));
     }
     let next = repo.render(&record)?;
-    let version = Repo::version_of(&next, name).unwrap_or_default();
+    let version = addon_version(&next, name).unwrap_or_default();
     for (dep, by) in &next.added {
         if !repo.rendered.addons.contains_key(dep) {
             println!("adding {dep} too (needed by {by})");
         }
     }
-    repo.change_to(
+    change_to(
+        &repo,
         &next,
         &args.edit,
         &format!("scaffold: add addon {name} {version}"),
@@ -277,7 +130,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
 
 pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let name = &args.name;
-    let repo = Repo::open(&args.edit)?;
+    let repo = Repo::open(&args.edit.directory, args.edit.blueprint.as_deref())?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();
     if !chosen.contains(name) {
@@ -314,16 +167,29 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
             if dependants.len() == 1 { "it" } else { "them" }
         )));
     }
-    let version = Repo::version_of(&repo.rendered, name).unwrap_or_default();
+    let version = addon_version(&repo.rendered, name).unwrap_or_default();
     let mut record = repo.record.clone();
     chosen.retain(|n| n != name);
     record.set_chosen_addons(chosen);
     record.addon_settings.remove(name);
     let next = repo.render(&record)?;
-    repo.change_to(
+    change_to(
+        &repo,
         &next,
         &args.edit,
         &format!("scaffold: remove addon {name} {version}"),
+    )
+}
+
+/// Merges the repo's difference to `next` into the work tree and commits it.
+fn change_to(repo: &Repo, next: &Rendered, args: &EditArgs, message: &str) -> Result<()> {
+    let changes = repo.changes_to(next)?;
+    apply(
+        &repo.root,
+        &changes,
+        &next.plan,
+        &args.into(),
+        Some(message),
     )
 }
 
@@ -338,29 +204,14 @@ fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
     }
 }
 
-/// `a.b=1` pairs into nested Helm values; each value is read as YAML (numbers, booleans).
-fn helm_values(pairs: &[(String, String)]) -> Result<Map<String, Json>> {
-    let mut values = Json::Object(Map::new());
-    for (key, text) in pairs {
-        let scalar: Json = serde_yaml::from_str::<serde_yaml::Value>(text)
-            .ok()
-            .and_then(|v| serde_json::to_value(v).ok())
-            .unwrap_or_else(|| Json::String(text.clone()));
-        let mut nested = scalar;
-        for part in key.split('.').rev() {
-            if part.is_empty() {
-                return Err(Error::Input(format!(
-                    "--set `{key}`: empty segment in the value path"
-                )));
-            }
-            let mut map = Map::new();
-            map.insert(part.to_string(), nested);
-            nested = Json::Object(map);
+/// The Helm values of `--set`-like flags, applied in order (later ones win, as in Helm).
+fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Json>> {
+    let mut values = Map::new();
+    for (flag, typing, exprs) in flags {
+        for expr in *exprs {
+            helm_values::apply(&mut values, expr, *typing)
+                .map_err(|why| Error::Input(format!("{flag} {why}")))?;
         }
-        merge_into(&mut values, &nested);
     }
-    Ok(match values {
-        Json::Object(map) => map,
-        _ => Map::new(),
-    })
+    Ok(values)
 }

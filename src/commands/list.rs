@@ -2,6 +2,7 @@
 use serde_json::{Value as Json, json};
 
 use crate::blueprint::Blueprint;
+use crate::catalog::Entry;
 use crate::error::Result;
 
 pub fn addons(blueprint: &str, as_json: bool) -> Result<()> {
@@ -16,7 +17,7 @@ pub fn addons(blueprint: &str, as_json: bool) -> Result<()> {
                     "name": s.name, "chart": s.chart.name, "version": s.chart.version,
                     "namespace": s.namespace, "layer": s.layer, "always": s.always, "default": s.default,
                     "aws_permissions": s.iam_policy.is_some(), "requires": s.requires, "depends_on": s.depends_on,
-                    "description": s.description,
+                    "description": s.description, "operator_needs": needs_in_words(&blueprint, e),
                 })
             })
             .collect();
@@ -24,30 +25,62 @@ pub fn addons(blueprint: &str, as_json: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{:<28} {:<28} {:<11} {:<16} {:<14} NEEDS",
+        "{:<28} {:<28} {:<11} {:<16} {:<14} DEPENDS ON",
         "NAME", "CHART", "VERSION", "NAMESPACE", "LAYER"
     );
     for e in blueprint.catalog.entries() {
         let s = &e.spec;
-        let mut needs: Vec<String> = s.depends_on.clone();
-        needs.extend(s.requires.iter().map(|r| format!("answer {r}")));
+        let mut depends: Vec<String> = s.depends_on.clone();
         if s.iam_policy.is_some() {
-            needs.push("AWS (IRSA)".into());
+            depends.push("AWS (IRSA)".into());
         }
         let name = if s.always {
             format!("{} (always)", s.name)
         } else {
             s.name.clone()
         };
-        let needs = if needs.is_empty() {
+        let depends = if depends.is_empty() {
             "-".to_string()
         } else {
-            needs.join(", ")
+            depends.join(", ")
         };
         println!(
-            "{name:<28} {:<28} {:<11} {:<16} {:<14} {needs}",
+            "{name:<28} {:<28} {:<11} {:<16} {:<14} {depends}",
             s.chart.name, s.chart.version, s.namespace, s.layer
         );
+        println!("    needs: {}", needs_in_words(&blueprint, e));
     }
     Ok(())
+}
+
+/// What the operator must give an addon: the questions it requires (by their prompt) and
+/// the catalog's own words.
+fn needs_in_words(blueprint: &Blueprint, entry: &Entry) -> String {
+    let mut needs: Vec<String> = entry
+        .spec
+        .requires
+        .iter()
+        .map(|key| {
+            let prompt = blueprint
+                .manifest
+                .questions
+                .iter()
+                .find(|q| &q.key == key)
+                .map(|q| q.prompt.split(" (").next().unwrap_or_default().to_string())
+                .unwrap_or_else(|| key.clone());
+            format!("{prompt} (answer `{key}`)")
+        })
+        .collect();
+    needs.extend(
+        entry
+            .spec
+            .operator_needs
+            .iter()
+            .map(|n| n.trim().to_string()),
+    );
+    if needs.is_empty() {
+        "nothing".into()
+    } else {
+        needs.join("; ")
+    }
 }

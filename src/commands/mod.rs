@@ -1,6 +1,8 @@
 //! One pipeline per subcommand: translate arguments, call the pure core, then write,
 //! commit and report. Printing happens here and nowhere below.
 pub mod addon;
+pub mod apply;
 pub mod blueprint;
 pub mod list;
 pub mod new;
+pub mod update;

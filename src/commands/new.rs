@@ -11,6 +11,7 @@ use crate::cli::NewArgs;
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::git;
+use crate::pristine;
 use crate::prompt::Terminal;
 use crate::write;
 
@@ -82,6 +83,7 @@ pub fn run(args: NewArgs) -> Result<()> {
     );
     let staged = write::stage(plan, &args.dir)?;
     let commit = git::commit(staged.path(), plan, &author, &message)?;
+    pristine::store(staged.path(), plan, &message)?;
     staged.finish()?;
 
     if args.json {
@@ -122,7 +124,7 @@ pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>
         .collect()
 }
 
-fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
+pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
     let value: serde_yaml::Value = serde_yaml::from_str(&text)

@@ -28,9 +28,9 @@ fn tree(env: &Env, dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn new_with_addons_equals_new_then_add_addon() {
     let env = Env::new();
-    let direct = new_repo(&env, "direct", "velero,istiod");
+    let direct = new_repo(&env, "direct", "velero,istio");
     let grown = new_repo(&env, "grown", "");
-    for addon in ["velero", "istiod"] {
+    for addon in ["velero", "istio"] {
         let out = in_repo(&env, &grown, &["add-addon", addon]);
         assert_eq!(out.code, 0, "{addon}: {}", out.stderr);
     }
@@ -50,7 +50,7 @@ fn new_with_addons_equals_new_then_add_addon() {
             .lines()
             .collect::<Vec<_>>(),
         [
-            "scaffold: add addon istiod 1.30.3",
+            "scaffold: add addon istio 1.30.3",
             "scaffold: add addon velero 12.1.0",
             "scaffold: new platform from blueprint default 0.1.0",
         ]
@@ -62,11 +62,11 @@ fn add_then_remove_restores_the_tree_byte_for_byte() {
     let env = Env::new();
     let dir = new_repo(&env, "p", "metrics-server");
     let before = tree(&env, &dir);
-    let out = in_repo(&env, &dir, &["add-addon", "istiod"]);
+    let out = in_repo(&env, &dir, &["add-addon", "istio"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout
-            .contains("adding istio-base too (needed by istiod)"),
+            .contains("adding istio-base too (needed by istio)"),
         "{}",
         out.stdout
     );
@@ -75,21 +75,21 @@ fn add_then_remove_restores_the_tree_byte_for_byte() {
             .is_file()
     );
     assert!(
-        dir.join("infrastructure/addons/istiod/release.yaml")
+        dir.join("infrastructure/addons/istio/release.yaml")
             .is_file()
     );
-    let out = in_repo(&env, &dir, &["remove-addon", "istiod"]);
+    let out = in_repo(&env, &dir, &["remove-addon", "istio"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(tree(&env, &dir), before);
     assert!(
-        !dir.join("infrastructure/addons/istiod").exists(),
+        !dir.join("infrastructure/addons/istio").exists(),
         "empty directories are removed too"
     );
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     assert_eq!(env.git(&dir, &["diff", "HEAD~2", "--stat"]), "");
     assert_eq!(
         env.git(&dir, &["log", "-1", "--format=%s"]).trim(),
-        "scaffold: remove addon istiod 1.30.3"
+        "scaffold: remove addon istio 1.30.3"
     );
 }
 
@@ -97,7 +97,7 @@ fn add_then_remove_restores_the_tree_byte_for_byte() {
 fn user_comments_and_list_entries_survive_add_and_remove() {
     let env = Env::new();
     let dir = new_repo(&env, "p", "metrics-server,reloader");
-    let list = dir.join("infrastructure/addons/kustomization.yaml");
+    let list = dir.join("infrastructure/crds/kustomization.yaml");
     let original = std::fs::read_to_string(&list).expect("read");
     let edited = format!(
         "# Team note: keep our own manifests last.\n{original}  - zz-team-extras/ # ours\n"
@@ -105,20 +105,23 @@ fn user_comments_and_list_entries_survive_add_and_remove() {
     std::fs::write(&list, &edited).expect("write");
     env.git(&dir, &["commit", "-qam", "team edits"]);
 
-    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    let out = in_repo(&env, &dir, &["add-addon", "prometheus-operator-crds"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let after_add = std::fs::read_to_string(&list).expect("read");
     assert!(
         after_add.starts_with("# Team note: keep our own manifests last.\n"),
         "{after_add}"
     );
-    assert!(after_add.contains("  - velero/\n"), "{after_add}");
+    assert!(
+        after_add.contains("  - prometheus-operator-crds/\n"),
+        "{after_add}"
+    );
     assert!(
         after_add.contains("  - zz-team-extras/ # ours\n"),
         "{after_add}"
     );
 
-    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    let out = in_repo(&env, &dir, &["remove-addon", "prometheus-operator-crds"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(&list).expect("read"), edited);
 }
@@ -253,7 +256,7 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
         out.stdout
     );
     assert!(
-        out.stdout.contains("+  - metrics-server/"),
+        out.stdout.contains("+    - name: addon-metrics-server"),
         "{}",
         out.stdout
     );
@@ -280,7 +283,7 @@ fn works_from_a_subdirectory_and_says_so_outside_a_repo() {
 #[test]
 fn refusals_name_the_problem_and_change_nothing() {
     let env = Env::new();
-    let dir = new_repo(&env, "p", "istiod");
+    let dir = new_repo(&env, "p", "istio");
     let cases: &[(&[&str], i32, &str)] = &[
         (
             &["add-addon", "vlero"],
@@ -361,12 +364,12 @@ fn refusals_name_the_problem_and_change_nothing() {
     }
 
     // A dependency chosen explicitly cannot go while its dependant stays.
-    let dir = new_repo(&env, "q", "istio-base,istiod");
+    let dir = new_repo(&env, "q", "istio-base,istio");
     let out = in_repo(&env, &dir, &["remove-addon", "istio-base"]);
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr.trim(),
-        "error: istio-base is needed by istiod; remove it first"
+        "error: istio-base is needed by istio; remove it first"
     );
 }
 
@@ -374,7 +377,7 @@ fn refusals_name_the_problem_and_change_nothing() {
 fn uncommitted_changes_in_a_file_to_edit_are_refused_unless_allowed() {
     let env = Env::new();
     let dir = new_repo(&env, "p", "");
-    let list = dir.join("infrastructure/addons/kustomization.yaml");
+    let list = dir.join("clusters/prod/50-apps.yaml");
     let edited = format!("# wip\n{}", std::fs::read_to_string(&list).expect("read"));
     std::fs::write(&list, &edited).expect("write");
     let head = env.git(&dir, &["rev-parse", "HEAD"]);
@@ -382,7 +385,7 @@ fn uncommitted_changes_in_a_file_to_edit_are_refused_unless_allowed() {
     assert_eq!(out.code, 3);
     assert_eq!(
         out.stderr.trim(),
-        "error: uncommitted changes in infrastructure/addons/kustomization.yaml: commit or stash them first, or pass --allow-dirty"
+        "error: uncommitted changes in clusters/prod/50-apps.yaml: commit or stash them first, or pass --allow-dirty"
     );
     assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
     assert!(!dir.join("infrastructure/addons/reloader").exists());
@@ -392,7 +395,7 @@ fn uncommitted_changes_in_a_file_to_edit_are_refused_unless_allowed() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let merged = std::fs::read_to_string(&list).expect("read");
     assert!(
-        merged.starts_with("# wip\n") && merged.contains("  - reloader/\n"),
+        merged.starts_with("# wip\n") && merged.contains("    - name: addon-reloader\n"),
         "{merged}"
     );
 }
@@ -438,6 +441,6 @@ fn list_addons_shows_the_catalog() {
     );
     assert!(
         rows.iter()
-            .any(|r| r["name"] == "istiod" && r["depends_on"][0] == "istio-base")
+            .any(|r| r["name"] == "istio" && r["depends_on"][0] == "istio-base")
     );
 }

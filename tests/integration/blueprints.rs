@@ -279,7 +279,10 @@ fn a_blueprint_extending_the_default_changes_adds_and_removes() {
         read("docs/OWNERS.md")
     );
     assert!(read("apps/prod/podinfo/release.yaml").contains("replicaCount: 3"));
-    assert!(read("infrastructure/addons/kustomization.yaml").contains("- descheduler/"));
+    assert!(
+        read("clusters/prod/30-addon-descheduler.yaml")
+            .contains("path: ./infrastructure/addons/descheduler")
+    );
     assert!(!dir.join("infrastructure/addons/reloader").exists());
     assert!(read(".scaffold/answers.yaml").contains("region: eu-central-1"));
     assert!(read(".scaffold/answers.yaml").contains("name: acme\n  version: 1.0.0"));

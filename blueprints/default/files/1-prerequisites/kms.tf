@@ -1,7 +1,11 @@
 # One customer-managed key for what this root encrypts at rest: the kops state
-# store (cluster secrets, etcd backups) and the VPC flow logs. kops grants its
-# control plane kms:Decrypt/GenerateDataKey through S3 (kms:ViaService), and
-# operators get it through IAM: the key policy delegates to the account.
+# store (cluster secrets, etcd backups), the Terraform state, the VPC flow logs
+# and addon buckets such as Velero's. The key policy delegates to IAM: operators
+# get it through their IAM permissions, an addon's IRSA policy grants it only
+# through S3 (kms:ViaService, e.g. Velero's). kops' control-plane policy grants
+# kms:Decrypt/Encrypt/GenerateDataKey* on "*" without a ViaService condition
+# (kops v1.34.0 pkg/model/iam/iam_builder.go, AddKMSPermissions), so the control
+# plane can use any key that delegates to IAM in this account.
 resource "aws_kms_key" "platform" {
   description             = "${local.name_prefix}: kops state store and VPC flow logs"
   enable_key_rotation     = true

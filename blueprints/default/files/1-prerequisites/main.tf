@@ -20,4 +20,6 @@ locals {
   # What kops needs on the subnets it uses but does not own (with
   # --target=terraform kops never tags shared subnets itself).
   cluster_tag = "kubernetes.io/cluster/${var.cluster_name}"
+  # kops' tag for the subnets of a Karpenter-managed instance group (karpenter-nodes).
+  karpenter_subnet_tag = "kops.k8s.io/instance-group/karpenter-nodes"
 }

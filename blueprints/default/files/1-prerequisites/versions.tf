@@ -1,9 +1,19 @@
 # Terraform root 1 of 3: everything kops needs before a cluster can exist.
-# State stays local (terraform.tfstate, git-ignored): 3-bridge reads it with
-# terraform_remote_state. To share it, add a backend "s3" block here and in the
-# bridge's data.tf point the remote state at the same bucket and key.
+#
+# State lives in S3 (the bucket in terraform-state-bucket.tf, which this root
+# creates itself): `make state-bootstrap` applies that bucket once with local
+# state, writes ../terraform-backend.hcl (bucket and region, committed) and moves
+# the state into it with `terraform init -migrate-state`. Every root then runs
+# `terraform init -backend-config=../terraform-backend.hcl`. use_lockfile locks
+# the state with an S3 object (Terraform >= 1.10), so no DynamoDB table is needed.
 terraform {
-  required_version = "~> 1.9"
+  required_version = "~> 1.10"
+
+  backend "s3" {
+    key          = "1-prerequisites/terraform.tfstate"
+    encrypt      = true
+    use_lockfile = true
+  }
 
   required_providers {
     aws = {

@@ -7,7 +7,7 @@ output "cluster_name" {
 }
 
 output "nodes_role_name" {
-  description = "IAM role of the nodes group; Karpenter's EC2NodeClass uses it too."
+  description = "IAM role of the nodes groups (nodes and karpenter-nodes)."
   value       = module.kops.nodes_role_name
 }
 
@@ -17,7 +17,7 @@ output "nodes_role_arn" {
 }
 
 output "node_security_group_ids" {
-  description = "Security groups of the nodes group; Karpenter's nodes join them."
+  description = "Security groups of the node groups; Karpenter's nodes join them."
   value       = module.kops.node_security_group_ids
 }
 
@@ -36,4 +36,22 @@ output "irsa_role_arns" {
     for name, value in module.kops : name => value
     if endswith(name, "_role_arn") && !contains(["masters_role_arn", "nodes_role_arn", "bastions_role_arn", "apiservers_role_arn"], name)
   }
+}
+
+# Karpenter's nodes (kops-tf/scaffold.tf, from kops-module.tf.tmpl): recorded in
+# this root's state by the same apply that uploads the nodeup config, so the
+# bridge never publishes user data that does not match it.
+output "karpenter_nodes_user_data" {
+  description = "nodeup script of the instance group karpenter-nodes (EC2NodeClass userData)."
+  value       = module.kops.karpenter_nodes_user_data
+}
+
+output "nodes_image_id" {
+  description = "AMI kops resolved for the nodes group; Karpenter's nodes run the same image."
+  value       = module.kops.nodes_image_id
+}
+
+output "nodes_instance_profile_name" {
+  description = "kops' node instance profile (nodes.<cluster>); the EC2NodeClass uses it."
+  value       = module.kops.nodes_instance_profile_name
 }

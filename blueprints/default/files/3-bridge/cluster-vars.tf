@@ -40,7 +40,8 @@ resource "kubernetes_config_map_v1_data" "cluster_vars" {
     CLUSTER_DOMAIN                   = local.dns_zone
     HOSTED_ZONE_ID                   = local.hosted_zone_id
     CLUSTER_API_ENDPOINT             = local.cluster_api_endpoint
-    KARPENTER_NODE_ROLE              = local.karpenter_node_role
+    KARPENTER_NODE_INSTANCE_PROFILE  = local.karpenter_node_instance_profile
+    KARPENTER_NODE_IMAGE_ID          = local.karpenter_node_image_id
     KARPENTER_NODE_SECURITY_GROUP_ID = local.node_security_group_id
     KARPENTER_NODE_USER_DATA         = local.karpenter_node_user_data
   }

@@ -1,18 +1,22 @@
-# What the two other roots know, read from their (local) state. With a remote
-# backend, switch both to backend "s3" and the same bucket/key as those roots.
+# What the two other roots know, read from their applied state in the S3 bucket
+# of ../terraform-backend.hcl (the Makefile passes its bucket as var.state_bucket).
 data "terraform_remote_state" "prerequisites" {
-  backend = "local"
+  backend = "s3"
 
   config = {
-    path = "${path.module}/../1-prerequisites/terraform.tfstate"
+    bucket = var.state_bucket
+    key    = "1-prerequisites/terraform.tfstate"
+    region = var.state_region
   }
 }
 
 data "terraform_remote_state" "kops" {
-  backend = "local"
+  backend = "s3"
 
   config = {
-    path = "${path.module}/../2-kops/terraform.tfstate"
+    bucket = var.state_bucket
+    key    = "2-kops/terraform.tfstate"
+    region = var.state_region
   }
 }
 
@@ -41,12 +45,14 @@ locals {
     replace(trimsuffix(name, "_role_arn"), "-", "_") => arn
   }
 
-  # Karpenter's nodes are kops nodes of the `nodes` group: same IAM role, same
-  # security group, same nodeup bootstrap script (the launch template user data
-  # kops wrote for that group).
-  karpenter_node_role    = local.kops.nodes_role_name
-  node_security_group_id = local.kops.node_security_group_ids[0]
+  # Karpenter's nodes are kops' instance group karpenter-nodes: kops' node
+  # instance profile (nodes.<cluster>) and security group, the image kops runs
+  # on the `nodes` group, and the group's nodeup script, all from the applied
+  # state of 2-kops (never from files in a work tree).
+  karpenter_node_instance_profile = local.kops.nodes_instance_profile_name
+  karpenter_node_image_id         = local.kops.nodes_image_id
+  node_security_group_id          = local.kops.node_security_group_ids[0]
   # A JSON string, so that `userData: ${KARPENTER_NODE_USER_DATA}` in the
   # EC2NodeClass becomes a valid double-quoted YAML scalar after substitution.
-  karpenter_node_user_data = jsonencode(file("${path.module}/../2-kops/kops-tf/data/aws_launch_template_nodes.${local.cluster_name}_user_data"))
+  karpenter_node_user_data = jsonencode(local.kops.karpenter_nodes_user_data)
 }

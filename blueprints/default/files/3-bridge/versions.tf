@@ -3,8 +3,17 @@
 # exist), it writes what only Terraform knows into ConfigMaps Flux reads:
 #   flux-system/cluster-vars          postBuild.substituteFrom: ${CLUSTER_NAME}, ...
 #   <namespace>/<addon>-tf-values     HelmRelease valuesFrom, one per addon
+#
+# State in S3 (see ../1-prerequisites/versions.tf), like the two other roots,
+# whose states it reads with terraform_remote_state (data.tf).
 terraform {
-  required_version = "~> 1.9"
+  required_version = "~> 1.10"
+
+  backend "s3" {
+    key          = "3-bridge/terraform.tfstate"
+    encrypt      = true
+    use_lockfile = true
+  }
 
   required_providers {
     kubernetes = {

@@ -1,0 +1,82 @@
+//! The last step every command that changes an existing repo shares: refuse to touch
+//! uncommitted files, preview (`--dry-run`), or write the changes and commit them as one.
+use std::path::Path;
+
+use crate::cli::EditArgs;
+use crate::edit::{self, Change};
+use crate::error::{Error, Result};
+use crate::git;
+use crate::plan::Plan;
+use crate::pristine;
+use crate::write;
+
+pub struct ApplyOptions<'a> {
+    pub allow_dirty: bool,
+    pub dry_run: bool,
+    pub author: Option<&'a str>,
+}
+
+impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
+    fn from(args: &'a EditArgs) -> Self {
+        ApplyOptions {
+            allow_dirty: args.allow_dirty,
+            dry_run: args.dry_run,
+            author: args.author.as_deref(),
+        }
+    }
+}
+
+/// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
+/// as its pristine base, and commits them with `message`; with no message, leaves the
+/// commit to the user.
+pub fn apply(
+    root: &Path,
+    changes: &[Change],
+    base: &Plan,
+    options: &ApplyOptions,
+    message: Option<&str>,
+) -> Result<()> {
+    let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
+    if !options.allow_dirty {
+        let dirty = git::dirty(root, &paths)?;
+        if !dirty.is_empty() {
+            return Err(Error::Refused(format!(
+                "uncommitted changes in {}: commit or stash them first, or pass --allow-dirty",
+                dirty.join(", ")
+            )));
+        }
+    }
+    if options.dry_run {
+        print!("{}", edit::unified_diff(changes));
+        eprintln!(
+            "dry run: {} file(s) would change; nothing written",
+            changes.len()
+        );
+        return Ok(());
+    }
+    let Some(message) = message else {
+        write::apply(root, changes)?;
+        pristine::store(root, base, "scaffold: base (commit left to the user)")?;
+        return Ok(());
+    };
+    let (author, fallback) = git::resolve_author(options.author)?;
+    if fallback {
+        eprintln!(
+            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+        );
+    }
+    write::apply(root, changes)?;
+    let commit = git::commit_changes(root, changes, &author, message)?;
+    pristine::store(root, base, message)?;
+    let written = changes
+        .iter()
+        .filter(|c| matches!(c, Change::Write { .. }))
+        .count();
+    let subject = message.lines().next().unwrap_or_default();
+    println!(
+        "{subject}: {written} file(s) written, {} removed, commit {}",
+        changes.len() - written,
+        &commit[..12]
+    );
+    Ok(())
+}

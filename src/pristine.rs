@@ -1,0 +1,159 @@
+//! The pristine base: the exact rendering a repo was last made from, kept in the repo itself
+//! so that `update`, `add-addon` and drift detection never need the old blueprint.
+//!
+//! Every scaffold commit also writes a commit whose tree is the rendering (user edits not
+//! included) under `refs/scaffold/base`, its parent the previous base. A commit rather
+//! than a bare tree because every git host pushes and fetches commits, and the chain lets
+//! a repo whose scaffold commit was reset or reverted find the base its record matches.
+//! Custom refs do not travel with `git clone`: `git push origin 'refs/scaffold/*'` shares
+//! them, `git fetch origin 'refs/scaffold/*:refs/scaffold/*'` brings them into a clone.
+//! git2 here and in `git` only.
+use std::path::Path;
+
+use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature, TreeWalkResult};
+
+use crate::error::{Error, Result};
+use crate::plan::{Plan, RelPath};
+use crate::record;
+
+/// The whole repository's base. Per-environment bases, when a repo holds several, would
+/// live beside it as `refs/scaffold/envs/<env>`.
+pub const BASE_REF: &str = "refs/scaffold/base";
+
+/// How far back the chain is searched for the base a record matches.
+const SEARCH_DEPTH: usize = 64;
+
+/// The commands a user runs to share the base with a clone, for messages and docs.
+pub const FETCH_HINT: &str = "git fetch origin 'refs/scaffold/*:refs/scaffold/*'";
+
+/// Stores `plan` as the repo's new base; returns the base commit's id.
+pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    let fail = |e| failed("store the pristine base in", root, e);
+    let mut index = git2::Index::new().map_err(fail)?;
+    for (path, contents) in &plan.files {
+        let entry = IndexEntry {
+            ctime: IndexTime::new(0, 0),
+            mtime: IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode: mode_of(path.as_str()),
+            uid: 0,
+            gid: 0,
+            file_size: u32::try_from(contents.len()).unwrap_or(u32::MAX),
+            id: repo.blob(contents).map_err(fail)?,
+            flags: 0,
+            flags_extended: 0,
+            path: path.as_str().as_bytes().to_vec(),
+        };
+        index.add(&entry).map_err(fail)?;
+    }
+    let tree = repo
+        .find_tree(index.write_tree_to(&repo).map_err(fail)?)
+        .map_err(fail)?;
+    let parent = match repo.refname_to_id(BASE_REF) {
+        Ok(id) => Some(repo.find_commit(id).map_err(fail)?),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+        Err(e) => return Err(fail(e)),
+    };
+    if let Some(parent) = &parent
+        && parent.tree_id() == tree.id()
+    {
+        return Ok(parent.id().to_string());
+    }
+    let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    let id = repo
+        .commit(
+            Some(BASE_REF),
+            &signature,
+            &signature,
+            message,
+            &tree,
+            &parents,
+        )
+        .map_err(fail)?;
+    Ok(id.to_string())
+}
+
+/// The stored base whose answers record is `record_bytes` (the newest such), if any.
+pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    let fail = |e| failed("read the pristine base in", root, e);
+    let mut next = match repo.refname_to_id(BASE_REF) {
+        Ok(id) => Some(repo.find_commit(id).map_err(fail)?),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(fail(e)),
+    };
+    let wanted = Oid::hash_object(ObjectType::Blob, record_bytes).map_err(fail)?;
+    for _ in 0..SEARCH_DEPTH {
+        let Some(commit) = next else { break };
+        let tree = commit.tree().map_err(fail)?;
+        let recorded = tree.get_path(Path::new(record::PATH)).ok().map(|e| e.id());
+        if recorded == Some(wanted) {
+            return read_tree(&repo, &tree, root).map(Some);
+        }
+        next = commit.parents().next();
+    }
+    Ok(None)
+}
+
+fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Plan> {
+    let mut entries = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(ObjectType::Blob)
+            && let Ok(name) = entry.name()
+        {
+            entries.push((format!("{dir}{name}"), entry.id()));
+        }
+        TreeWalkResult::Ok
+    })
+    .map_err(|e| failed("read the pristine base in", root, e))?;
+    let mut plan = Plan::default();
+    for (path, id) in entries {
+        let blob = repo
+            .find_blob(id)
+            .map_err(|e| failed("read the pristine base in", root, e))?;
+        let path = RelPath::new(&path).map_err(|m| {
+            Error::Git(format!(
+                "{BASE_REF} holds a path scaffold cannot write: {m}"
+            ))
+        })?;
+        plan.add(path, blob.content().to_vec())?;
+    }
+    Ok(plan)
+}
+
+fn mode_of(path: &str) -> u32 {
+    if path.ends_with(".sh") {
+        0o100755
+    } else {
+        0o100644
+    }
+}
+
+fn failed(op: &str, root: &Path, e: git2::Error) -> Error {
+    Error::Git(format!("cannot {op} `{}`: {}", root.display(), e.message()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_a_record_matches_is_found_down_the_chain() {
+        let dir = tempfile::TempDir::new().expect("dir");
+        Repository::init(dir.path()).expect("init");
+        let first = Plan::of_texts(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
+        let second = Plan::of_texts(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
+        assert!(find(dir.path(), b"v: 1\n").expect("find").is_none());
+        let id = store(dir.path(), &first, "first").expect("store");
+        assert_eq!(store(dir.path(), &first, "again").expect("store"), id);
+        store(dir.path(), &second, "second").expect("store");
+        let found = find(dir.path(), b"v: 1\n").expect("find").expect("base");
+        assert_eq!(found.files, first.files);
+        let found = find(dir.path(), b"v: 2\n").expect("find").expect("base");
+        assert_eq!(found.files, second.files);
+        assert!(find(dir.path(), b"v: 3\n").expect("find").is_none());
+    }
+}

@@ -1,0 +1,180 @@
+//! `scaffold update`, the core: from the repo's pristine base, its recorded answers and any
+//! changed ones, the new rendering and the three-way merge onto the user's files. Reads the
+//! repo; writes nothing. Nothing here assumes one environment: the base, the answers and
+//! the rendering are whatever the blueprint makes of the whole repo.
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value as Json};
+
+use crate::answers::{Prompter, Sources, as_text};
+use crate::blueprint::Blueprint;
+use crate::edit::{self, Merge};
+use crate::error::{Error, Result};
+use crate::generate;
+use crate::plan::{Plan, RelPath};
+use crate::record::{self, BlueprintId};
+use crate::repo::{ADDONS, Found, load_blueprint, recorded_answers};
+use crate::write;
+
+pub struct Request<'a> {
+    pub start: &'a Path,
+    /// The blueprint to move to (default: the recorded one, found by name).
+    pub blueprint: Option<&'a str>,
+    pub set: Vec<(String, String)>,
+    pub values: BTreeMap<String, serde_yaml::Value>,
+    /// Asks new questions on a terminal; without it they take their defaults.
+    pub prompter: Option<&'a mut dyn Prompter>,
+}
+
+/// An answer that differs between the record and the update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerChange {
+    pub key: String,
+    pub before: Option<Json>,
+    pub after: Option<Json>,
+}
+
+impl fmt::Display for AnswerChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.before, &self.after) {
+            (Some(before), Some(after)) => {
+                write!(f, "{}: {} → {}", self.key, as_text(before), as_text(after))
+            }
+            (None, Some(after)) => write!(f, "{}: {} (new question)", self.key, as_text(after)),
+            (Some(before), None) => {
+                write!(f, "{}: dropped (was {})", self.key, as_text(before))
+            }
+            (None, None) => write!(f, "{}", self.key),
+        }
+    }
+}
+
+pub struct Update {
+    pub root: PathBuf,
+    pub from: BlueprintId,
+    pub to: BlueprintId,
+    pub answers: Vec<AnswerChange>,
+    /// Whether the base came from the repo's stored base (else it was re-rendered).
+    pub base_stored: bool,
+    /// The new rendering: the repo's next base.
+    pub next: Plan,
+    /// Nothing to merge: the new rendering is the base.
+    pub up_to_date: bool,
+    pub merge: Merge,
+}
+
+pub fn prepare(request: Request<'_>) -> Result<Update> {
+    let found = Found::locate(request.start)?;
+    let record = &found.record;
+    if request.set.iter().any(|(k, _)| k == ADDONS) || request.values.contains_key(ADDONS) {
+        return Err(Error::Input(format!(
+            "{ADDONS}: change addons with scaffold add-addon and remove-addon, not update"
+        )));
+    }
+    let blueprint = load_blueprint(record, request.blueprint)?;
+    let base = found.base(&blueprint)?;
+    let renderer = generate::renderer_for(&blueprint)?;
+    let mut builtins = Map::new();
+    builtins.insert(
+        "target_dir_name".into(),
+        Json::String(dir_name(&found.root)),
+    );
+    let answers = recorded_answers(
+        &blueprint,
+        &renderer,
+        record,
+        Sources {
+            set: request.set,
+            values: request.values,
+            prompter: request.prompter,
+            builtins,
+        },
+    )?;
+    // A newer scaffold alone is no reason for a commit: the record keeps the version that
+    // made it until something else changes.
+    let mut next_record = generate::record_for(&blueprint, &answers, record.addon_settings.clone());
+    next_record.scaffold_version = record.scaffold_version.clone();
+    let mut next = generate::render(&blueprint, &renderer, &answers, &next_record)?;
+    let up_to_date = next.plan.files == base.plan.files;
+    if !up_to_date && next_record.scaffold_version != generate::VERSION {
+        next_record.scaffold_version = generate::VERSION.into();
+        let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
+        next.plan
+            .files
+            .insert(path, next_record.to_yaml()?.into_bytes());
+    }
+    let changed = answer_changes(&record.answers, &next_record.answers);
+    let merge = edit::merge(
+        &base.plan,
+        &next.plan,
+        |path| write::read(&found.root, path),
+        &label(&blueprint),
+    )?;
+    Ok(Update {
+        from: record.blueprint.clone(),
+        to: next_record.blueprint.clone(),
+        root: found.root,
+        answers: changed,
+        base_stored: base.stored,
+        next: next.plan,
+        up_to_date,
+        merge,
+    })
+}
+
+impl Update {
+    /// `scaffold: update default 0.1.0 → 0.2.0`, then one line per changed answer.
+    pub fn message(&self) -> String {
+        let (from, to) = (&self.from, &self.to);
+        let mut subject = if from.name != to.name {
+            format!(
+                "scaffold: update {} {} → {} {}",
+                from.name, from.version, to.name, to.version
+            )
+        } else if from.version != to.version {
+            format!(
+                "scaffold: update {} {} → {}",
+                from.name, from.version, to.version
+            )
+        } else {
+            format!("scaffold: update {} {}", to.name, to.version)
+        };
+        if from == to && !self.answers.is_empty() {
+            let keys: Vec<&str> = self.answers.iter().map(|a| a.key.as_str()).collect();
+            subject.push_str(&format!(" ({})", keys.join(", ")));
+        }
+        if self.answers.is_empty() {
+            return subject;
+        }
+        let lines: Vec<String> = self.answers.iter().map(|a| format!("- {a}")).collect();
+        format!("{subject}\n\nAnswers:\n{}\n", lines.join("\n"))
+    }
+}
+
+fn answer_changes(before: &Map<String, Json>, after: &Map<String, Json>) -> Vec<AnswerChange> {
+    let keys: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    keys.into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(|k| AnswerChange {
+            key: k.clone(),
+            before: before.get(k).cloned(),
+            after: after.get(k).cloned(),
+        })
+        .collect()
+}
+
+/// How conflict markers name the new rendering.
+fn label(blueprint: &Blueprint) -> String {
+    format!(
+        "blueprint {} {}",
+        blueprint.manifest.name, blueprint.manifest.version
+    )
+}
+
+fn dir_name(root: &Path) -> String {
+    root.file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}

@@ -1,0 +1,499 @@
+//! The Flux side of a generated platform works on a real cluster (issue 12): each test
+//! generates a repo with the real binary and reads the files it wrote.
+use std::path::{Path, PathBuf};
+
+use serde_yaml::Value;
+
+use crate::support::{Env, run};
+
+const AUTHOR: &str = "Test Author <test@example.org>";
+
+fn new_repo(env: &Env, name: &str, addons: &str) -> PathBuf {
+    let out = run(env.scaffold().args([
+        "new",
+        name,
+        "--defaults",
+        "--set",
+        &format!("addons={addons}"),
+        "--set",
+        "dns_zone=platform.example.org",
+        "--author",
+        AUTHOR,
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.path(name)
+}
+
+fn scaffold_in(env: &Env, dir: &Path, args: &[&str]) {
+    let out = run(env
+        .scaffold()
+        .args(args)
+        .args(["--author", AUTHOR, "-C"])
+        .arg(dir));
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+}
+
+/// A chart outside the catalog, as an app: `add-addon NAME --chart podinfo ...`.
+fn podinfo_app(name: &str) -> Vec<&str> {
+    vec![
+        "add-addon",
+        name,
+        "--chart",
+        "podinfo",
+        "--repo",
+        "oci://ghcr.io/stefanprodan/charts",
+        "--version",
+        "6.14.1",
+        "--layer",
+        "apps",
+    ]
+}
+
+fn assert_has(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every YAML document of a file.
+fn docs(dir: &Path, path: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(&read(dir, path))
+        .map(|d| Value::deserialize(d).expect("yaml"))
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn doc(dir: &Path, path: &str, kind: &str) -> Value {
+    docs(dir, path)
+        .into_iter()
+        .find(|d| d["kind"] == kind)
+        .unwrap_or_else(|| panic!("{path}: no {kind}"))
+}
+
+/// Every tracked file's text.
+fn all_text(env: &Env, dir: &Path) -> Vec<(String, String)> {
+    env.git(dir, &["ls-files"])
+        .lines()
+        .map(|p| (p.to_string(), read(dir, p)))
+        .collect()
+}
+
+use serde::Deserialize;
+
+#[test]
+fn ui_addons_get_tls_from_the_istio_gateway_and_a_cert_manager_certificate() {
+    let env = Env::new();
+    let dir = new_repo(&env, "tls", "headlamp,authentik");
+    for (path, text) in all_text(&env, &dir) {
+        assert!(
+            !text.contains("alb.ingress.kubernetes.io/listen-ports"),
+            "{path}: an HTTPS ALB listener without a certificate"
+        );
+    }
+    let gateway = doc(
+        &dir,
+        "infrastructure/addons-config/istio/configs.yaml",
+        "Gateway",
+    );
+    let listener = &gateway["spec"]["listeners"][0];
+    assert_eq!(listener["protocol"], "HTTPS");
+    assert_eq!(
+        listener["tls"]["certificateRefs"][0]["name"],
+        "platform-tls"
+    );
+    let certificate = doc(
+        &dir,
+        "infrastructure/addons-config/istio/configs.yaml",
+        "Certificate",
+    );
+    assert_eq!(certificate["spec"]["secretName"], "platform-tls");
+    assert_eq!(certificate["spec"]["issuerRef"]["name"], "letsencrypt-prod");
+    let issuers = read(
+        &dir,
+        "infrastructure/addons-config/cert-manager/configs.yaml",
+    );
+    assert!(issuers.contains("name: letsencrypt-prod"));
+    let headlamp = doc(
+        &dir,
+        "infrastructure/addons/headlamp/release.yaml",
+        "HelmRelease",
+    );
+    let route = &headlamp["spec"]["values"]["httpRoute"];
+    assert_eq!(route["enabled"], true);
+    assert_eq!(route["parentRefs"][0]["name"], "platform");
+    let authentik = doc(
+        &dir,
+        "infrastructure/addons/authentik/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(
+        authentik["spec"]["values"]["server"]["route"]["main"]["parentRefs"][0]["name"],
+        "platform"
+    );
+}
+
+#[test]
+fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
+    let env = Env::new();
+    let dir = new_repo(&env, "idp", "authentik,headlamp");
+    let tf = read(&dir, "1-prerequisites/addon-authentik.tf");
+    assert_has(
+        &tf,
+        &[
+            "resource \"aws_secretsmanager_secret\" \"authentik\"",
+            "name                    = \"${var.name}/${var.environment}/authentik\"",
+            "AUTHENTIK_SECRET_KEY",
+            "AUTHENTIK_POSTGRESQL__PASSWORD",
+            "AUTHENTIK_BOOTSTRAP_PASSWORD",
+            "AUTHENTIK_BOOTSTRAP_TOKEN",
+        ],
+    );
+    let external_secret = doc(
+        &dir,
+        "infrastructure/addons-config/authentik/configs.yaml",
+        "ExternalSecret",
+    );
+    assert_eq!(
+        external_secret["spec"]["dataFrom"][0]["extract"]["key"],
+        "idp/prod/authentik"
+    );
+    let viewer = docs(&dir, "infrastructure/addons-config/headlamp/configs.yaml");
+    let binding = viewer
+        .iter()
+        .find(|d| d["kind"] == "ClusterRoleBinding")
+        .expect("a binding for headlamp's login ServiceAccount");
+    assert_eq!(binding["roleRef"]["name"], "view");
+    assert_eq!(binding["subjects"][0]["name"], "headlamp-viewer");
+}
+
+#[test]
+fn istio_by_name_brings_the_gateway_api_and_one_gateway_owner() {
+    let env = Env::new();
+    let dir = new_repo(&env, "mesh", "istio");
+    let crds = "infrastructure/crds/gateway-api-crds";
+    let source = doc(&dir, &format!("{crds}/source.yaml"), "GitRepository");
+    assert_eq!(
+        source["spec"]["url"],
+        "https://github.com/kubernetes-sigs/gateway-api"
+    );
+    assert_eq!(source["spec"]["ref"]["tag"], "v1.5.1");
+    let apply = doc(&dir, &format!("{crds}/release.yaml"), "Kustomization");
+    assert_eq!(apply["spec"]["path"], "./config/crd/standard");
+    let karpenter = doc(&dir, "clusters/prod/10-karpenter.yaml", "Kustomization");
+    assert!(
+        karpenter["spec"]["dependsOn"]
+            .as_sequence()
+            .expect("dependsOn")
+            .iter()
+            .any(|d| d["name"] == "gateway-api-crds")
+    );
+    for addon in ["istio-base", "istio", "cert-manager", "external-dns"] {
+        assert!(
+            dir.join(format!("infrastructure/addons/{addon}/release.yaml"))
+                .is_file(),
+            "{addon}"
+        );
+    }
+    let gateway = doc(
+        &dir,
+        "infrastructure/addons-config/istio/configs.yaml",
+        "Gateway",
+    );
+    assert_eq!(gateway["spec"]["gatewayClassName"], "istio");
+    let repositories: Vec<String> = all_text(&env, &dir)
+        .into_iter()
+        .filter(|(_, t)| t.contains("kind: HelmRepository") && t.contains("istio-release"))
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(
+        repositories,
+        ["infrastructure/addons/istio-base/source.yaml"]
+    );
+    let dns = doc(
+        &dir,
+        "infrastructure/addons/external-dns/release.yaml",
+        "HelmRelease",
+    );
+    assert!(
+        dns["spec"]["values"]["sources"]
+            .as_sequence()
+            .expect("sources")
+            .contains(&Value::from("gateway-httproute"))
+    );
+    let lbc = doc(
+        &dir,
+        "infrastructure/aws-load-balancer-controller/aws-load-balancer-controller/release.yaml",
+        "HelmRelease",
+    );
+    let gates = &lbc["spec"]["values"]["controllerConfig"]["featureGates"];
+    assert_eq!(gates["ALBGatewayAPI"], false);
+    assert_eq!(gates["NLBGatewayAPI"], false);
+}
+
+#[test]
+fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
+    let env = Env::new();
+    let dir = new_repo(&env, "acme", "external-secrets,authentik");
+    let tf = read(&dir, "1-prerequisites/addon-external-secrets.tf");
+    assert_has(
+        &tf,
+        &[
+            "secret:${var.name}/${var.environment}/*",
+            "parameter/${var.name}/${var.environment}/*",
+        ],
+    );
+    assert!(!tf.contains("secret:*\""), "{tf}");
+    assert!(!tf.contains("secretsmanager:ListSecrets"), "{tf}");
+    for store in docs(
+        &dir,
+        "infrastructure/addons-config/external-secrets/configs.yaml",
+    ) {
+        let conditions = &store["spec"]["conditions"];
+        assert_eq!(
+            conditions[0]["namespaceSelector"]["matchLabels"]["platform-secrets"],
+            "allowed"
+        );
+        assert_eq!(conditions[1]["namespaces"][0], "authentik");
+    }
+}
+
+#[test]
+fn add_addon_set_types_values_as_helm_does() {
+    let env = Env::new();
+    let dir = new_repo(&env, "typed", "");
+    let mut args = podinfo_app("web");
+    args.extend([
+        "--set",
+        "image.tag=6.10,exp=1e3",
+        "--set",
+        "hex=0x1F",
+        "--set",
+        "word=on",
+        "--set",
+        "replicaCount=3",
+        "--set",
+        "flag=true",
+        "--set",
+        "list={a,2}",
+        "--set-string",
+        "port=8080",
+    ]);
+    scaffold_in(&env, &dir, &args);
+    let release = doc(&dir, "apps/prod/web/release.yaml", "HelmRelease");
+    let values = &release["spec"]["values"];
+    assert_eq!(values["image"]["tag"], Value::from("6.10"));
+    assert_eq!(values["exp"], Value::from("1e3"));
+    assert_eq!(values["hex"], Value::from("0x1F"));
+    assert_eq!(values["word"], Value::from("on"));
+    assert_eq!(values["replicaCount"], Value::from(3));
+    assert_eq!(values["flag"], Value::from(true));
+    assert_eq!(values["list"][1], Value::from(2));
+    assert_eq!(values["port"], Value::from("8080"));
+}
+
+#[test]
+fn each_addon_fails_alone_in_its_own_kustomization() {
+    let env = Env::new();
+    let dir = new_repo(&env, "iso", "reloader,authentik");
+    for addon in ["reloader", "authentik", "external-secrets"] {
+        let unit = doc(
+            &dir,
+            &format!("clusters/prod/30-addon-{addon}.yaml"),
+            "Kustomization",
+        );
+        assert_eq!(unit["metadata"]["name"], format!("addon-{addon}").as_str());
+        assert_eq!(
+            unit["spec"]["path"],
+            format!("./infrastructure/addons/{addon}").as_str()
+        );
+        assert_eq!(
+            unit["spec"]["dependsOn"][0]["name"],
+            "aws-load-balancer-controller"
+        );
+    }
+    let authentik = doc(
+        &dir,
+        "clusters/prod/30-addon-authentik.yaml",
+        "Kustomization",
+    );
+    let deps: Vec<&str> = authentik["spec"]["dependsOn"]
+        .as_sequence()
+        .expect("deps")
+        .iter()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    assert!(deps.contains(&"addon-external-secrets"), "{deps:?}");
+    let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");
+    let app_deps: Vec<&str> = apps["spec"]["dependsOn"]
+        .as_sequence()
+        .expect("deps")
+        .iter()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    assert!(app_deps.contains(&"addon-reloader") && app_deps.contains(&"addon-authentik"));
+    assert!(
+        app_deps.iter().all(|d| !d.ends_with("-config")),
+        "a config that is not Ready must not hold back the apps: {app_deps:?}"
+    );
+    let karpenter = doc(&dir, "clusters/prod/10-karpenter.yaml", "Kustomization");
+    assert!(karpenter["spec"]["wait"].is_null());
+    assert_eq!(karpenter["spec"]["healthChecks"][0]["name"], "karpenter");
+    assert!(!dir.join("clusters/prod/30-addons.yaml").exists());
+}
+
+#[test]
+fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution() {
+    let env = Env::new();
+    let dir = new_repo(&env, "lean", "reloader,velero");
+    assert!(!dir.join("3-bridge/addon-reloader.tf").exists());
+    assert!(dir.join("3-bridge/addon-velero.tf").is_file());
+    let reloader = doc(
+        &dir,
+        "infrastructure/addons/reloader/release.yaml",
+        "HelmRelease",
+    );
+    assert!(reloader["spec"]["valuesFrom"].is_null());
+    assert_eq!(
+        doc(
+            &dir,
+            "infrastructure/addons/reloader/namespace.yaml",
+            "Namespace"
+        )["metadata"]["name"],
+        "reloader"
+    );
+    let velero = doc(
+        &dir,
+        "infrastructure/addons/velero/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(velero["spec"]["valuesFrom"][0]["name"], "velero-tf-values");
+    scaffold_in(&env, &dir, &podinfo_app("shop"));
+    assert!(!dir.join("3-bridge/addon-shop.tf").exists());
+    assert!(dir.join("apps/prod/shop/namespace.yaml").is_file());
+    let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");
+    assert!(apps["spec"]["postBuild"].is_null());
+}
+
+#[test]
+fn crd_charts_keep_their_crds_and_removal_leaves_no_orphan() {
+    let env = Env::new();
+    let dir = new_repo(&env, "crd", "kube-prometheus-stack");
+    let crds = doc(
+        &dir,
+        "infrastructure/crds/prometheus-operator-crds/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(
+        crds["spec"]["values"]["crds"]["annotations"]["helm.sh/resource-policy"],
+        "keep"
+    );
+    assert!(
+        crds["metadata"]["annotations"].is_null(),
+        "no prune: disabled left behind"
+    );
+    scaffold_in(&env, &dir, &["remove-addon", "kube-prometheus-stack"]);
+    for (path, text) in all_text(&env, &dir) {
+        assert!(
+            !text.contains("prometheus-operator-crds") && !text.contains("kube-prometheus-stack"),
+            "{path} still names the removed addon"
+        );
+    }
+}
+
+#[test]
+fn operations_defaults_follow_the_charts_and_monitoring_is_wired() {
+    let env = Env::new();
+    let dir = new_repo(
+        &env,
+        "ops",
+        "kube-prometheus-stack,external-dns,reloader,velero",
+    );
+    let kps = doc(
+        &dir,
+        "infrastructure/addons/kube-prometheus-stack/release.yaml",
+        "HelmRelease",
+    );
+    let values = &kps["spec"]["values"];
+    assert_eq!(values["grafana"]["deploymentStrategy"]["type"], "Recreate");
+    assert_eq!(
+        values["grafana"]["podAnnotations"]["karpenter.sh/do-not-disrupt"],
+        "true"
+    );
+    assert_eq!(
+        values["prometheus"]["prometheusSpec"]["podMetadata"]["annotations"]["karpenter.sh/do-not-disrupt"],
+        "true"
+    );
+    let dns = doc(
+        &dir,
+        "infrastructure/addons/external-dns/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(dns["spec"]["values"]["serviceMonitor"]["enabled"], true);
+    let flux = doc(
+        &dir,
+        "infrastructure/addons-config/kube-prometheus-stack/configs.yaml",
+        "PodMonitor",
+    );
+    assert_eq!(flux["metadata"]["namespace"], "flux-system");
+    let velero = doc(
+        &dir,
+        "infrastructure/addons/velero/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(velero["spec"]["values"]["upgradeCRDs"], false);
+    let reloader = doc(
+        &dir,
+        "infrastructure/addons/reloader/release.yaml",
+        "HelmRelease",
+    );
+    assert!(reloader["spec"]["values"]["reloader"]["reloadOnCreate"].is_null());
+
+    let plain = new_repo(&env, "plain", "external-dns");
+    let dns = doc(
+        &plain,
+        "infrastructure/addons/external-dns/release.yaml",
+        "HelmRelease",
+    );
+    assert!(
+        dns["spec"]["values"]["serviceMonitor"].is_null(),
+        "no ServiceMonitor without Prometheus"
+    );
+}
+
+#[test]
+fn metrics_server_documents_its_kubelet_tls_trade_off() {
+    let env = Env::new();
+    let dir = new_repo(&env, "ms", "metrics-server");
+    let release = read(&dir, "infrastructure/addons/metrics-server/release.yaml");
+    assert_has(&release, &["--kubelet-insecure-tls"]);
+    let readme = read(&dir, "README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("- **metrics-server**"))
+        .expect("the README lists the addon");
+    assert_has(line, &["Trade-off", "serverTLSBootstrap"]);
+}
+
+#[test]
+fn list_addons_says_what_each_addon_needs_from_the_operator() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["list", "addons"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_has(&out.stdout, &["Route53 DNS zone", "creates its AWS secret"]);
+    let out = run(env.scaffold().args(["list", "addons", "--json"]));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("json");
+    let istio = rows
+        .iter()
+        .find(|r| r["name"] == "istio")
+        .expect("istio is a name users type");
+    assert!(
+        istio["operator_needs"]
+            .as_str()
+            .expect("words")
+            .contains("Route53 zone")
+    );
+}
