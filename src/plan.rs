@@ -231,6 +231,49 @@ fn render_one(
 mod tests {
     use super::*;
 
+    /// Enough files for `render_all` to split them across threads (where there are cores).
+    fn big_tree(n: usize, broken: &[usize]) -> (Renderer, FileTree) {
+        let mut tree = FileTree::new();
+        let mut sources = Vec::new();
+        for i in 0..n {
+            let path = format!("d{}/[[ name ]]-{i:04}.yaml.tera", i % 7);
+            let text = if broken.contains(&i) {
+                format!("[[ missing_{i} ]]")
+            } else {
+                format!("n: [[ name ]]-{i}\n")
+            };
+            sources.push((format!("files/{path}"), text.clone()));
+            tree.insert(path, text.into_bytes());
+        }
+        let mut renderer =
+            Renderer::plain(sources.iter().map(|(n, t)| (n.as_str(), t.as_str()))).expect("parses");
+        let names: Vec<String> = tree.keys().map(|p| format!("files/{p}")).collect();
+        renderer.add_paths(names.iter().map(String::as_str));
+        (renderer, tree)
+    }
+
+    #[test]
+    fn a_large_tree_renders_every_file_in_order() {
+        let n = 3 * FILES_PER_THREAD;
+        let (renderer, tree) = big_tree(n, &[]);
+        let mut plan = Plan::default();
+        let scope = Scope::new(&serde_json::json!({"name": "acme"}));
+        render_tree(&mut plan, &renderer, "files/", &tree, &scope).expect("renders");
+        assert_eq!(plan.files.len(), n);
+        let path = RelPath::new("d3/acme-0010.yaml").expect("path");
+        assert_eq!(plan.files[&path], b"n: acme-10\n");
+    }
+
+    #[test]
+    fn a_large_tree_reports_its_first_error() {
+        // In tree order d0/…-0014 comes first (first thread's half); d6/…-0006 is in the last half.
+        let (renderer, tree) = big_tree(3 * FILES_PER_THREAD, &[6, 14]);
+        let scope = Scope::new(&serde_json::json!({"name": "acme"}));
+        let err = render_tree(&mut Plan::default(), &renderer, "files/", &tree, &scope)
+            .expect_err("undefined variable");
+        assert!(err.to_string().contains("missing_14"), "{err}");
+    }
+
     #[test]
     fn relpath_refuses_escapes() {
         assert!(RelPath::new("a/b.yaml").is_ok());
