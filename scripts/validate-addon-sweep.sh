@@ -28,7 +28,7 @@ for case in "${cases[@]}"; do
         all) for name in $catalog; do add "$name"; done ;;
         custom)
             add podinfo-web --chart podinfo --repo oci://ghcr.io/stefanprodan/charts --version 6.14.1 --layer apps
-            add cache --chart redis --repo https://charts.bitnami.com/bitnami --version 21.2.5 --set architecture=standalone ;;
+            add cache --chart redis --repo https://charts.bitnami.com/bitnami --version 21.2.5 --helm-set architecture=standalone ;;
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
     if ! "$validator" "$dir" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then

@@ -2,16 +2,20 @@
 //! addon catalog — embedded, found on the search path, or in a directory — with `extends`
 //! resolved into one merged blueprint that remembers where each file came from.
 //! Read-only; no rendering.
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use crate::error::{Error, Located, Result};
+use crate::locate;
 use crate::manifest::merge_manifests;
 pub use crate::manifest::{Check, Delimiters, GlobDelimiters, Manifest, Question, QuestionType};
-use include_dir::{Dir, include_dir};
+use crate::overrides::{self, Override, Patches};
+use crate::record::BlueprintId;
 
-static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/blueprints");
+mod source;
+use source::{Layer, read_layer};
+pub use source::{available, embedded_names, search_path};
 
 /// Files of one tree, keyed by their path relative to the tree's root (`/`-separated).
 pub type FileTree = BTreeMap<String, Vec<u8>>;
@@ -33,14 +37,15 @@ pub struct Blueprint {
     pub origin: String,
     /// Its answer sets for `scaffold blueprint test` (`tests/*.yaml`), by file name.
     pub tests: FileTree,
-}
-
-/// A blueprint's own files before `extends` is resolved.
-struct Layer {
-    manifest: Manifest,
-    tree: FileTree,
-    origin: String,
-    dir: Option<PathBuf>,
+    /// Blueprint-relative paths written with the executable bit (`executable` globs of the
+    /// manifests, and files executable on disk).
+    pub executable: BTreeSet<String>,
+    /// Patches laid over inherited files, by the blueprint-relative path they change.
+    pub patches: Patches,
+    /// Inherited files a layer replaced or patched, by blueprint-relative path.
+    pub overrides: BTreeMap<String, Override>,
+    /// The blueprint this one extends (the nearest base), for the record.
+    pub base: Option<BlueprintId>,
 }
 
 impl Blueprint {
@@ -68,18 +73,33 @@ impl Blueprint {
             Some(parent) => Some(Self::load_chain(parent, layer.dir.as_deref(), seen)?),
             None => None,
         };
+        if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base)
+            && !crate::version::matches(range, &base.manifest.version)?
+        {
+            return Err(Error::Located(Located::new(
+                layer.manifest_file(),
+                locate::locate(layer.text(), "extends_version:"),
+                format!(
+                    "extends_version `{range}`: the base is {} {}; use a scaffold that ships a matching {}, or widen the range",
+                    base.manifest.name, base.manifest.version, base.manifest.name
+                ),
+            )));
+        }
         Self::resolve(layer, base)
     }
 
     fn resolve(layer: Layer, base: Option<Blueprint>) -> Result<Self> {
+        let manifest_file = layer.manifest_file();
+        let text = layer.text().to_string();
         let Layer {
             manifest,
             tree,
+            executable: executable_on_disk,
             origin,
             ..
         } = layer;
         if let Some(min) = &manifest.min_scaffold_version
-            && version_tuple(min) > version_tuple(env!("CARGO_PKG_VERSION"))
+            && crate::version::tuple(min) > crate::version::tuple(env!("CARGO_PKG_VERSION"))
         {
             return Err(Error::Input(format!(
                 "blueprint {origin} needs scaffold {min} or newer (this is {}); update scaffold",
@@ -87,39 +107,75 @@ impl Blueprint {
             )));
         }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
-        let fail = |m: String| Error::Blueprint(format!("{origin}: {m}"));
-        let (mut merged_tree, mut origins, mut merged) = match base {
-            Some(base) => {
-                let mut tree = FileTree::new();
-                for (prefix, t) in base.template_trees() {
-                    for (path, bytes) in t {
-                        tree.insert(format!("{prefix}{path}"), bytes.clone());
-                    }
-                }
-                for entry in base.catalog.entries() {
-                    tree.insert(
-                        format!("addons/{}.yaml", entry.spec.name),
-                        entry.source().to_vec(),
-                    );
-                }
-                (tree, base.origins, Some(base.manifest))
-            }
-            None => (FileTree::new(), BTreeMap::new(), None),
+        let at = |section: &str, key: &str, message: String| {
+            let place = match section {
+                "questions" => locate::item_field(&text, section, "key", key, "after"),
+                _ => None,
+            };
+            Error::Located(Located::new(
+                manifest_file.clone(),
+                place.unwrap_or_else(|| locate::section_key(&text, section, key)),
+                message,
+            ))
         };
-        for path in &manifest.remove_files {
-            if merged_tree.remove(path).is_none() {
-                return Err(fail(format!(
-                    "remove_files: `{path}` is not a file of the base blueprint"
-                )));
+        let base_id = base.as_ref().map(|b| BlueprintId {
+            name: b.manifest.name.clone(),
+            version: b.manifest.version.clone(),
+            base: b.base.clone().map(Box::new),
+        });
+        let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
+            match base {
+                Some(base) => {
+                    let mut tree = FileTree::new();
+                    for (prefix, t) in base.template_trees() {
+                        for (path, bytes) in t {
+                            tree.insert(format!("{prefix}{path}"), bytes.clone());
+                        }
+                    }
+                    for entry in base.catalog.entries() {
+                        tree.insert(
+                            format!("addons/{}.yaml", entry.spec.name),
+                            entry.source().to_vec(),
+                        );
+                    }
+                    (
+                        tree,
+                        base.origins,
+                        Some(base.manifest),
+                        base.executable,
+                        base.patches,
+                        base.overrides,
+                    )
+                }
+                None => Default::default(),
+            };
+        for pattern in &manifest.remove_files {
+            let removed = overrides::matching(&merged_tree, pattern)
+                .map_err(|m| at("remove_files", pattern, format!("remove_files: {m}")))?;
+            if removed.is_empty() {
+                return Err(at(
+                    "remove_files",
+                    pattern,
+                    format!(
+                        "remove_files: `{pattern}` matches no file of the base blueprint{}",
+                        crate::scope::did_you_mean(pattern, merged_tree.keys().map(String::as_str))
+                    ),
+                ));
             }
-            origins.remove(path);
+            for path in removed {
+                merged_tree.remove(&path);
+                origins.remove(&path);
+                patches.remove(overrides::output_of(&path));
+            }
         }
         for name in &manifest.remove_addons {
             let path = format!("addons/{name}.yaml");
             if merged_tree.remove(&path).is_none() {
-                return Err(fail(format!(
-                    "remove_addons: `{name}` is not an addon of the base blueprint"
-                )));
+                return Err(at(
+                    "remove_addons",
+                    name,
+                    format!("remove_addons: `{name}` is not an addon of the base blueprint"),
+                ));
             }
             origins.remove(&path);
         }
@@ -132,21 +188,70 @@ impl Blueprint {
                 tests.insert(test.to_string(), bytes);
                 continue;
             }
+            if let Some(target) = overrides::patch_target(&path) {
+                let Some(base_path) = overrides::source_of(&merged_tree, target) else {
+                    return Err(Error::Located(Located::new(
+                        format!("{origin}/{path}"),
+                        (1, 1),
+                        format!(
+                            "patches `{target}`, which no inherited file writes{}",
+                            crate::scope::did_you_mean(
+                                target,
+                                merged_tree.keys().map(|k| overrides::output_of(k))
+                            )
+                        ),
+                    )));
+                };
+                overridden.insert(base_path.clone(), Override::patched(&label));
+                patches
+                    .entry(target.to_string())
+                    .or_default()
+                    .push((path.clone(), bytes));
+                origins.insert(path, label.clone());
+                continue;
+            }
             // A child file replaces the inherited one that writes the same output,
             // whether or not either is a template.
-            let output = path.strip_suffix(".tera").unwrap_or(&path).to_string();
+            let output = overrides::output_of(&path).to_string();
             for inherited in [output.clone(), format!("{output}.tera")] {
-                if merged_tree.remove(&inherited).is_some() {
-                    origins.remove(&inherited);
+                if let Some(old) = merged_tree.remove(&inherited) {
+                    let base_label = origins.remove(&inherited).unwrap_or_default();
+                    overridden.insert(
+                        path.clone(),
+                        Override::replaced(
+                            &label,
+                            &base_label,
+                            &inherited,
+                            &old,
+                            &manifest.replaces,
+                        ),
+                    );
+                    executable.remove(&inherited);
                 }
+            }
+            if executable_on_disk.contains(&path) {
+                executable.insert(path.clone());
             }
             origins.insert(path.clone(), label.clone());
             merged_tree.insert(path, bytes);
         }
-        let manifest = match merged.take() {
-            Some(base) => merge_manifests(base, manifest).map_err(fail)?,
+        for path in merged_tree.keys() {
+            if overrides::matches_any(&manifest.executable, path) {
+                executable.insert(path.clone());
+            }
+        }
+        let manifest = match merged {
+            Some(base) => {
+                merge_manifests(base, manifest).map_err(|e| at(e.section, &e.key, e.message))?
+            }
             None => manifest,
         };
+        if let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
+            .into_iter()
+            .next()
+        {
+            return Err(Error::Located(finding));
+        }
         let files = subtree(&merged_tree, "files/");
         let addon_files = subtree(&merged_tree, "addon-files/");
         let partials = subtree(&merged_tree, "partials/");
@@ -160,6 +265,10 @@ impl Blueprint {
             origins,
             origin,
             tests,
+            executable,
+            patches,
+            overrides: overridden,
+            base: base_id,
         })
     }
 
@@ -170,6 +279,27 @@ impl Blueprint {
             ("addon-files/", &self.addon_files),
             ("partials/", &self.partials),
         ]
+    }
+
+    /// One file as stored, by blueprint-relative path (`files/...`, `addons/x.yaml`, a patch).
+    pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        if let Some(name) = path
+            .strip_prefix("addons/")
+            .and_then(|p| p.strip_suffix(".yaml"))
+        {
+            return self
+                .catalog
+                .entries()
+                .find(|e| e.spec.name == name)
+                .map(|e| e.source().to_vec());
+        }
+        if let Some((_, bytes)) = self.patches.values().flatten().find(|(p, _)| p == path) {
+            return Some(bytes.clone());
+        }
+        self.template_trees()
+            .iter()
+            .find_map(|(prefix, tree)| path.strip_prefix(prefix).and_then(|p| tree.get(p)))
+            .cloned()
     }
 
     /// The keys of its questions, in order.
@@ -192,159 +322,6 @@ impl Blueprint {
     }
 }
 
-/// Directories searched for blueprints by name: `$SCAFFOLD_BLUEPRINT_PATH` (`:`-separated),
-/// then `$XDG_CONFIG_HOME/scaffold/blueprints` (or `~/.config/scaffold/blueprints`).
-pub fn search_path() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("SCAFFOLD_BLUEPRINT_PATH")
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    if let Some(config) = config {
-        dirs.push(config.join("scaffold").join("blueprints"));
-    }
-    dirs
-}
-
-/// (name, where) of every blueprint found: the search path first, then the embedded ones.
-pub fn available() -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    for dir in search_path() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        names.sort();
-        for path in names {
-            if path.join("blueprint.yaml").is_file()
-                && let Some(name) = path.file_name()
-            {
-                found.push((
-                    name.to_string_lossy().into_owned(),
-                    path.display().to_string(),
-                ));
-            }
-        }
-    }
-    for name in embedded_names() {
-        found.push((name.clone(), format!("embedded:{name}")));
-    }
-    found
-}
-
-fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<Layer> {
-    let as_path = match relative_to {
-        Some(base) if !Path::new(selector).is_absolute() => base.join(selector),
-        _ => PathBuf::from(selector),
-    };
-    let looks_like_path = selector.contains('/') || selector.starts_with('.');
-    if looks_like_path || as_path.join("blueprint.yaml").is_file() {
-        return read_dir_layer(&as_path);
-    }
-    for dir in search_path() {
-        let candidate = dir.join(selector);
-        if candidate.join("blueprint.yaml").is_file() {
-            return read_dir_layer(&candidate);
-        }
-    }
-    let dir = EMBEDDED.get_dir(selector).ok_or_else(|| {
-        Error::Input(format!(
-            "unknown blueprint `{selector}`: use one of {} or a path to a directory with a blueprint.yaml",
-            available().into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
-        ))
-    })?;
-    let mut tree = FileTree::new();
-    collect_embedded(dir, dir.path(), &mut tree);
-    layer_from_tree(tree, format!("embedded:{selector}"), None)
-}
-
-fn read_dir_layer(root: &Path) -> Result<Layer> {
-    if !root.join("blueprint.yaml").is_file() {
-        return Err(Error::Input(format!(
-            "blueprint `{}`: no blueprint.yaml there; pass an embedded name or a blueprint directory",
-            root.display()
-        )));
-    }
-    let root = root
-        .canonicalize()
-        .map_err(|e| Error::io_path("resolve", root, e))?;
-    let mut tree = FileTree::new();
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
-        let entry = entry.map_err(|e| Error::Input(format!("cannot read blueprint: {e}")))?;
-        let rel = slash_path(
-            entry
-                .path()
-                .strip_prefix(&root)
-                .map_err(|e| Error::Input(e.to_string()))?,
-        );
-        if entry.path_is_symlink() {
-            let target = entry
-                .path()
-                .canonicalize()
-                .map_err(|e| Error::io_path("follow the symlink", entry.path(), e))?;
-            if !target.starts_with(&root) {
-                return Err(Error::Blueprint(format!(
-                    "{}/{rel}: symlink points outside the blueprint ({}); copy the file in instead",
-                    root.display(),
-                    target.display()
-                )));
-            }
-            if !target.is_file() {
-                continue;
-            }
-        } else if !entry.file_type().is_file() {
-            continue;
-        }
-        let bytes =
-            std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
-        tree.insert(rel, bytes);
-    }
-    layer_from_tree(tree, root.display().to_string(), Some(root))
-}
-
-fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Result<Layer> {
-    let bytes = tree
-        .get("blueprint.yaml")
-        .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
-    let manifest: Manifest = serde_yaml::from_slice(bytes).map_err(|e| {
-        let at = e
-            .location()
-            .map(|l| format!(":{}:{}", l.line(), l.column()))
-            .unwrap_or_default();
-        Error::Blueprint(format!("{origin}/blueprint.yaml{at}: {e}"))
-    })?;
-    Ok(Layer {
-        manifest,
-        tree,
-        origin,
-        dir,
-    })
-}
-
-pub fn embedded_names() -> Vec<String> {
-    EMBEDDED
-        .dirs()
-        .map(|d| d.path().display().to_string())
-        .collect()
-}
-
-fn collect_embedded(dir: &Dir<'static>, root: &Path, tree: &mut FileTree) {
-    for file in dir.files() {
-        if let Ok(rel) = file.path().strip_prefix(root) {
-            tree.insert(slash_path(rel), file.contents().to_vec());
-        }
-    }
-    for sub in dir.dirs() {
-        collect_embedded(sub, root, tree);
-    }
-}
-
 fn subtree(tree: &FileTree, prefix: &str) -> FileTree {
     tree.iter()
         .filter_map(|(path, bytes)| {
@@ -359,20 +336,4 @@ fn slash_path(path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// `1.2.3` → (1, 2, 3); missing or non-numeric parts count as 0.
-fn version_tuple(version: &str) -> (u64, u64, u64) {
-    let mut parts = version.trim_start_matches('v').split('.').map(|p| {
-        p.chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse()
-            .unwrap_or(0)
-    });
-    (
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-        parts.next().unwrap_or(0),
-    )
 }

@@ -158,5 +158,8 @@ pub fn check(plan: &Plan) -> Vec<String> {
             }
         }
     }
+    for broken in crate::references::check(plan) {
+        problems.push(format!("{}: {}", broken.file.as_str(), broken.message));
+    }
     problems
 }

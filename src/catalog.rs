@@ -70,22 +70,32 @@ impl Catalog {
             let Some(stem) = path.strip_suffix(".yaml") else {
                 continue;
             };
-            let fail = |msg: String| Error::Blueprint(format!("{origin}/addons/{path}: {msg}"));
-            let raw: Json = serde_yaml::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
+            let file = format!("{origin}/addons/{path}");
+            let text = String::from_utf8_lossy(bytes);
+            let fail = |at: (usize, usize), msg: String| {
+                Error::Located(crate::error::Located::new(file.clone(), at, msg))
+            };
+            let raw: Json = serde_yaml::from_slice(bytes).map_err(|e| {
+                let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+                fail(at, e.to_string())
+            })?;
             let spec: EntrySpec =
-                serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
+                serde_json::from_value(raw.clone()).map_err(|e| fail((1, 1), e.to_string()))?;
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()
                     .find(|k| !tree.contains_key(&format!("{k}.yaml")))
             {
-                return Err(fail(format!("values_when names unknown addon `{other}`")));
+                return Err(fail(
+                    crate::locate::locate(&text, "values_when:"),
+                    format!("values_when names unknown addon `{other}`"),
+                ));
             }
             if spec.name != stem {
-                return Err(fail(format!(
-                    "name `{}` differs from the file name",
-                    spec.name
-                )));
+                return Err(fail(
+                    crate::locate::locate(&text, "name:"),
+                    format!("name `{}` differs from the file name", spec.name),
+                ));
             }
             entries.insert(
                 spec.name.clone(),
@@ -100,9 +110,17 @@ impl Catalog {
         for entry in catalog.entries.values() {
             for dep in &entry.spec.depends_on {
                 if !catalog.entries.contains_key(dep) {
-                    return Err(Error::Blueprint(format!(
-                        "{origin}/addons/{}.yaml: depends_on names unknown addon `{dep}`",
-                        entry.spec.name
+                    let text = String::from_utf8_lossy(&entry.source);
+                    return Err(Error::Located(crate::error::Located::new(
+                        format!("{origin}/addons/{}.yaml", entry.spec.name),
+                        crate::locate::section_key(&text, "depends_on", dep),
+                        format!(
+                            "depends_on names unknown addon `{dep}`{}",
+                            crate::scope::did_you_mean(
+                                dep,
+                                catalog.entries.keys().map(String::as_str)
+                            )
+                        ),
                     )));
                 }
             }

@@ -1,18 +1,39 @@
 //! The command line: clap definitions only; each subcommand's pipeline is in `commands`.
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand};
 
 use crate::commands;
 use crate::error::Result;
+use crate::ui::{self, Verbosity};
+
+/// The exit codes, as `scaffold --help` and README.md list them.
+const EXIT_CODES: &str = "Exit codes:
+  0  success
+  1  findings: blueprint lint/test found problems
+  2  bad input or usage: a flag, an answer, a name (the message names it and the fix)
+  3  refused to protect your data: a non-empty target, uncommitted or conflicting edits
+  4  IO or git failure
+  5  a blueprint that does not render (a bug in the blueprint, not in your answers)
+  130 interrupted (Ctrl-C); nothing was written
+
+Results go to stdout, notes and progress to stderr (-q silences them, -v adds detail).
+Colour only on a terminal; NO_COLOR=1 turns it off.";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "scaffold",
     version,
-    about = "Generate and grow GitOps platform repositories (kops + Terraform + Flux on AWS)."
+    about = "Generate and grow GitOps platform repositories (kops + Terraform + Flux on AWS).",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
+    /// Print only results and errors: no notes or progress on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more on stderr (e.g. every file written).
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -21,21 +42,24 @@ pub struct Cli {
 pub enum Command {
     /// Write a new platform repository into DIR and commit it.
     #[command(
-        after_help = "Examples:\n  scaffold new acme-platform\n  scaffold new acme-platform --defaults --set region=us-east-1\n  scaffold new acme-platform --values answers.yaml --dry-run"
+        after_help = "Examples:\n  scaffold new acme-platform\n  scaffold new acme-gossip --defaults --set region=us-east-1 --set dns_zone=\n  scaffold new acme-preview --defaults --dry-run --json"
     )]
     New(NewArgs),
     /// Add an addon (from the catalog, or any chart with --chart/--repo) to the repo around
     /// the current directory, and commit.
     #[command(
-        after_help = "Examples:\n  scaffold add-addon velero\n  scaffold add-addon podinfo --chart podinfo --repo oci://ghcr.io/stefanprodan/charts --version 6.14.1 --layer apps"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold add-addon velero --dry-run\n  scaffold add-addon velero\n  scaffold add-addon hello --chart podinfo --repo oci://ghcr.io/stefanprodan/charts --version 6.14.1 --layer apps --helm-set replicaCount=2"
     )]
     AddAddon(AddAddonArgs),
     /// Remove an addon added by name, with everything scaffold wrote for it, and commit.
+    #[command(
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold remove-addon reloader --dry-run\n  scaffold remove-addon reloader --json"
+    )]
     RemoveAddon(RemoveAddonArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
     #[command(
-        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b\n  scaffold update --blueprint ./platform-blueprint --dry-run\n  scaffold update --conflicts=markers"
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b\n  scaffold update --blueprint default --dry-run\n  scaffold update --conflicts=markers"
     )]
     Update(UpdateArgs),
     /// Write, check and inspect blueprints.
@@ -48,11 +72,20 @@ pub enum Command {
         #[command(subcommand)]
         what: ListWhat,
     },
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout.
+    #[command(
+        after_help = "Examples:\n  source <(scaffold completions bash)\n  mkdir -p ~/.zfunc && scaffold completions zsh > ~/.zfunc/_scaffold\n  mkdir -p ~/.config/fish/completions && scaffold completions fish > ~/.config/fish/completions/scaffold.fish"
+    )]
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff) to stdout.
+    #[command(after_help = "Examples:\n  scaffold man > scaffold.1 && man -l scaffold.1")]
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ListWhat {
     /// The addon catalog: name, chart, pinned version, namespace, layer, what it needs.
+    #[command(after_help = "Examples:\n  scaffold list addons\n  scaffold list addons --json")]
     Addons {
         /// Blueprint name or directory.
         #[arg(long, default_value = "default")]
@@ -67,13 +100,19 @@ pub enum ListWhat {
 pub enum BlueprintCommand {
     /// The embedded blueprints and those on the search path ($SCAFFOLD_BLUEPRINT_PATH,
     /// then $XDG_CONFIG_HOME/scaffold/blueprints).
+    #[command(after_help = "Examples:\n  scaffold blueprint list")]
     List,
     /// The merged manifest of a blueprint (extends resolved) and where each file comes from.
+    #[command(after_help = "Examples:\n  scaffold blueprint show default")]
     Show {
         /// A blueprint name or directory.
+        #[arg(value_name = "NAME|PATH")]
         name: String,
     },
     /// Write a minimal, working, commented blueprint into DIR.
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint init acme --extends default\n  scaffold blueprint init standalone"
+    )]
     Init {
         dir: PathBuf,
         /// Build on another blueprint (e.g. default) instead of starting empty.
@@ -81,9 +120,40 @@ pub enum BlueprintCommand {
         extends: Option<String>,
     },
     /// Check a blueprint: manifest, templates, variables, regexes, defaults, paths, delimiters.
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint init acme --extends default && scaffold blueprint lint acme"
+    )]
     Lint { path: PathBuf },
     /// Render every answer set in the blueprint's tests/ and run the built-in checks.
-    Test { path: String },
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint test default\n  scaffold blueprint test default --json"
+    )]
+    Test {
+        /// A blueprint name or directory.
+        #[arg(value_name = "NAME|PATH")]
+        path: String,
+        /// Print the results as JSON (docs/json.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The files of a blueprint (extends resolved), each with the blueprint it comes from.
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint files default\n  scaffold blueprint files default | grep 2-kops"
+    )]
+    Files {
+        /// A blueprint name or directory.
+        name: String,
+    },
+    /// Print one file of a blueprint as it is stored (to copy it before changing it).
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint cat default files/2-kops/values.yaml.tera\n  scaffold blueprint cat default addons/velero.yaml"
+    )]
+    Cat {
+        /// A blueprint name or directory.
+        name: String,
+        /// Its blueprint-relative path, as `scaffold blueprint files` lists it.
+        path: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -108,7 +178,7 @@ pub struct NewArgs {
     /// List the files that would be written; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print machine-readable JSON.
+    /// Print the result as JSON on stdout (docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -131,6 +201,10 @@ pub struct EditArgs {
     /// Run as if started in this directory.
     #[arg(short = 'C', long = "directory", default_value = ".")]
     pub directory: PathBuf,
+    /// Print the result as JSON on stdout (docs/json.md); with --dry-run, the changes
+    /// instead of the diff.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -165,13 +239,17 @@ pub struct AddAddonArgs {
     /// Namespace (default: the catalog's, or NAME for a custom chart).
     #[arg(long)]
     pub namespace: Option<String>,
-    /// Helm values as helm --set takes them (repeatable): a.b=1,c[0]=x,d={e,f}; true, false,
+    /// A Helm value as helm --set takes it (repeatable): a.b=1,c[0]=x,d={e,f}; true, false,
     /// null and plain integers are typed, everything else (6.10, 1e3, 0x1F) stays a string.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Like --set, but every value is a string (helm --set-string).
-    #[arg(long = "set-string", value_name = "KEY=VALUE")]
-    pub set_string: Vec<String>,
+    /// (`--set` is for blueprint answers, in `new` and `update`.)
+    #[arg(long = "helm-set", value_name = "KEY=VALUE")]
+    pub helm_set: Vec<String>,
+    /// Like --helm-set, but every value is a string (helm --set-string).
+    #[arg(long = "helm-set-string", value_name = "KEY=VALUE")]
+    pub helm_set_string: Vec<String>,
+    /// Answers are `--set` in `new`; here it is only caught to point at --helm-set.
+    #[arg(long = "set", value_name = "KEY=VALUE", hide = true)]
+    pub misplaced_set: Vec<String>,
     /// A chart outside the catalog: its name in --repo.
     #[arg(long, requires_all = ["repo", "version"])]
     pub chart: Option<String>,
@@ -194,6 +272,11 @@ pub struct RemoveAddonArgs {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    ui::set_verbosity(match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (false, 0) => Verbosity::Normal,
+        (false, _) => Verbosity::Verbose,
+    });
     match cli.command {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
@@ -209,7 +292,11 @@ pub fn run(cli: Cli) -> Result<()> {
                 commands::blueprint::init(&dir, extends.as_deref())
             }
             BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
-            BlueprintCommand::Test { path } => commands::blueprint::test(&path),
+            BlueprintCommand::Test { path, json } => commands::blueprint::test(&path, json),
+            BlueprintCommand::Files { name } => commands::blueprint::files(&name),
+            BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
         },
+        Command::Completions { shell } => commands::docs::completions(shell),
+        Command::Man => commands::docs::man(),
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use similar::TextDiff;
 
 use crate::error::{Error, Result};
-use crate::merge::{Hunk, conflicts, merge3};
+use crate::merge::{Hunk, conflicts, first_difference, merge3};
 use crate::plan::{Plan, RelPath};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,15 +87,66 @@ pub fn changes(
     new: &Plan,
     read: impl Fn(&RelPath) -> Result<Option<Vec<u8>>>,
 ) -> Result<Vec<Change>> {
-    let merge = merge(old, new, read, "scaffold")?;
-    match merge.conflicts.first() {
-        Some(conflict) => Err(Error::Refused(format!(
-            "{}: {}; nothing was changed",
-            conflict.path.as_str(),
-            conflict.why()
-        ))),
-        None => Ok(merge.changes),
+    let merge = merge(old, new, &read, "scaffold")?;
+    let Some(conflict) = merge.conflicts.first() else {
+        return Ok(merge.changes);
+    };
+    let text = |bytes: Option<&Vec<u8>>| {
+        String::from_utf8_lossy(bytes.map_or(&[][..], |b| b)).into_owned()
+    };
+    let disk = read(&conflict.path)?;
+    let hunk = match &conflict.kind {
+        ConflictKind::Lines { hunks, .. } => hunks.first().cloned(),
+        ConflictKind::Exists => {
+            first_difference(&text(disk.as_ref()), &text(new.files.get(&conflict.path)))
+        }
+        ConflictKind::EditedButRemoved => {
+            first_difference(&text(disk.as_ref()), &text(old.files.get(&conflict.path))).map(|h| {
+                Hunk {
+                    base: h.theirs,
+                    theirs: String::new(),
+                    ..h
+                }
+            })
+        }
+        ConflictKind::Binary | ConflictKind::DeletedButChanged => None,
+    };
+    Err(refusal(&conflict.path, conflict.why(), hunk))
+}
+
+/// A refusal naming the file and, where there is one, the first hunk: what scaffold wrote,
+/// what is there now and what scaffold would write, so the user can act on it.
+fn refusal(path: &RelPath, why: &str, hunk: Option<Hunk>) -> Error {
+    let Some(hunk) = hunk else {
+        return Error::Refused(format!("{}: {why}; nothing was changed", path.as_str()));
+    };
+    let mut message = format!(
+        "{}:{}: {why}; nothing was changed",
+        path.as_str(),
+        hunk.line
+    );
+    let sides = [
+        ("scaffold wrote (base)", &hunk.base),
+        ("yours (now on disk)", &hunk.ours),
+        ("scaffold would write (new)", &hunk.theirs),
+    ];
+    for (label, side) in sides {
+        let lines: Vec<&str> = side.lines().collect();
+        if label.ends_with("(base)") && lines.is_empty() {
+            continue;
+        }
+        message.push_str(&format!("\n  {label}:"));
+        if lines.is_empty() {
+            message.push_str("\n    (nothing)");
+        }
+        for line in lines.iter().take(12) {
+            message.push_str(&format!("\n    | {line}"));
+        }
+        if lines.len() > 12 {
+            message.push_str(&format!("\n    … {} more line(s)", lines.len() - 12));
+        }
     }
+    Error::Refused(message)
 }
 
 /// Every change from `old` to `new` onto the files as `read` finds them; `label` names the

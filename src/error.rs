@@ -19,6 +19,9 @@ pub enum Error {
     Git(String),
     #[error("blueprint {0}")]
     Blueprint(String),
+    /// A blueprint bug at a place in one of its files (a template, the manifest, an entry).
+    #[error("blueprint {0}")]
+    Located(Located),
     /// Findings were printed (lint, test); this is their summary.
     #[error("{0}")]
     Findings(String),
@@ -30,7 +33,7 @@ impl Error {
             Error::Input(_) => 2,
             Error::Refused(_) => 3,
             Error::Io { .. } | Error::Git(_) => 4,
-            Error::Blueprint(_) => 5,
+            Error::Blueprint(_) | Error::Located(_) => 5,
             Error::Findings(_) => 1,
         }
     }
@@ -50,6 +53,46 @@ impl Error {
 impl From<git2::Error> for Error {
     fn from(err: git2::Error) -> Self {
         Error::Git(err.message().to_string())
+    }
+}
+
+/// Where a blueprint is wrong: a blueprint-relative file, 1-based line and column, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl Located {
+    pub fn new(
+        file: impl Into<String>,
+        (line, column): (usize, usize),
+        message: impl Into<String>,
+    ) -> Self {
+        Located {
+            file: file.into(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Located {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+impl From<Located> for Error {
+    fn from(located: Located) -> Self {
+        Error::Located(located)
     }
 }
 

@@ -46,6 +46,7 @@ pub fn record_for(
         blueprint: BlueprintId {
             name: blueprint.manifest.name.clone(),
             version: blueprint.manifest.version.clone(),
+            base: blueprint.base.clone().map(Box::new),
         },
         scaffold_version: VERSION.to_string(),
         answers: answers
@@ -94,16 +95,14 @@ pub fn render(
     for entry in &selection.entries {
         let layer = &entry.spec.layer;
         let dir_template = blueprint.manifest.layers.get(layer).ok_or_else(|| {
-            Error::Blueprint(format!(
-                "addons/{}.yaml: layer `{layer}` is not one of the blueprint's layers ({})",
-                entry.spec.name,
-                blueprint
-                    .manifest
-                    .layers
-                    .keys()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            let layers = blueprint.manifest.layers.keys().map(String::as_str);
+            Error::Located(crate::error::Located::new(
+                format!("addons/{}.yaml", entry.spec.name),
+                crate::locate::locate(&String::from_utf8_lossy(entry.source()), "layer:"),
+                format!(
+                    "layer `{layer}` is not one of the blueprint's layers{}",
+                    crate::scope::did_you_mean(layer, layers)
+                ),
             ))
         })?;
         let dir = renderer.render_str(&format!("layer {layer}"), dir_template, &base_context)?;

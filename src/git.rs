@@ -53,7 +53,7 @@ pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result
             mtime: IndexTime::new(0, 0),
             dev: 0,
             ino: 0,
-            mode: if is_executable(path.as_str()) {
+            mode: if plan.executable.contains(path) {
                 0o100755
             } else {
                 0o100644
@@ -78,10 +78,6 @@ pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result
     index.update_all(["*"].iter(), None)?;
     index.write()?;
     Ok(oid.to_string())
-}
-
-fn is_executable(path: &str) -> bool {
-    path.ends_with(".sh")
 }
 
 /// Paths among `paths` with uncommitted changes (modified, staged, or untracked).

@@ -10,8 +10,10 @@ use crate::answers::{self, Prompt, Prompter, Sources, as_text};
 use crate::blueprint::{Blueprint, Manifest};
 use crate::error::Result;
 use crate::generate;
+use crate::locate::{self, locate};
 use crate::plan::{self, RelPath};
 use crate::record::Record;
+use crate::references;
 use crate::render::Renderer;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,7 +41,11 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
-struct Findings(Vec<Finding>);
+mod templates;
+use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
+
+#[derive(Default)]
+struct Findings(Vec<Finding>, String);
 
 impl Findings {
     fn error(&mut self, file: &str, (line, column): (usize, usize), message: impl Into<String>) {
@@ -62,6 +68,18 @@ impl Findings {
         });
     }
 
+    /// An error: where it says, or (for the few Tera reports that exist only as text, and
+    /// messages without a place) where its text names a blueprint file.
+    fn report_error(&mut self, err: &crate::error::Error) {
+        match err {
+            crate::error::Error::Located(at) => {
+                let file = at.file.strip_prefix(self.1.as_str()).unwrap_or(&at.file);
+                self.error(file, (at.line, at.column), at.message.clone());
+            }
+            other => self.error_text("blueprint.yaml", &other.to_string()),
+        }
+    }
+
     /// An error message naming a blueprint file, maybe with `:LINE:COL`: reported there.
     fn error_text(&mut self, fallback_file: &str, text: &str) {
         let re = Regex::new(
@@ -82,7 +100,7 @@ impl Findings {
 }
 
 pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
-    let mut found = Findings(Vec::new());
+    let mut found = Findings::default();
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
         .map_err(|e| crate::error::Error::io_path("read", &manifest_path, e))?;
@@ -103,7 +121,7 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
     };
     check_regexes(&manifest, &text, &mut found);
     for path in &manifest.remove_files {
-        if RelPath::new(path).is_err() {
+        if RelPath::new(path.trim_end_matches('/')).is_err() {
             found.error(
                 "blueprint.yaml",
                 locate(&text, path),
@@ -116,21 +134,55 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
         found.0.sort();
         return Ok(found.0);
     }
+    let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    found.1 = format!("{}/", root.display());
     let blueprint = match Blueprint::load(&dir.display().to_string()) {
         Ok(b) => b,
         Err(e) => {
-            found.error_text("blueprint.yaml", &e.to_string());
+            found.report_error(&e);
             return Ok(found.0);
         }
     };
-    let renderer = check_templates(&blueprint, &mut found);
-    check_delimiter_clashes(&blueprint, &mut found);
-    if let Some(renderer) = renderer {
-        check_defaults_and_render(&blueprint, &renderer, &text, &mut found);
-    }
+    found.0.extend(lint_loaded(&blueprint, &text));
+    found.0.iter_mut().for_each(|f| {
+        if let Some(rel) = f.file.strip_prefix(found.1.as_str()) {
+            f.file = rel.to_string();
+        }
+    });
     found.0.sort();
     found.0.dedup();
     Ok(found.0)
+}
+
+/// The checks of a loaded blueprint: templates, the names they read, delimiter clashes,
+/// overrides, then a render with every default and the references in the result.
+/// `manifest_text` is the text of its own `blueprint.yaml`.
+pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
+    let mut found = Findings::default();
+    let renderer = check_templates(blueprint, &mut found);
+    check_delimiter_clashes(blueprint, &mut found);
+    check_overrides(blueprint, &mut found);
+    check_catalog(blueprint, &mut found);
+    if let Some(renderer) = renderer {
+        check_defaults_and_render(blueprint, &renderer, manifest_text, &mut found);
+    }
+    found.0
+}
+
+/// The errors `scaffold new` refuses a blueprint for, before asking anything: every check
+/// that needs no answers (templates parse, read only names in scope). Embedded blueprints
+/// are linted by scaffold's own tests and skip this.
+pub fn static_findings(blueprint: &Blueprint) -> Vec<Finding> {
+    if blueprint.origin.starts_with("embedded:") {
+        return Vec::new();
+    }
+    let mut found = Findings(Vec::new(), format!("{}/", blueprint.origin));
+    check_templates(blueprint, &mut found);
+    check_delimiter_clashes(blueprint, &mut found);
+    check_overrides(blueprint, &mut found);
+    found.0.sort();
+    found.0.dedup();
+    found.0
 }
 
 fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
@@ -195,114 +247,6 @@ fn check_symlinks(dir: &Path, found: &mut Findings) {
     }
 }
 
-/// Parses each template on its own (so every syntax error is reported) and checks that
-/// every variable it reads is an answer or a built-in.
-fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Renderer> {
-    let sources = match plan::template_sources(blueprint) {
-        Ok(s) => s,
-        Err(e) => {
-            found.error_text("blueprint.yaml", &e.to_string());
-            return None;
-        }
-    };
-    let keys = blueprint.question_keys();
-    let mut clean = true;
-    let partials: Vec<&(String, String)> = sources
-        .iter()
-        .filter(|(n, _)| n.starts_with("partials/"))
-        .collect();
-    for (name, text) in &sources {
-        let delimiters = blueprint.delimiters_for(name);
-        // Compiled with the partials it may include, but reported on its own.
-        let with_partials = std::iter::once((name, text))
-            .chain(
-                partials
-                    .iter()
-                    .filter(|(n, _)| n != name)
-                    .map(|(n, t)| (n, t)),
-            )
-            .map(|(n, t)| crate::render::Source {
-                name: n,
-                text: t,
-                delimiters: delimiters.clone(),
-            });
-        let single = match Renderer::new(&delimiters, with_partials) {
-            Ok(r) => r,
-            Err(e) => {
-                clean = false;
-                let message = e.to_string();
-                if !partials
-                    .iter()
-                    .any(|(p, _)| p != name && message.contains(p.as_str()))
-                {
-                    found.error_text(name, &message);
-                }
-                continue;
-            }
-        };
-        for var in single.variables(name) {
-            let known = keys.contains(&var.as_str())
-                || BUILTINS.contains(&var.as_str())
-                || (var == ADDON_BUILTIN
-                    && (name.starts_with("addon-files/") || name.starts_with("partials/")));
-            if !known {
-                found.error(
-                    name,
-                    locate_variable(text, &var, &delimiters.variable[0], &delimiters.block[0]),
-                    format!(
-                        "`{var}` is neither a question of the blueprint nor a built-in ({})",
-                        BUILTINS.join(", ")
-                    ),
-                );
-            }
-        }
-    }
-    if !clean {
-        return None;
-    }
-    generate::renderer_for(blueprint)
-        .map_err(|e| found.error_text("blueprint.yaml", &e.to_string()))
-        .ok()
-}
-
-fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Findings) {
-    let keys = blueprint.question_keys();
-    for (prefix, tree) in blueprint.template_trees() {
-        for (path, bytes) in tree {
-            let name = format!("{prefix}{path}");
-            let delimiters = blueprint.delimiters_for(&name);
-            let Ok(text) = std::str::from_utf8(bytes) else {
-                continue;
-            };
-            if path.ends_with(".tera") {
-                // `{{ answer }}` in a template whose variables are written otherwise.
-                if delimiters.variable[0] != "{{" {
-                    for key in &keys {
-                        let pattern = format!(r"\{{\{{-?\s*{}\s*(\||-?\}}\}})", regex::escape(key));
-                        if let Ok(re) = Regex::new(&pattern)
-                            && let Some(m) = re.find(text)
-                        {
-                            found.warn(&name, position(text, m.start()), format!(
-                                "`{}` looks like a template variable, but this template writes them `{} {key} {}`",
-                                m.as_str(), delimiters.variable[0], delimiters.variable[1]
-                            ));
-                        }
-                    }
-                }
-            } else {
-                for start in [&delimiters.variable[0], &delimiters.block[0]] {
-                    if let Some(at) = text.find(start.as_str()) {
-                        found.warn(&name, position(text, at), format!(
-                            "contains `{start}` but is copied as is (only `.tera` files are rendered)"
-                        ));
-                        break;
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// Answers every question with its default (recording defaults that fail their own
 /// validation), then renders the blueprint with them.
 fn check_defaults_and_render(
@@ -346,7 +290,7 @@ fn check_defaults_and_render(
         },
     );
     for (key, message) in failures.into_inner() {
-        let at = locate_question_field(manifest_text, &key, "default");
+        let at = locate::question_field(manifest_text, &key, "default");
         found.error(
             "blueprint.yaml",
             at,
@@ -356,7 +300,7 @@ fn check_defaults_and_render(
     let answers = match gathered {
         Ok(a) => a,
         Err(e) => {
-            found.error_text("blueprint.yaml", &e.to_string());
+            found.report_error(&e);
             return;
         }
     };
@@ -364,79 +308,33 @@ fn check_defaults_and_render(
         return; // rendering would only repeat what is already reported
     }
     let record: Record = generate::record_for(blueprint, &answers, Map::new());
-    if let Err(e) = generate::render(blueprint, renderer, &answers, &record) {
-        found.error_text("blueprint.yaml", &e.to_string());
-    }
-}
-
-/// 1-based line and column of the first occurrence of `needle` (1:1 when absent).
-fn locate(text: &str, needle: &str) -> (usize, usize) {
-    text.find(needle)
-        .map(|at| position(text, at))
-        .unwrap_or((1, 1))
-}
-
-fn position(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (line, column)
-}
-
-/// Where a template reads `var`: its first whole-word use after an opening delimiter.
-fn locate_variable(
-    text: &str,
-    var: &str,
-    variable_start: &str,
-    block_start: &str,
-) -> (usize, usize) {
-    let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(var))) else {
-        return (1, 1);
-    };
-    for m in word.find_iter(text) {
-        let line_start = text[..m.start()].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let before = &text[line_start..m.start()];
-        let opened = before
-            .rfind(variable_start)
-            .into_iter()
-            .chain(before.rfind(block_start))
-            .max();
-        if opened.is_some() {
-            return position(text, m.start());
+    match generate::render(blueprint, renderer, &answers, &record) {
+        Err(e) => found.report_error(&e),
+        Ok(rendered) => {
+            for broken in references::check(&rendered.plan) {
+                let (file, at) =
+                    source_place(blueprint, &rendered.plan, &broken.file, &broken.reference);
+                found.error(&file, at, broken.message);
+            }
         }
     }
-    locate(text, var)
 }
 
-/// The line of `field:` within the question `key` of the manifest text.
-fn locate_question_field(text: &str, key: &str, field: &str) -> (usize, usize) {
-    let Some(start) = Regex::new(&format!(r"(?m)^\s*-\s*key:\s*{}\s*$", regex::escape(key)))
-        .ok()
-        .and_then(|re| re.find(text))
-    else {
-        return (1, 1);
+/// The blueprint file a rendered file came from, and where in it `needle` is.
+fn source_place(
+    blueprint: &Blueprint,
+    plan: &plan::Plan,
+    file: &RelPath,
+    needle: &str,
+) -> (String, (usize, usize)) {
+    let Some(source) = plan.sources.get(file) else {
+        return (file.as_str().to_string(), (1, 1));
     };
-    let rest = &text[start.end()..];
-    let end = rest
-        .find("\n  - ")
-        .map(|i| start.end() + i)
-        .unwrap_or(text.len());
-    match Regex::new(&format!(r"(?m)^\s*{field}:"))
-        .ok()
-        .and_then(|re| re.find(&text[start.end()..end]))
-    {
-        Some(m) => {
-            let at = start.end() + m.start() + m.as_str().len() - m.as_str().trim_start().len();
-            position(text, at)
-        }
-        None => position(
-            text,
-            start.start() + start.as_str().len() - start.as_str().trim_start().len(),
-        ),
-    }
+    let text = blueprint
+        .template_trees()
+        .iter()
+        .find_map(|(prefix, tree)| source.strip_prefix(prefix).and_then(|p| tree.get(p)))
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    (source.clone(), locate::locate(&text, needle))
 }

@@ -17,14 +17,24 @@ pub struct Manifest {
     /// directory (relative to this blueprint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extends: Option<String>,
+    /// The versions of the base this blueprint is written for, e.g. `>=0.3, <1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends_version: Option<String>,
     #[serde(default)]
     pub questions: Vec<Question>,
     /// New defaults for inherited questions (templates over earlier answers).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub defaults: BTreeMap<String, serde_yaml::Value>,
-    /// Inherited files to drop (`files/...`, `addon-files/...`).
+    /// Inherited files to drop: paths, directories or globs (`files/...`, `addon-files/...`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove_files: Vec<String>,
+    /// Inherited files this layer replaces → digest of the base file it was copied from
+    /// (`scaffold blueprint show` prints it), so a change of the base is noticed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub replaces: BTreeMap<String, String>,
+    /// Globs of blueprint files written executable (beside files executable on disk).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executable: Vec<String>,
     /// Inherited catalog addons to drop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove_addons: Vec<String>,
@@ -92,6 +102,9 @@ pub enum QuestionType {
 #[serde(deny_unknown_fields)]
 pub struct Question {
     pub key: String,
+    /// Where a layer puts a new question: after this (earlier or inherited) one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
     pub prompt: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
@@ -162,25 +175,61 @@ pub struct Check {
     pub error: String,
 }
 
-/// The child's questions replace same-key questions in place and are appended otherwise;
-/// everything else the child sets wins.
-pub(crate) fn merge_manifests(
-    base: Manifest,
-    child: Manifest,
-) -> std::result::Result<Manifest, String> {
+/// Why a child manifest does not fit its base: the section and key to point at.
+#[derive(Debug)]
+pub struct MergeError {
+    pub section: &'static str,
+    pub key: String,
+    pub message: String,
+}
+
+/// The child's questions replace same-key questions in place and are appended otherwise
+/// (or placed `after` a named one); everything else the child sets wins.
+pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, MergeError> {
     let mut questions = base.questions;
-    for question in child.questions {
-        match questions.iter_mut().find(|q| q.key == question.key) {
-            Some(existing) => *existing = question,
-            None => questions.push(question),
-        }
+    for mut question in child.questions {
+        let after = question.after.take();
+        let existing = questions.iter().position(|q| q.key == question.key);
+        let slot = match (&after, existing) {
+            (None, Some(i)) => {
+                questions[i] = question;
+                continue;
+            }
+            (None, None) => questions.len(),
+            (Some(anchor), _) => {
+                if let Some(i) = existing {
+                    questions.remove(i);
+                }
+                let keys = questions.iter().map(|q| q.key.as_str());
+                let hint = crate::scope::did_you_mean(anchor, keys);
+                questions
+                    .iter()
+                    .position(|q| &q.key == anchor)
+                    .map(|i| i + 1)
+                    .ok_or_else(|| MergeError {
+                        section: "questions",
+                        key: question.key.clone(),
+                        message: format!(
+                            "question `{}`: after: `{anchor}` is not a question of this blueprint or its base{hint}",
+                            question.key
+                        ),
+                    })?
+            }
+        };
+        questions.insert(slot, question);
     }
     for (key, default) in &child.defaults {
+        let keys: Vec<String> = questions.iter().map(|q| q.key.clone()).collect();
         let question = questions
             .iter_mut()
             .find(|q| &q.key == key)
-            .ok_or_else(|| {
-                format!("defaults: `{key}` is not a question of this blueprint or its base")
+            .ok_or_else(|| MergeError {
+                section: "defaults",
+                key: key.clone(),
+                message: format!(
+                    "defaults: `{key}` is not a question of this blueprint or its base{}",
+                    crate::scope::did_you_mean(key, keys.iter().map(String::as_str))
+                ),
             })?;
         question.default = Some(default.clone());
     }
@@ -200,9 +249,12 @@ pub(crate) fn merge_manifests(
         },
         min_scaffold_version: child.min_scaffold_version.or(base.min_scaffold_version),
         extends: child.extends,
+        extends_version: child.extends_version,
         questions,
         defaults: BTreeMap::new(),
         remove_files: Vec::new(),
+        replaces: BTreeMap::new(),
+        executable: Vec::new(),
         remove_addons: Vec::new(),
         checks,
         next_steps: child.next_steps.or(base.next_steps),
@@ -211,4 +263,40 @@ pub(crate) fn merge_manifests(
         delimiters: child.delimiters.or(base.delimiters),
         delimiters_by_glob: by_glob,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(text: &str) -> Manifest {
+        serde_yaml::from_str(text).expect("manifest")
+    }
+
+    #[test]
+    fn a_child_question_goes_after_the_one_it_names_and_defaults_apply() {
+        let base = manifest(
+            "name: b\nversion: 1.0.0\nquestions:\n  - {key: a, prompt: A, type: string}\n  - {key: b, prompt: B, type: string}\n",
+        );
+        let child = manifest(
+            "name: c\nversion: 1.0.0\nquestions:\n  - {key: x, prompt: X, type: string, after: a}\n  - {key: y, prompt: Y, type: string}\ndefaults:\n  b: two\n",
+        );
+        let merged = merge_manifests(base.clone(), child).expect("merges");
+        let keys: Vec<&str> = merged.questions.iter().map(|q| q.key.as_str()).collect();
+        assert_eq!(keys, ["a", "x", "b", "y"]);
+        assert_eq!(
+            merged.questions[2].default,
+            Some(serde_yaml::Value::from("two"))
+        );
+        let child = manifest(
+            "name: c\nversion: 1.0.0\nquestions:\n  - {key: x, prompt: X, type: string, after: aa}\n",
+        );
+        let err = merge_manifests(base, child).expect_err("no such question");
+        assert_eq!((err.section, err.key.as_str()), ("questions", "x"));
+        assert!(
+            err.message.ends_with("(did you mean `a`?)"),
+            "{}",
+            err.message
+        );
+    }
 }

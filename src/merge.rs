@@ -151,6 +151,25 @@ pub fn conflicts(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Co
     Conflicted { marked: out, hunks }
 }
 
+/// The first region where `ours` and `theirs` differ, for a refusal that has no common base
+/// (a file in the way, or an edited file scaffold would remove); `base` is left empty.
+pub fn first_difference(ours: &str, theirs: &str) -> Option<Hunk> {
+    let ours: Vec<&str> = ours.split_inclusive('\n').collect();
+    let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
+    capture_diff_slices(Algorithm::Myers, &ours, &theirs)
+        .into_iter()
+        .find(|op| !matches!(op, DiffOp::Equal { .. }))
+        .map(|op| {
+            let (old, new) = (op.old_range(), op.new_range());
+            Hunk {
+                line: old.start + 1,
+                base: String::new(),
+                ours: ours[old].concat(),
+                theirs: theirs[new].concat(),
+            }
+        })
+}
+
 /// For each line of `a`, its index in `b` when the diff keeps it.
 fn equal_lines(a: &[&str], b: &[&str]) -> Vec<Option<usize>> {
     let mut at = vec![None; a.len()];

@@ -1,12 +1,13 @@
 //! The plan: every file of the repo, rendered in memory before anything is written.
 //! Pure: blueprint + context in, `Plan` out.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::blueprint::{Blueprint, FileTree};
-use crate::error::{Error, Result};
+use crate::error::{Error, Located, Result};
+use crate::overrides::Patches;
 use crate::render::{Renderer, Scope};
 
 /// A repo-relative path that cannot escape the repo: no `..`, no absolute path, no empty
@@ -39,6 +40,12 @@ impl RelPath {
 #[derive(Debug, Default, Serialize)]
 pub struct Plan {
     pub files: BTreeMap<RelPath, Vec<u8>>,
+    /// Files written and committed with the executable bit (mode 755).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub executable: BTreeSet<RelPath>,
+    /// The blueprint file each was rendered from (for findings).
+    #[serde(skip)]
+    pub sources: BTreeMap<RelPath, String>,
 }
 
 #[derive(Serialize)]
@@ -101,6 +108,12 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
             }
         }
     }
+    // Patches are templates too: they may read answers and `addon`.
+    for (path, bytes) in blueprint.patches.values().flatten() {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| Error::Blueprint(format!("{path}: a patch must be UTF-8 text")))?;
+        sources.push((path.clone(), text.to_string()));
+    }
     Ok(sources)
 }
 
@@ -124,107 +137,159 @@ pub fn build(
 ) -> Result<Plan> {
     let mut plan = Plan::default();
     let scope = Scope::new(context);
-    render_tree(&mut plan, renderer, "files/", &blueprint.files, &scope)?;
-    for addon in addons {
-        render_tree(
-            &mut plan,
-            renderer,
-            "addon-files/",
-            &blueprint.addon_files,
-            &scope.with("addon", addon),
-        )?;
+    let files = Files {
+        renderer,
+        patches: &blueprint.patches,
+        executable: &blueprint.executable,
+    };
+    files.render_tree(&mut plan, "files/", &blueprint.files, &scope)?;
+    let scopes: Vec<Scope> = addons.iter().map(|a| scope.with("addon", a)).collect();
+    for (addon, scope) in addons.iter().zip(&scopes) {
+        files
+            .render_tree(&mut plan, "addon-files/", &blueprint.addon_files, scope)
+            .map_err(|e| for_addon(e, addon))?;
+    }
+    for (addon, scope) in addons.iter().zip(&scopes) {
+        crate::overrides::apply_addon_patches(&mut plan, renderer, scope, addon)?;
     }
     Ok(plan)
 }
 
-fn render_tree(
-    plan: &mut Plan,
-    renderer: &Renderer,
-    prefix: &str,
-    tree: &FileTree,
-    scope: &Scope,
-) -> Result<()> {
-    let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
-    for file in render_all(renderer, prefix, &entries, scope) {
-        if let Some((path, contents)) = file? {
-            plan.add(path, contents)?;
-        }
-    }
-    Ok(())
+/// What rendering a blueprint file needs besides the file and its scope.
+struct Files<'a> {
+    renderer: &'a Renderer,
+    /// Patches laid over inherited files, by blueprint-relative path.
+    patches: &'a Patches,
+    /// Blueprint-relative paths written with the executable bit.
+    executable: &'a BTreeSet<String>,
 }
 
-/// One blueprint file rendered: its repo path and bytes, or None when it renders away.
-type Rendered = Result<Option<(RelPath, Vec<u8>)>>;
+/// One blueprint file rendered: its repo path, bytes and blueprint-relative source.
+struct RenderedFile {
+    path: RelPath,
+    contents: Vec<u8>,
+    source: String,
+}
+
+/// A rendered file, or None when it renders away.
+type Rendered = Result<Option<RenderedFile>>;
 
 /// Below this many files per thread, a thread costs more than it saves.
 const FILES_PER_THREAD: usize = 200;
 
-/// Renders `entries` in order, split across the cores when there are enough of them.
-/// Results stay in input order, so the first error reported is the first in the tree.
-fn render_all(
-    renderer: &Renderer,
-    prefix: &str,
-    entries: &[(&String, &Vec<u8>)],
-    scope: &Scope,
-) -> Vec<Rendered> {
-    let one =
-        |(path, bytes): &(&String, &Vec<u8>)| render_one(renderer, prefix, path, bytes, scope);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(entries.len() / FILES_PER_THREAD)
-        .max(1);
-    if threads == 1 {
-        return entries.iter().map(one).collect();
+impl Files<'_> {
+    fn render_tree(
+        &self,
+        plan: &mut Plan,
+        prefix: &str,
+        tree: &FileTree,
+        scope: &Scope,
+    ) -> Result<()> {
+        let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
+        for file in self.render_all(prefix, &entries, scope) {
+            let Some(file) = file? else { continue };
+            if self.executable.contains(&file.source) {
+                plan.executable.insert(file.path.clone());
+            }
+            plan.sources.insert(file.path.clone(), file.source);
+            plan.add(file.path, file.contents)?;
+        }
+        Ok(())
     }
-    let chunk = entries.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = entries
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| part.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+
+    /// Renders `entries` in order, split across the cores when there are enough of them.
+    /// Results stay in input order, so the first error reported is the first in the tree.
+    fn render_all(
+        &self,
+        prefix: &str,
+        entries: &[(&String, &Vec<u8>)],
+        scope: &Scope,
+    ) -> Vec<Rendered> {
+        let one = |(path, bytes): &(&String, &Vec<u8>)| self.render_one(prefix, path, bytes, scope);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(entries.len() / FILES_PER_THREAD)
+            .max(1);
+        if threads == 1 {
+            return entries.iter().map(one).collect();
+        }
+        let chunk = entries.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = entries
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| part.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+
+    /// One blueprint file: its rendered path and contents (patched), or None when it is
+    /// conditional and renders away (an empty path segment, or an empty template).
+    fn render_one(&self, prefix: &str, source_path: &str, bytes: &[u8], scope: &Scope) -> Rendered {
+        let rendered_path = self.renderer.render_path(prefix, source_path, scope)?;
+        let source = format!("{prefix}{source_path}");
+        if rendered_path.starts_with('/') {
+            return Err(Error::Blueprint(format!(
+                "{source}: rendered path `{rendered_path}` is absolute"
+            )));
+        }
+        // A segment that renders empty makes the file conditional.
+        if rendered_path
+            .split('/')
+            .any(|s| s.trim().is_empty() || s == ".tera")
+        {
+            return Ok(None);
+        }
+        let (path, contents) = match rendered_path.strip_suffix(".tera") {
+            Some(stripped) => {
+                let text = self.renderer.render_in(&source, scope)?;
+                if text.trim().is_empty() {
+                    return Ok(None);
+                }
+                (stripped.to_string(), text.into_bytes())
+            }
+            None => (rendered_path, bytes.to_vec()),
+        };
+        let contents = self.patched(&source, contents, scope)?;
+        let path = RelPath::new(&path)
+            .map_err(|m| Error::Blueprint(format!("{source}: rendered path {m}")))?;
+        Ok(Some(RenderedFile {
+            path,
+            contents,
+            source,
+        }))
+    }
+
+    /// The file with the patches of every layer applied in order (base layers first).
+    fn patched(&self, source: &str, contents: Vec<u8>, scope: &Scope) -> Result<Vec<u8>> {
+        let Some(patches) = self.patches.get(crate::overrides::output_of(source)) else {
+            return Ok(contents);
+        };
+        let mut text = String::from_utf8(contents).map_err(|_| {
+            Error::Blueprint(format!("{source}: a patched file must be UTF-8 text"))
+        })?;
+        for (patch, _) in patches {
+            let rendered = self.renderer.render_in(patch, scope)?;
+            text = crate::overrides::apply(&text, &rendered)
+                .map_err(|m| Error::Located(Located::new(patch.clone(), (1, 1), m)))?;
+        }
+        Ok(text.into_bytes())
+    }
 }
 
-/// One blueprint file: its rendered path and contents, or None when it is conditional
-/// and renders away (an empty path segment, or an empty template).
-fn render_one(
-    renderer: &Renderer,
-    prefix: &str,
-    source_path: &str,
-    bytes: &[u8],
-    scope: &Scope,
-) -> Rendered {
-    let name = format!("{prefix}{source_path}");
-    let rendered_path = renderer.render_path(&name, source_path, scope)?;
-    if rendered_path.starts_with('/') {
-        return Err(Error::Blueprint(format!(
-            "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
-        )));
-    }
-    // A segment that renders empty makes the file conditional.
-    if rendered_path
-        .split('/')
-        .any(|s| s.trim().is_empty() || s == ".tera")
-    {
-        return Ok(None);
-    }
-    let (path, contents) = match rendered_path.strip_suffix(".tera") {
-        Some(stripped) => {
-            let text = renderer.render_in(&name, scope)?;
-            if text.trim().is_empty() {
-                return Ok(None);
-            }
-            (stripped.to_string(), text.into_bytes())
+/// An addon file's error names the catalog entry it was rendering.
+fn for_addon(err: Error, addon: &Json) -> Error {
+    let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
+    match err {
+        Error::Located(mut at) => {
+            at.message = format!("{} (rendering addon `{name}`)", at.message);
+            Error::Located(at)
         }
-        None => (rendered_path, bytes.to_vec()),
-    };
-    let path = RelPath::new(&path)
-        .map_err(|m| Error::Blueprint(format!("{prefix}{source_path}: rendered path {m}")))?;
-    Ok(Some((path, contents)))
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -232,6 +297,21 @@ mod tests {
     use super::*;
 
     /// Enough files for `render_all` to split them across threads (where there are cores).
+    fn render_tree(
+        plan: &mut Plan,
+        renderer: &Renderer,
+        prefix: &str,
+        tree: &FileTree,
+        scope: &Scope,
+    ) -> Result<()> {
+        let files = Files {
+            renderer,
+            patches: &Patches::new(),
+            executable: &BTreeSet::new(),
+        };
+        files.render_tree(plan, prefix, tree, scope)
+    }
+
     fn big_tree(n: usize, broken: &[usize]) -> (Renderer, FileTree) {
         let mut tree = FileTree::new();
         let mut sources = Vec::new();

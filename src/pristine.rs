@@ -37,7 +37,11 @@ pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
             mtime: IndexTime::new(0, 0),
             dev: 0,
             ino: 0,
-            mode: mode_of(path.as_str()),
+            mode: if plan.executable.contains(path) {
+                0o100755
+            } else {
+                0o100644
+            },
             uid: 0,
             gid: 0,
             file_size: u32::try_from(contents.len()).unwrap_or(u32::MAX),
@@ -122,14 +126,6 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
         plan.add(path, blob.content().to_vec())?;
     }
     Ok(plan)
-}
-
-fn mode_of(path: &str) -> u32 {
-    if path.ends_with(".sh") {
-        0o100755
-    } else {
-        0o100644
-    }
 }
 
 fn failed(op: &str, root: &Path, e: git2::Error) -> Error {

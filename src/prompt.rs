@@ -1,21 +1,34 @@
 //! The terminal side of `answers::Prompter`: dialoguer prompts with help text, the default
-//! shown, and re-prompting until an answer validates.
-use dialoguer::{Confirm, Input, MultiSelect, Select, theme::ColorfulTheme};
+//! shown, and re-prompting with the rule until an answer validates. Secret answers are
+//! read without echo; selects keep a textual cursor (`>`) when colour is off; Ctrl-C
+//! while asking ends the run with a message (nothing has been written yet).
+use dialoguer::theme::{ColorfulTheme, SimpleTheme, Theme};
+use dialoguer::{Confirm, Input, MultiSelect, Password, Select};
 use serde_json::Value as Json;
 
 use crate::answers::{Prompt, Prompter, as_text, show};
 use crate::blueprint::QuestionType;
 use crate::error::{Error, Result};
+use crate::ui;
+
+/// Typed at a prompt whose question may be empty but has a default: the empty answer
+/// (an empty line takes the default instead).
+pub const EMPTY_WORD: &str = "none";
 
 pub struct Terminal {
-    theme: ColorfulTheme,
+    theme: Box<dyn Theme>,
 }
 
 impl Terminal {
     pub fn new() -> Self {
-        Terminal {
-            theme: ColorfulTheme::default(),
-        }
+        let theme: Box<dyn Theme> = if ui::wants_color() {
+            Box::new(ColorfulTheme::default())
+        } else {
+            // SimpleTheme marks the cursor with `>` and choices with [x]/[ ]: readable
+            // without colour, where ColorfulTheme's cursor is a colour only.
+            Box::new(SimpleTheme)
+        };
+        Terminal { theme }
     }
 }
 
@@ -31,50 +44,67 @@ fn failed(e: dialoguer::Error) -> Error {
 
 impl Prompter for Terminal {
     fn ask(&mut self, prompt: &Prompt<'_>) -> Result<Json> {
+        // Only while a prompt waits: later, Ctrl-C must reach the write's own cleanup.
+        let _interrupt = interrupt::Guard::install();
         let question = prompt.question;
         if let Some(help) = &question.help {
             eprintln!("  {help}");
         }
+        let theme = self.theme.as_ref();
         let label = question.prompt.as_str();
         match question.kind {
             QuestionType::Choice | QuestionType::Int if !prompt.choices.is_empty() => {
                 let current = prompt.default.as_ref().map(show);
-                let index = Select::with_theme(&self.theme)
-                    .with_prompt(label)
-                    .items(&prompt.choices)
-                    .default(
-                        prompt
-                            .choices
-                            .iter()
-                            .position(|c| Some(c) == current.as_ref())
-                            .unwrap_or(0),
-                    )
-                    .interact()
-                    .map_err(failed)?;
-                (prompt.check)(&prompt.choices[index]).map_err(Error::Input)
+                let mut index = prompt
+                    .choices
+                    .iter()
+                    .position(|c| Some(c) == current.as_ref())
+                    .unwrap_or(0);
+                loop {
+                    index = Select::with_theme(theme)
+                        .with_prompt(label)
+                        .items(&prompt.choices)
+                        .default(index)
+                        .interact()
+                        .map_err(failed)?;
+                    match (prompt.check)(&prompt.choices[index]) {
+                        Ok(value) => return Ok(value),
+                        Err(rule) => eprintln!("  {label}: {rule}; choose again"),
+                    }
+                }
             }
             QuestionType::MultiChoice => {
                 let chosen: Vec<String> = match &prompt.default {
                     Some(Json::Array(items)) => items.iter().map(show).collect(),
                     _ => Vec::new(),
                 };
-                let defaults: Vec<bool> =
+                let mut checked: Vec<bool> =
                     prompt.choices.iter().map(|c| chosen.contains(c)).collect();
-                let picked = MultiSelect::with_theme(&self.theme)
-                    .with_prompt(format!("{label} (space toggles, enter accepts)"))
-                    .items(&prompt.choices)
-                    .defaults(&defaults)
-                    .interact()
-                    .map_err(failed)?;
-                let text = picked
-                    .iter()
-                    .map(|&i| prompt.choices[i].as_str())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                (prompt.check)(&text).map_err(Error::Input)
+                loop {
+                    let picked = MultiSelect::with_theme(theme)
+                        .with_prompt(format!("{label} (space toggles, enter accepts)"))
+                        .items(&prompt.choices)
+                        .defaults(&checked)
+                        .interact()
+                        .map_err(failed)?;
+                    let text = picked
+                        .iter()
+                        .map(|&i| prompt.choices[i].as_str())
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    match (prompt.check)(&text) {
+                        Ok(value) => return Ok(value),
+                        Err(rule) => {
+                            eprintln!("  {label}: {rule}; choose again");
+                            checked = (0..prompt.choices.len())
+                                .map(|i| picked.contains(&i))
+                                .collect();
+                        }
+                    }
+                }
             }
             QuestionType::Bool => {
-                let answer = Confirm::with_theme(&self.theme)
+                let answer = Confirm::with_theme(theme)
                     .with_prompt(label)
                     .default(
                         prompt
@@ -87,21 +117,108 @@ impl Prompter for Terminal {
                     .map_err(failed)?;
                 Ok(Json::Bool(answer))
             }
+            _ if question.secret => {
+                let check = prompt.check;
+                let text = Password::with_theme(theme)
+                    .with_prompt(format!("{label} (hidden)"))
+                    .allow_empty_password(question.allow_empty)
+                    .validate_with(|text: &String| -> std::result::Result<(), String> {
+                        // The rule, never the secret: messages quote the value.
+                        check(text)
+                            .map(|_| ())
+                            .map_err(|m| m.replace(&format!("`{text}`"), "the answer"))
+                    })
+                    .interact()
+                    .map_err(failed)?;
+                check(&text).map_err(|_| Error::Input(format!("{}: invalid", question.key)))
+            }
             _ => {
-                let mut input = Input::<String>::with_theme(&self.theme)
+                let check = prompt.check;
+                // An empty answer the default would otherwise shadow gets a word of its own.
+                let empty_word = question.allow_empty
+                    && prompt.default.as_ref().is_some_and(|d| !show(d).is_empty())
+                    && check(EMPTY_WORD).is_err();
+                let read = |text: &str| -> String {
+                    if empty_word && text.trim() == EMPTY_WORD {
+                        String::new()
+                    } else {
+                        text.to_string()
+                    }
+                };
+                if empty_word {
+                    eprintln!("  Type `{EMPTY_WORD}` for an empty answer.");
+                }
+                let mut input = Input::<String>::with_theme(theme)
                     .with_prompt(label)
                     .allow_empty(question.allow_empty || prompt.default.is_some());
                 if let Some(default) = &prompt.default {
                     input = input.default(as_text(default));
                 }
-                let check = prompt.check;
                 let text = input
                     .validate_with(|text: &String| -> std::result::Result<(), String> {
-                        check(text).map(|_| ())
+                        check(&read(text)).map(|_| ())
                     })
                     .interact_text()
                     .map_err(failed)?;
-                check(&text).map_err(Error::Input)
+                check(&read(&text)).map_err(Error::Input)
+            }
+        }
+    }
+}
+
+/// Ctrl-C while a prompt waits: restore the terminal (echo, cursor), say that nothing
+/// was written, exit 130. Prompts run before anything is staged, so that is true.
+mod interrupt {
+    use std::sync::OnceLock;
+
+    static SAVED: OnceLock<Option<libc::termios>> = OnceLock::new();
+    const MESSAGE: &[u8] = b"\x1b[?25h\ninterrupted: no answers kept, nothing was written\n";
+
+    /// Restores the previous SIGINT disposition when dropped.
+    pub struct Guard {
+        previous: Option<libc::sigaction>,
+    }
+
+    extern "C" fn on_interrupt(_: libc::c_int) {
+        // Only async-signal-safe calls: tcsetattr, write, _exit.
+        // SAFETY: the termios was read by tcgetattr on this descriptor; MESSAGE is static.
+        unsafe {
+            if let Some(Some(saved)) = SAVED.get() {
+                libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, saved);
+            }
+            libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len());
+            libc::_exit(130);
+        }
+    }
+
+    impl Guard {
+        pub fn install() -> Self {
+            SAVED.get_or_init(|| {
+                let mut termios = std::mem::MaybeUninit::<libc::termios>::uninit();
+                // SAFETY: tcgetattr fills the struct when it returns 0.
+                unsafe {
+                    (libc::tcgetattr(libc::STDIN_FILENO, termios.as_mut_ptr()) == 0)
+                        .then(|| termios.assume_init())
+                }
+            });
+            // SAFETY: a zeroed sigaction with a handler address is a valid argument.
+            let previous = unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_interrupt as *const () as libc::sighandler_t;
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                (libc::sigaction(libc::SIGINT, &action, &mut previous) == 0).then_some(previous)
+            };
+            Guard { previous }
+        }
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            if let Some(previous) = &self.previous {
+                // SAFETY: restoring the disposition sigaction returned.
+                unsafe {
+                    libc::sigaction(libc::SIGINT, previous, std::ptr::null_mut());
+                }
             }
         }
     }

@@ -24,6 +24,9 @@ pub struct Record {
 pub struct BlueprintId {
     pub name: String,
     pub version: String,
+    /// The blueprint a layered blueprint extends (its nearest base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Box<BlueprintId>>,
 }
 
 impl Record {

@@ -12,7 +12,7 @@ use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
 
 use crate::blueprint::Delimiters;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Located, Result};
 
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.
@@ -79,7 +79,7 @@ impl Renderer {
                 renderer.engines[index]
                     .1
                     .add_raw_templates(list)
-                    .map_err(|e| Error::Blueprint(flatten(&e)))?;
+                    .map_err(|e| template_error(&e))?;
             }
         }
         Ok(renderer)
@@ -129,21 +129,7 @@ impl Renderer {
         self.engines[index]
             .1
             .render(name, &scope.0)
-            .map_err(|e| Error::Blueprint(flatten(&e)))
-    }
-
-    /// The path `path` of the blueprint file `name` (`files/…`, `addon-files/…`), rendered.
-    pub fn render_path(&self, name: &str, path: &str, scope: &Scope) -> Result<String> {
-        let key = path_template(name);
-        if self.engine_of.contains_key(&key) {
-            return self.engines[0].1.render(&key, &scope.0).map_err(|e| {
-                Error::Blueprint(format!(
-                    "path {name} `{path}` does not render: {}",
-                    flatten(&e)
-                ))
-            });
-        }
-        self.render_str_in(&format!("path {name}"), path, scope)
+            .map_err(|e| template_error(&e))
     }
 
     /// A one-off template (a default, a condition, a path), named for messages.
@@ -160,11 +146,42 @@ impl Renderer {
         if !is_template(delimiters, source) {
             return Ok(source.to_string());
         }
-        tera.render_str(source, &scope.0, false).map_err(|e| {
-            Error::Blueprint(format!(
-                "{what} `{source}` does not render: {}",
-                flatten(&e)
-            ))
+        tera.render_str(source, &scope.0, false)
+            .map_err(|e| match located(&e) {
+                // A one-off has no file of its own: say which field it is and where in it.
+                Some(at) => Error::Blueprint(format!(
+                    "{what} `{source}` does not render: column {}: {}",
+                    at.column, at.message
+                )),
+                None => Error::Blueprint(format!(
+                    "{what} `{source}` does not render: {}",
+                    flatten(&e)
+                )),
+            })
+    }
+
+    /// A path template (`files/[% if x %]dns.tf[% endif %].tera`): errors point into the
+    /// file's own name, `name` being `prefix` + `path`. Uses the path compiled by
+    /// `add_paths` when there is one, else parses it here.
+    pub fn render_path(&self, prefix: &str, path: &str, scope: &Scope) -> Result<String> {
+        let (delimiters, tera) = &self.engines[0];
+        if !is_template(delimiters, path) {
+            return Ok(path.to_string());
+        }
+        let name = format!("{prefix}{path}");
+        let key = path_template(&name);
+        let rendered = if self.engine_of.contains_key(&key) {
+            tera.render(&key, &scope.0)
+        } else {
+            tera.render_str(path, &scope.0, false)
+        };
+        rendered.map_err(|e| match located(&e) {
+            Some(at) => Error::Located(Located::new(
+                name,
+                (1, prefix.chars().count() + at.column),
+                format!("in the file name: {}", at.message),
+            )),
+            None => Error::Located(Located::new(name, (1, 1), flatten(&e))),
         })
     }
 
@@ -188,9 +205,39 @@ impl Renderer {
     }
 }
 
-fn is_template(delimiters: &Delimiters, source: &str) -> bool {
-    source.contains(delimiters.variable[0].as_str())
-        || source.contains(delimiters.block[0].as_str())
+/// Reads the top-level variables of one-off templates (a default, a condition, a path),
+/// reusing one engine: building an engine costs more than parsing a one-liner.
+pub struct Scanner {
+    tera: Tera,
+}
+
+impl Scanner {
+    pub fn new(delimiters: &Delimiters) -> Result<Self> {
+        Ok(Scanner {
+            tera: engine(delimiters)?,
+        })
+    }
+
+    /// The names `source` reads, or where it fails to parse (1-based line and column
+    /// inside `source`, and why).
+    pub fn variables(&mut self, source: &str) -> std::result::Result<Vec<String>, Located> {
+        const NAME: &str = "one-off";
+        self.tera
+            .add_raw_template(NAME, source)
+            .map_err(|e| located(&e).unwrap_or_else(|| Located::new(NAME, (1, 1), flatten(&e))))?;
+        let mut names: Vec<String> = self
+            .tera
+            .get_template_variables(NAME)
+            .map(|vars| vars.into_iter().map(String::from).collect())
+            .unwrap_or_default();
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// Whether a string has anything for Tera to do (else it is used as it is).
+fn is_template(delimiters: &Delimiters, text: &str) -> bool {
+    text.contains(delimiters.variable[0].as_str()) || text.contains(delimiters.block[0].as_str())
 }
 
 fn engine(delimiters: &Delimiters) -> Result<Tera> {
@@ -212,6 +259,35 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
         upper_snake(s)
     });
     Ok(tera)
+}
+
+/// A Tera error as a blueprint error: at its template's file, line and column when Tera
+/// knows them (syntax and rendering errors).
+pub fn template_error(err: &tera::Error) -> Error {
+    match located(err) {
+        Some(at) => Error::Located(at),
+        None => Error::Blueprint(flatten(err)),
+    }
+}
+
+/// The place and message of a syntax or rendering error, from Tera's structured report.
+/// Errors met inside a filter carry the filter's message as their source.
+pub fn located(err: &tera::Error) -> Option<Located> {
+    match err.kind() {
+        tera::ErrorKind::SyntaxError(report) | tera::ErrorKind::RenderingError(report) => {
+            let span = report.span();
+            Some(Located::new(
+                report.filename(),
+                (span.start_line.max(1), span.start_col + 1),
+                report
+                    .message()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn to_context(json: &Json) -> Context {
@@ -258,7 +334,14 @@ pub fn flatten(err: &tera::Error) -> String {
     }
 }
 
+/// Tera hands a filter an undefined value silently (a misspelt field reads as undefined);
+/// ours refuse it so a typo never ships as `null`.
 fn json_of(value: &Value) -> TeraResult<Json> {
+    if value.is_undefined() {
+        return Err(tera::Error::message(
+            "the value is undefined (a misspelt variable or field?); an optional field needs `x | default(value=...)` or `if x is defined`",
+        ));
+    }
     serde_json::to_value(value).map_err(|e| tera::Error::message(e.to_string()))
 }
 
@@ -426,6 +509,51 @@ mod tests {
         assert_eq!(
             r.render("t", &json!({"name": "n"})).expect("renders"),
             "{{ .x }} ${VAR} ${{ y }} n"
+        );
+    }
+
+    #[test]
+    fn undefined_values_are_errors_in_our_filters_too() {
+        let r = Renderer::plain([("t", "a\n[[ tags.nope | to_json ]]\n[[ tags | to_hcl ]]")])
+            .expect("parses");
+        let err = r.render("t", &json!({"tags": {}})).expect_err("undefined");
+        let Error::Located(at) = err else {
+            panic!("not located: {err}")
+        };
+        assert_eq!((at.file.as_str(), at.line, at.column), ("t", 2, 16));
+        assert!(
+            at.message.starts_with("the value is undefined"),
+            "{}",
+            at.message
+        );
+    }
+
+    #[test]
+    fn a_path_error_points_into_the_file_name() {
+        let r = Renderer::plain([]).expect("engine");
+        let err = r
+            .render_path("files/", "[% if x.y %]a[% endif %]", &Scope::default())
+            .expect_err("undefined");
+        assert_eq!(
+            err.to_string(),
+            "blueprint files/[% if x.y %]a[% endif %]:1:13: in the file name: Variable `x` is not defined."
+        );
+    }
+
+    #[test]
+    fn a_compiled_path_error_points_into_the_file_name_too() {
+        let mut r = Renderer::plain([]).expect("engine");
+        r.add_paths(["files/[% if x.y %]a[% endif %]"]);
+        assert!(
+            r.engine_of
+                .contains_key("path:files/[% if x.y %]a[% endif %]")
+        );
+        let err = r
+            .render_path("files/", "[% if x.y %]a[% endif %]", &Scope::default())
+            .expect_err("undefined");
+        assert_eq!(
+            err.to_string(),
+            "blueprint files/[% if x.y %]a[% endif %]:1:13: in the file name: Variable `x` is not defined."
         );
     }
 

@@ -78,11 +78,27 @@ pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
             fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
         }
         fs::write(&full, contents).map_err(|e| Error::io_path("write", &full, e))?;
+        if plan.executable.contains(path) {
+            set_executable(&full)?;
+        }
     }
     Ok(Staged {
         dir,
         target: target.to_path_buf(),
     })
+}
+
+/// Mode 755, as the plan says (and as the commit records it).
+#[cfg(unix)]
+fn set_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::io_path("make executable", path, e))
+}
+
+#[cfg(not(unix))]
+fn set_executable(_: &Path) -> Result<()> {
+    Ok(())
 }
 
 /// Applies edits to an existing repo. Every new content is first written beside its

@@ -6,13 +6,20 @@ use serde_json::{Map, Value as Json};
 
 use crate::cli::{AddAddonArgs, EditArgs, RemoveAddonArgs};
 use crate::commands::apply::apply;
+use crate::edit::Change;
 use crate::error::{Error, Result};
 use crate::generate::{self, Rendered};
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
+use crate::report::{self, Action, ChangeEntry, EditReport};
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
+    if let Some(pair) = args.misplaced_set.first() {
+        return Err(Error::Input(format!(
+            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE (--set gives answers to `scaffold new`)"
+        )));
+    }
     check(
         name,
         r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$",
@@ -60,7 +67,12 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
                 "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
             ))),
             _ => {
-                println!("{name} {current} is already in this repo; nothing to do");
+                if args.edit.json {
+                    let report = edit_report("add-addon", name, &current, &args.edit, &[]);
+                    println!("{}", report::to_json(&report));
+                } else {
+                    println!("{name} {current} is already in this repo; nothing to do");
+                }
                 Ok(())
             }
         };
@@ -97,8 +109,8 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         setting.insert("namespace".into(), Json::String(namespace.clone()));
     }
     let values = helm_values(&[
-        ("--set", Typing::Helm, &args.set),
-        ("--set-string", Typing::Strings, &args.set_string),
+        ("--helm-set", Typing::Helm, &args.helm_set),
+        ("--helm-set-string", Typing::Strings, &args.helm_set_string),
     ])?;
     if !values.is_empty() {
         setting.insert("values".into(), Json::Object(values));
@@ -115,16 +127,19 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     }
     let next = repo.render(&record)?;
     let version = addon_version(&next, name).unwrap_or_default();
-    for (dep, by) in &next.added {
-        if !repo.rendered.addons.contains_key(dep) {
-            println!("adding {dep} too (needed by {by})");
-        }
-    }
+    let added: Vec<(String, String)> = next
+        .added
+        .iter()
+        .filter(|(dep, _)| !repo.rendered.addons.contains_key(dep))
+        .cloned()
+        .collect();
+    let report = edit_report("add-addon", name, &version, &args.edit, &added);
     change_to(
         &repo,
         &next,
         &args.edit,
         &format!("scaffold: add addon {name} {version}"),
+        report,
     )
 }
 
@@ -173,24 +188,70 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     record.set_chosen_addons(chosen);
     record.addon_settings.remove(name);
     let next = repo.render(&record)?;
+    let report = edit_report("remove-addon", name, &version, &args.edit, &[]);
     change_to(
         &repo,
         &next,
         &args.edit,
         &format!("scaffold: remove addon {name} {version}"),
+        report,
     )
 }
 
-/// Merges the repo's difference to `next` into the work tree and commits it.
-fn change_to(repo: &Repo, next: &Rendered, args: &EditArgs, message: &str) -> Result<()> {
+/// Merges the repo's difference to `next` into the work tree and commits it, reporting
+/// the changes as `report` says.
+fn change_to(
+    repo: &Repo,
+    next: &Rendered,
+    args: &EditArgs,
+    message: &str,
+    mut report: EditReport,
+) -> Result<()> {
     let changes = repo.changes_to(next)?;
+    report.changes = changes.iter().map(change_entry).collect();
     apply(
         &repo.root,
         &changes,
         &next.plan,
         &args.into(),
         Some(message),
+        Some(report),
     )
+}
+
+fn edit_report(
+    command: &'static str,
+    addon: &str,
+    version: &str,
+    args: &EditArgs,
+    added: &[(String, String)],
+) -> EditReport {
+    EditReport {
+        command,
+        addon: addon.to_string(),
+        version: version.to_string(),
+        dry_run: args.dry_run,
+        commit: None,
+        changes: Vec::new(),
+        added_dependencies: report::dependencies(added),
+    }
+}
+
+fn change_entry(change: &Change) -> ChangeEntry {
+    let (action, bytes) = match change {
+        Change::Write {
+            contents,
+            before: None,
+            ..
+        } => (Action::Create, contents.len()),
+        Change::Write { contents, .. } => (Action::Modify, contents.len()),
+        Change::Delete { .. } => (Action::Delete, 0),
+    };
+    ChangeEntry {
+        path: change.path().as_str().to_string(),
+        action,
+        bytes,
+    }
 }
 
 fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {

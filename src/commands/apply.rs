@@ -8,12 +8,15 @@ use crate::error::{Error, Result};
 use crate::git;
 use crate::plan::Plan;
 use crate::pristine;
+use crate::report::{self, EditReport};
+use crate::ui;
 use crate::write;
 
 pub struct ApplyOptions<'a> {
     pub allow_dirty: bool,
     pub dry_run: bool,
     pub author: Option<&'a str>,
+    pub json: bool,
 }
 
 impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
@@ -22,19 +25,21 @@ impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
             allow_dirty: args.allow_dirty,
             dry_run: args.dry_run,
             author: args.author.as_deref(),
+            json: args.json,
         }
     }
 }
 
 /// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
 /// as its pristine base, and commits them with `message`; with no message, leaves the
-/// commit to the user.
+/// commit to the user. With a `report`, the result is that report (JSON under `--json`).
 pub fn apply(
     root: &Path,
     changes: &[Change],
     base: &Plan,
     options: &ApplyOptions,
     message: Option<&str>,
+    mut report: Option<EditReport>,
 ) -> Result<()> {
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     if !options.allow_dirty {
@@ -47,11 +52,27 @@ pub fn apply(
         }
     }
     if options.dry_run {
-        print!("{}", edit::unified_diff(changes));
-        eprintln!(
+        match &report {
+            Some(report) if options.json => println!("{}", report::to_json(report)),
+            _ => {
+                let diff = edit::unified_diff(changes);
+                if ui::stdout_colored() {
+                    print!("{}", ui::color_diff(&diff));
+                } else {
+                    print!("{diff}");
+                }
+            }
+        }
+        for dep in report.iter().flat_map(|r| &r.added_dependencies) {
+            ui::note(format!(
+                "adding {} too (needed by {})",
+                dep.addon, dep.needed_by
+            ));
+        }
+        ui::note(format!(
             "dry run: {} file(s) would change; nothing written",
             changes.len()
-        );
+        ));
         return Ok(());
     }
     let Some(message) = message else {
@@ -61,8 +82,8 @@ pub fn apply(
     };
     let (author, fallback) = git::resolve_author(options.author)?;
     if fallback {
-        eprintln!(
-            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+        ui::note(
+            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
         );
     }
     write::apply(root, changes)?;
@@ -73,10 +94,23 @@ pub fn apply(
         .filter(|c| matches!(c, Change::Write { .. }))
         .count();
     let subject = message.lines().next().unwrap_or_default();
+    let short = commit[..commit.len().min(12)].to_string();
+    if let Some(report) = report.as_mut() {
+        for change in &report.changes {
+            ui::detail(format!("{:?} {}", change.action, change.path).to_lowercase());
+        }
+        report.commit = Some(commit);
+        if options.json {
+            println!("{}", report::to_json(report));
+            return Ok(());
+        }
+        for dep in &report.added_dependencies {
+            println!("adding {} too (needed by {})", dep.addon, dep.needed_by);
+        }
+    }
     println!(
-        "{subject}: {written} file(s) written, {} removed, commit {}",
+        "{subject}: {written} file(s) written, {} removed, commit {short}",
         changes.len() - written,
-        &commit[..12]
     );
     Ok(())
 }

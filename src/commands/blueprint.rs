@@ -6,7 +6,9 @@ use crate::blueprint_test;
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::lint;
+use crate::overrides::OverrideKind;
 use crate::plan::Plan;
+use crate::report::{self, CaseEntry, TestReport};
 use crate::write;
 
 pub fn list() -> Result<()> {
@@ -25,12 +27,60 @@ pub fn show(selector: &str) -> Result<()> {
         blueprint.manifest.name, blueprint.manifest.version, blueprint.origin
     );
     println!("{}", manifest.trim_end());
-    println!("\n# Files and addons, and the blueprint each comes from");
-    let width = blueprint.origins.keys().map(|k| k.len()).max().unwrap_or(0);
-    for (path, origin) in &blueprint.origins {
-        println!("{path:<width$}  {origin}");
+    println!("\n# Files and addons: how this blueprint has each, and the blueprint it comes from");
+    print_files(&blueprint);
+    for (path, change) in &blueprint.overrides {
+        if change.kind == OverrideKind::Replaced && change.recorded.is_none() {
+            eprintln!(
+                "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes",
+                change.base, change.base_path, change.base_digest
+            );
+        } else if change.base_changed() {
+            eprintln!(
+                "warning: {path} replaces a file of {} that changed since it was copied (recorded {}, now {})",
+                change.base,
+                change.recorded.as_deref().unwrap_or_default(),
+                change.base_digest
+            );
+        }
     }
     Ok(())
+}
+
+/// `scaffold blueprint files NAME`: path, how it is had, origin.
+pub fn files(selector: &str) -> Result<()> {
+    let blueprint = Blueprint::load(selector)?;
+    print_files(&blueprint);
+    Ok(())
+}
+
+fn print_files(blueprint: &Blueprint) {
+    let width = blueprint.origins.keys().map(|k| k.len()).max().unwrap_or(0);
+    let own = format!("({})", blueprint.origin);
+    for (path, origin) in &blueprint.origins {
+        let how = match blueprint.overrides.get(path).map(|o| &o.kind) {
+            Some(OverrideKind::Replaced) => "replaced",
+            Some(OverrideKind::Patched) => "patched",
+            None if path.ends_with(crate::overrides::PATCH_SUFFIX) => "patch",
+            None if origin.ends_with(&own) => "own",
+            None => "inherited",
+        };
+        println!("{path:<width$}  {how:<9}  {origin}");
+    }
+}
+
+/// `scaffold blueprint cat NAME PATH`: the stored bytes of one file.
+pub fn cat(selector: &str, path: &str) -> Result<()> {
+    let blueprint = Blueprint::load(selector)?;
+    let bytes = blueprint.file(path).ok_or_else(|| {
+        Error::Input(format!(
+            "{path}: not a file of blueprint {}{}; `scaffold blueprint files {selector}` lists them",
+            blueprint.manifest.name,
+            crate::scope::did_you_mean(path, blueprint.origins.keys().map(String::as_str))
+        ))
+    })?;
+    std::io::Write::write_all(&mut std::io::stdout(), &bytes)
+        .map_err(|e| Error::io("write to stdout", e))
 }
 
 pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
@@ -112,8 +162,43 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn test(selector: &str) -> Result<()> {
+/// What `new` checks first: a blueprint with lint errors is refused before anything is
+/// asked; warnings are shown.
+pub fn refuse_lint_errors(blueprint: &Blueprint) -> Result<()> {
+    let findings = lint::static_findings(blueprint);
+    for finding in &findings {
+        eprintln!("{finding}");
+    }
+    let errors = findings.iter().filter(|f| !f.warning).count();
+    if errors > 0 {
+        return Err(Error::Blueprint(format!(
+            "{}: {errors} lint error(s) above; fix them (scaffold blueprint lint {0})",
+            blueprint.origin
+        )));
+    }
+    Ok(())
+}
+
+pub fn test(selector: &str, as_json: bool) -> Result<()> {
     let blueprint = Blueprint::load(selector)?;
+    // Lint first: a case can pass on a blueprint that lint knows is broken.
+    if !blueprint.origin.starts_with("embedded:") {
+        let findings = lint::lint(Path::new(&blueprint.origin))?;
+        for finding in &findings {
+            // Under --json stdout carries only the report.
+            if as_json {
+                eprintln!("{finding}");
+            } else {
+                println!("{finding}");
+            }
+        }
+        let errors = findings.iter().filter(|f| !f.warning).count();
+        if errors > 0 {
+            return Err(Error::Findings(format!(
+                "blueprint test: lint found {errors} error(s); fix them first"
+            )));
+        }
+    }
     let renderer = generate::renderer_for(&blueprint)?;
     if blueprint.tests.is_empty() {
         return Err(Error::Input(format!(
@@ -123,7 +208,12 @@ pub fn test(selector: &str) -> Result<()> {
     }
     let scratch =
         tempfile::TempDir::new().map_err(|e| Error::io("create a temporary directory", e))?;
-    let (mut passed, mut failed) = (0, 0);
+    let mut report = TestReport {
+        blueprint: blueprint.origin.clone(),
+        passed: 0,
+        failed: 0,
+        cases: Vec::new(),
+    };
     for (name, text) in &blueprint.tests {
         let (mut verdict, plan) = blueprint_test::run_case(&blueprint, &renderer, name, text);
         if let Some(plan) = plan {
@@ -133,18 +223,35 @@ pub fn test(selector: &str) -> Result<()> {
                 verdict.problems.push(e.to_string());
             }
         }
-        if verdict.problems.is_empty() {
-            passed += 1;
-            println!("PASS {name} ({} files)", verdict.files);
+        let passed = verdict.problems.is_empty();
+        if passed {
+            report.passed += 1;
         } else {
-            failed += 1;
-            println!("FAIL {name}: {}", verdict.problems.join("; "));
+            report.failed += 1;
         }
+        if !as_json {
+            if passed {
+                println!("PASS {name} ({} files)", verdict.files);
+            } else {
+                println!("FAIL {name}: {}", verdict.problems.join("; "));
+            }
+        }
+        report.cases.push(CaseEntry {
+            name: name.clone(),
+            passed,
+            files: verdict.files,
+            problems: verdict.problems,
+        });
     }
-    println!("{passed} passed, {failed} failed");
-    if failed > 0 {
+    if as_json {
+        println!("{}", report::to_json(&report));
+    } else {
+        println!("{} passed, {} failed", report.passed, report.failed);
+    }
+    if report.failed > 0 {
         return Err(Error::Findings(format!(
-            "blueprint test: {failed} case(s) failed"
+            "blueprint test: {} case(s) failed",
+            report.failed
         )));
     }
     Ok(())

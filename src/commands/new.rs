@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::Path;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Sources};
 use crate::blueprint::Blueprint;
@@ -13,6 +13,8 @@ use crate::generate;
 use crate::git;
 use crate::pristine;
 use crate::prompt::Terminal;
+use crate::report::{self, BlueprintId, NewReport};
+use crate::ui;
 use crate::write;
 
 pub fn run(args: NewArgs) -> Result<()> {
@@ -24,6 +26,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         None => BTreeMap::new(),
     };
     let blueprint = Blueprint::load(&args.blueprint)?;
+    crate::commands::blueprint::refuse_lint_errors(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
 
     let mut builtins = Map::new();
@@ -49,21 +52,30 @@ pub fn run(args: NewArgs) -> Result<()> {
     let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
     let plan = &rendered.plan;
 
+    let mut report = NewReport {
+        command: "new",
+        dir: args.dir.display().to_string(),
+        blueprint: BlueprintId {
+            name: blueprint.manifest.name.clone(),
+            version: blueprint.manifest.version.clone(),
+        },
+        dry_run: args.dry_run,
+        commit: None,
+        files: report::files_of(plan),
+        added_dependencies: report::dependencies(&rendered.added),
+    };
     if args.dry_run {
         if args.json {
-            println!(
-                "{}",
-                json!({"dir": args.dir, "blueprint": blueprint.manifest.name, "files": plan.listing()})
-            );
+            println!("{}", report::to_json(&report));
         } else {
             for path in plan.files.keys() {
                 println!("{}", path.as_str());
             }
-            eprintln!(
+            ui::note(format!(
                 "dry run: {} files would be written to {}; nothing written",
                 plan.files.len(),
                 args.dir.display()
-            );
+            ));
         }
         return Ok(());
     }
@@ -73,8 +85,8 @@ pub fn run(args: NewArgs) -> Result<()> {
         None => git::resolve_author(None)?,
     };
     if fallback {
-        eprintln!(
-            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>"
+        ui::note(
+            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
         );
     }
     let message = format!(
@@ -86,25 +98,19 @@ pub fn run(args: NewArgs) -> Result<()> {
     pristine::store(staged.path(), plan, &message)?;
     staged.finish()?;
 
+    for path in plan.files.keys() {
+        ui::detail(format!("wrote {}", path.as_str()));
+    }
+    report.commit = Some(commit);
     if args.json {
-        println!(
-            "{}",
-            json!({"dir": args.dir, "commit": commit, "files": plan.files.len(), "added_dependencies": rendered.added})
-        );
+        println!("{}", report::to_json(&report));
         return Ok(());
     }
-    for (dep, by) in &rendered.added {
-        println!("added addon {dep} (needed by {by})");
-    }
-    println!(
-        "Created {} from blueprint {} {}: {} files, commit {} on main.",
-        args.dir.display(),
-        blueprint.manifest.name,
-        blueprint.manifest.version,
-        plan.files.len(),
-        &commit[..12]
-    );
-    if let Some(template) = &blueprint.manifest.next_steps {
+    print!("{}", report::new_summary(&report));
+    // The next commands are part of the summary, which -q trims to what was written.
+    if let Some(template) = &blueprint.manifest.next_steps
+        && ui::verbosity() > ui::Verbosity::Quiet
+    {
         let context = answers::context_of(&answers, &Map::new());
         let next = renderer.render_str("next_steps", template, &context)?;
         println!("\n{}", next.trim_end());

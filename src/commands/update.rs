@@ -14,6 +14,11 @@ use crate::prompt::Terminal;
 use crate::update::{self, Request};
 
 pub fn run(args: UpdateArgs) -> Result<()> {
+    if args.edit.json {
+        return Err(Error::Input(
+            "--json: update has no JSON output yet; drop --json (the result is the commit it prints)".into(),
+        ));
+    }
     let set = parse_pairs(&args.set, "--set")?;
     let values = match &args.values {
         Some(path) => read_values(path)?,
@@ -60,6 +65,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
             &update.next,
             &options,
             Some(&update.message()),
+            None,
         );
     }
     eprint!("{}", describe(&merge.conflicts, &to));
@@ -88,7 +94,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
                     });
                 }
             }
-            apply(&update.root, &changes, &update.next, &options, None)?;
+            apply(&update.root, &changes, &update.next, &options, None, None)?;
             if args.edit.dry_run {
                 return Ok(());
             }

@@ -167,7 +167,7 @@ fn catalog_overrides_and_custom_charts() {
             "2.2.15",
             "--namespace",
             "ops",
-            "--set",
+            "--helm-set",
             "reloader.deployment.replicas=2",
         ],
     );
@@ -409,9 +409,12 @@ fn an_edited_addon_file_is_not_deleted() {
     env.git(&dir, &["commit", "-qam", "tune"]);
     let out = in_repo(&env, &dir, &["remove-addon", "reloader"]);
     assert_eq!(out.code, 3);
-    assert_eq!(
-        out.stderr.trim(),
-        "error: infrastructure/addons/reloader/release.yaml: was edited since scaffold wrote it and would be removed; undo or move your edits first; nothing was changed"
+    assert!(
+        out.stderr.starts_with(
+            "error: infrastructure/addons/reloader/release.yaml:1: was edited since scaffold wrote it and would be removed; undo or move your edits first; nothing was changed\n  scaffold wrote (base):\n    | # HelmRelease of the addon reloader"
+        ) && out.stderr.contains("\n  yours (now on disk):\n    | # tuned by hand\n  scaffold would write (new):\n    (nothing)\n"),
+        "{}",
+        out.stderr
     );
     assert_eq!(
         std::fs::read_to_string(&release).expect("kept"),

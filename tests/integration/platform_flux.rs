@@ -262,24 +262,24 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
 }
 
 #[test]
-fn add_addon_set_types_values_as_helm_does() {
+fn add_addon_helm_set_types_values_as_helm_does() {
     let env = Env::new();
     let dir = new_repo(&env, "typed", "");
     let mut args = podinfo_app("web");
     args.extend([
-        "--set",
+        "--helm-set",
         "image.tag=6.10,exp=1e3",
-        "--set",
+        "--helm-set",
         "hex=0x1F",
-        "--set",
+        "--helm-set",
         "word=on",
-        "--set",
+        "--helm-set",
         "replicaCount=3",
-        "--set",
+        "--helm-set",
         "flag=true",
-        "--set",
+        "--helm-set",
         "list={a,2}",
-        "--set-string",
+        "--helm-set-string",
         "port=8080",
     ]);
     scaffold_in(&env, &dir, &args);

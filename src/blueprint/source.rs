@@ -1,0 +1,209 @@
+//! Where blueprints come from: the embedded ones, the search path, directories; each read
+//! into a `Layer` (its own manifest and files, `extends` not yet resolved). IO.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use include_dir::{Dir, include_dir};
+
+use super::{FileTree, slash_path};
+use crate::error::{Error, Located, Result};
+use crate::manifest::Manifest;
+
+static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/blueprints");
+
+/// A blueprint's own files before `extends` is resolved.
+pub(super) struct Layer {
+    pub(super) manifest: Manifest,
+    pub(super) tree: FileTree,
+    /// Files executable on disk.
+    pub(super) executable: BTreeSet<String>,
+    pub(super) origin: String,
+    pub(super) dir: Option<PathBuf>,
+}
+
+/// Directories searched for blueprints by name: `$SCAFFOLD_BLUEPRINT_PATH` (`:`-separated),
+/// then `$XDG_CONFIG_HOME/scaffold/blueprints` (or `~/.config/scaffold/blueprints`).
+pub fn search_path() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("SCAFFOLD_BLUEPRINT_PATH")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    if let Some(config) = config {
+        dirs.push(config.join("scaffold").join("blueprints"));
+    }
+    dirs
+}
+
+/// (name, where) of every blueprint found: the search path first, then the embedded ones.
+pub fn available() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for dir in search_path() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        names.sort();
+        for path in names {
+            if path.join("blueprint.yaml").is_file()
+                && let Some(name) = path.file_name()
+            {
+                found.push((
+                    name.to_string_lossy().into_owned(),
+                    path.display().to_string(),
+                ));
+            }
+        }
+    }
+    for name in embedded_names() {
+        found.push((name.clone(), format!("embedded:{name}")));
+    }
+    found
+}
+
+pub(super) fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<Layer> {
+    let as_path = match relative_to {
+        Some(base) if !Path::new(selector).is_absolute() => base.join(selector),
+        _ => PathBuf::from(selector),
+    };
+    let looks_like_path = selector.contains('/') || selector.starts_with('.');
+    if looks_like_path || as_path.join("blueprint.yaml").is_file() {
+        return read_dir_layer(&as_path);
+    }
+    for dir in search_path() {
+        let candidate = dir.join(selector);
+        if candidate.join("blueprint.yaml").is_file() {
+            return read_dir_layer(&candidate);
+        }
+    }
+    let dir = EMBEDDED.get_dir(selector).ok_or_else(|| {
+        Error::Input(format!(
+            "unknown blueprint `{selector}`: use one of {} or a path to a directory with a blueprint.yaml",
+            available().into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    let mut tree = FileTree::new();
+    collect_embedded(dir, dir.path(), &mut tree);
+    layer_from_tree(tree, format!("embedded:{selector}"), None)
+}
+
+fn read_dir_layer(root: &Path) -> Result<Layer> {
+    if !root.join("blueprint.yaml").is_file() {
+        return Err(Error::Input(format!(
+            "blueprint `{}`: no blueprint.yaml there; pass an embedded name or a blueprint directory",
+            root.display()
+        )));
+    }
+    let root = root
+        .canonicalize()
+        .map_err(|e| Error::io_path("resolve", root, e))?;
+    let mut tree = FileTree::new();
+    let mut executable = BTreeSet::new();
+    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let entry = entry.map_err(|e| Error::Input(format!("cannot read blueprint: {e}")))?;
+        let rel = slash_path(
+            entry
+                .path()
+                .strip_prefix(&root)
+                .map_err(|e| Error::Input(e.to_string()))?,
+        );
+        if entry.path_is_symlink() {
+            let target = entry
+                .path()
+                .canonicalize()
+                .map_err(|e| Error::io_path("follow the symlink", entry.path(), e))?;
+            if !target.starts_with(&root) {
+                return Err(Error::Blueprint(format!(
+                    "{}/{rel}: symlink points outside the blueprint ({}); copy the file in instead",
+                    root.display(),
+                    target.display()
+                )));
+            }
+            if !target.is_file() {
+                continue;
+            }
+        } else if !entry.file_type().is_file() {
+            continue;
+        }
+        let bytes =
+            std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
+        if is_executable(entry.path()) {
+            executable.insert(rel.clone());
+        }
+        tree.insert(rel, bytes);
+    }
+    let mut layer = layer_from_tree(tree, root.display().to_string(), Some(root))?;
+    layer.executable = executable;
+    Ok(layer)
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &Path) -> bool {
+    false
+}
+
+fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Result<Layer> {
+    let bytes = tree
+        .get("blueprint.yaml")
+        .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
+    let manifest: Manifest = serde_yaml::from_slice(bytes).map_err(|e| {
+        let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or_default();
+        Error::Located(Located::new(
+            format!("{origin}/blueprint.yaml"),
+            at,
+            message,
+        ))
+    })?;
+    Ok(Layer {
+        manifest,
+        tree,
+        executable: BTreeSet::new(),
+        origin,
+        dir,
+    })
+}
+
+impl Layer {
+    pub(super) fn manifest_file(&self) -> String {
+        format!("{}/blueprint.yaml", self.origin)
+    }
+
+    pub(super) fn text(&self) -> &str {
+        self.tree
+            .get("blueprint.yaml")
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+}
+
+pub fn embedded_names() -> Vec<String> {
+    EMBEDDED
+        .dirs()
+        .map(|d| d.path().display().to_string())
+        .collect()
+}
+
+fn collect_embedded(dir: &Dir<'static>, root: &Path, tree: &mut FileTree) {
+    for file in dir.files() {
+        if let Ok(rel) = file.path().strip_prefix(root) {
+            tree.insert(slash_path(rel), file.contents().to_vec());
+        }
+    }
+    for sub in dir.dirs() {
+        collect_embedded(sub, root, tree);
+    }
+}

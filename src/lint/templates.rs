@@ -1,0 +1,338 @@
+//! The template checks of `blueprint lint`: every template and file name parses and reads
+//! only names in scope; catalog entries fit the manifest; replaced files' bases and
+//! delimiter clashes (warnings).
+use regex::Regex;
+use serde_json::Value as Json;
+
+use super::{ADDON_BUILTIN, BUILTINS, Findings};
+use crate::blueprint::Blueprint;
+use crate::error::Error;
+use crate::generate;
+use crate::locate::{self, locate, position};
+use crate::plan;
+use crate::render::Renderer;
+use crate::scope;
+
+/// Parses each template on its own (so every syntax error is reported) and checks that
+/// every name it reads is in scope: an answer or a built-in, `addon` under addon-files/,
+/// and only fields some catalog entry has on `addon`. Path templates too.
+pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Renderer> {
+    let sources = match plan::template_sources(blueprint) {
+        Ok(s) => s,
+        Err(e) => {
+            found.report_error(&e);
+            return None;
+        }
+    };
+    let keys = blueprint.question_keys();
+    let addon_fields = addon_fields(blueprint);
+    // One engine for the whole blueprint; only when it fails is each template compiled
+    // on its own (with the partials it may include), so every syntax error is reported.
+    let whole = generate::renderer_for(blueprint);
+    let mut clean = true;
+    let partials: Vec<&(String, String)> = sources
+        .iter()
+        .filter(|(n, _)| n.starts_with("partials/"))
+        .collect();
+    for (name, text) in &sources {
+        let delimiters = blueprint.delimiters_for(name);
+        let variables = match &whole {
+            Ok(renderer) => renderer.variables(name),
+            Err(_) => match compile_alone(name, text, &delimiters, &partials) {
+                Ok(single) => single.variables(name),
+                Err(e) => {
+                    clean = false;
+                    match &e {
+                        // A partial's own error is reported once, with the partial.
+                        Error::Located(at) if at.file != *name => {}
+                        Error::Located(_) => found.report_error(&e),
+                        other => {
+                            let message = other.to_string();
+                            if !partials
+                                .iter()
+                                .any(|(p, _)| p != name && message.contains(p.as_str()))
+                            {
+                                found.error_text(name, &message);
+                            }
+                        }
+                    }
+                    continue;
+                }
+            },
+        };
+        let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
+        for var in variables {
+            if let Some(message) = out_of_scope(&var, &keys, in_addon) {
+                let at =
+                    locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
+                found.error(name, at, message);
+            }
+        }
+        check_addon_fields(name, text, &addon_fields, found);
+    }
+    check_path_templates(blueprint, &keys, found);
+    match whole {
+        Ok(renderer) => Some(renderer),
+        Err(e) => {
+            if clean {
+                found.report_error(&e); // no template fails alone: they fail together
+            }
+            None
+        }
+    }
+}
+
+/// One template compiled with the partials it may include.
+fn compile_alone(
+    name: &str,
+    text: &str,
+    delimiters: &crate::blueprint::Delimiters,
+    partials: &[&(String, String)],
+) -> crate::error::Result<Renderer> {
+    let others = partials
+        .iter()
+        .filter(|(n, _)| n != name)
+        .map(|(n, t)| (n.as_str(), t.as_str()));
+    let sources = std::iter::once((name, text))
+        .chain(others)
+        .map(|(n, t)| crate::render::Source {
+            name: n,
+            text: t,
+            delimiters: delimiters.clone(),
+        });
+    Renderer::new(delimiters, sources)
+}
+
+/// Why a template may not read `var` (`addon` only under addon-files/ and partials/).
+fn out_of_scope(var: &str, keys: &[&str], in_addon: bool) -> Option<String> {
+    let addon = in_addon.then_some(ADDON_BUILTIN);
+    let mut in_scope = keys.iter().chain(BUILTINS).copied().chain(addon);
+    if in_scope.any(|k| k == var) {
+        return None;
+    }
+    let in_scope = keys.iter().chain(BUILTINS).copied().chain(addon);
+    Some(format!(
+        "`{var}` is neither a question of the blueprint nor a built-in{}",
+        scope::did_you_mean(var, in_scope)
+    ))
+}
+
+/// Every field a template may read on `addon`: those of any catalog entry, the computed
+/// ones and the documented optional ones.
+fn addon_fields(blueprint: &Blueprint) -> Vec<String> {
+    let mut fields: Vec<String> = OPTIONAL_ADDON_FIELDS
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
+    for entry in blueprint.catalog.entries() {
+        if let Json::Object(map) = entry.template_object("", &[]) {
+            fields.extend(map.keys().cloned());
+        }
+    }
+    if let Some(Json::Object(map)) = &blueprint.manifest.custom_addon {
+        fields.extend(map.keys().cloned());
+    }
+    fields.sort();
+    fields.dedup();
+    fields
+}
+
+/// Catalog fields that entries may leave out (templates test them with `is defined`).
+const OPTIONAL_ADDON_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "layer",
+    "always",
+    "default",
+    "namespace",
+    "create_namespace",
+    "requires",
+    "depends_on",
+    "chart",
+    "crds",
+    "service_account",
+    "iam_policy",
+    "values",
+    "bridge_values",
+    "release_depends_on",
+    "wait",
+    "configs",
+    "prerequisites",
+    "dir",
+];
+
+/// `addon.FIELD` (and `a.FIELD` for `for a in addons`) with a field no entry has reads as
+/// undefined, which `if` takes for false: a misspelt field would drop output silently.
+fn check_addon_fields(name: &str, text: &str, fields: &[String], found: &mut Findings) {
+    static LOOP: std::sync::LazyLock<Option<Regex>> =
+        std::sync::LazyLock::new(|| Regex::new(r"\bfor\s+(\w+)\s+in\s+addons\b").ok());
+    static FIELD: std::sync::LazyLock<Option<Regex>> =
+        std::sync::LazyLock::new(|| Regex::new(r"(?:^|[^\w.])(\w+)\.([A-Za-z_]\w*)").ok());
+    let (Some(each), Some(field_of)) = (&*LOOP, &*FIELD) else {
+        return;
+    };
+    let mut aliases = vec![ADDON_BUILTIN.to_string()];
+    aliases.extend(each.captures_iter(text).map(|c| c[1].to_string()));
+    for c in field_of.captures_iter(text) {
+        let (alias, field) = (&c[1], &c[2]);
+        if !aliases.iter().any(|a| a == alias) || fields.iter().any(|f| f == field) {
+            continue;
+        }
+        let at = c.get(1).map_or(0, |m| m.start());
+        found.error(
+            name,
+            locate::position(text, at),
+            format!(
+                "`{alias}.{field}`: no catalog entry has a field `{field}`{}",
+                scope::did_you_mean(field, fields.iter().map(String::as_str))
+            ),
+        );
+    }
+}
+
+/// File names are templates: they may read only answers and built-ins (and `addon`).
+fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findings) {
+    // Names are rendered with the blueprint-wide delimiters, whatever their file's own.
+    let delimiters = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    let Ok(mut scanner) = crate::render::Scanner::new(&delimiters) else {
+        return; // bad delimiters are reported when the renderer is built
+    };
+    for (prefix, tree) in blueprint.template_trees() {
+        let in_addon = prefix == "addon-files/" || prefix == "partials/";
+        for path in tree.keys() {
+            if !path.contains(delimiters.variable[0].as_str())
+                && !path.contains(delimiters.block[0].as_str())
+            {
+                continue;
+            }
+            let name = format!("{prefix}{path}");
+            let column = |at: (usize, usize)| (1, prefix.chars().count() + at.1);
+            match scanner.variables(path) {
+                Err(e) => found.error(
+                    &name,
+                    column((e.line, e.column)),
+                    format!("in the file name: {}", e.message),
+                ),
+                Ok(vars) => {
+                    for var in vars {
+                        if let Some(message) = out_of_scope(&var, keys, in_addon) {
+                            let at = locate::variable(
+                                path,
+                                &var,
+                                &delimiters.variable[0],
+                                &delimiters.block[0],
+                            );
+                            found.error(&name, column(at), format!("in the file name: {message}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every catalog entry, selected by the defaults or not: its layer is one of the
+/// manifest's, and what it `requires` are questions.
+pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
+    let layers = &blueprint.manifest.layers;
+    let keys = blueprint.question_keys();
+    for entry in blueprint.catalog.entries() {
+        let file = format!("addons/{}.yaml", entry.spec.name);
+        let text = String::from_utf8_lossy(entry.source());
+        let layer = &entry.spec.layer;
+        if !layers.contains_key(layer) {
+            found.error(
+                &file,
+                locate(&text, "layer:"),
+                format!(
+                    "layer `{layer}` is not one of the blueprint's layers{}",
+                    scope::did_you_mean(layer, layers.keys().map(String::as_str))
+                ),
+            );
+        }
+        for key in entry
+            .spec
+            .requires
+            .iter()
+            .filter(|k| !keys.contains(&k.as_str()))
+        {
+            found.error(
+                &file,
+                locate::section_key(&text, "requires", key),
+                format!(
+                    "requires `{key}`, which is not a question{}",
+                    scope::did_you_mean(key, keys.iter().copied())
+                ),
+            );
+        }
+    }
+}
+
+/// A replaced inherited file whose base changed since the layer recorded its digest.
+pub(super) fn check_overrides(blueprint: &Blueprint, found: &mut Findings) {
+    for (path, change) in &blueprint.overrides {
+        if change.base_changed() {
+            found.warn(
+                path,
+                (1, 1),
+                format!(
+                    "replaces a file of {} that changed since it was copied (recorded {}, now {}): compare them, then update `replaces`",
+                    change.base,
+                    change.recorded.as_deref().unwrap_or_default(),
+                    change.base_digest
+                ),
+            );
+        }
+    }
+}
+
+pub(super) fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Findings) {
+    let keys = blueprint.question_keys();
+    // `{{ answer }}` (or `{{ answer | f }}`) for any answer: one regex for all of them.
+    let alternatives: Vec<String> = keys.iter().map(|k| regex::escape(k)).collect();
+    let foreign = Regex::new(&format!(
+        r"\{{\{{-?\s*({})\s*(\||-?\}}\}})",
+        alternatives.join("|")
+    ))
+    .ok()
+    .filter(|_| !keys.is_empty());
+    for (prefix, tree) in blueprint.template_trees() {
+        for (path, bytes) in tree {
+            let name = format!("{prefix}{path}");
+            let delimiters = blueprint.delimiters_for(&name);
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                continue;
+            };
+            if path.ends_with(".tera") {
+                // `{{ answer }}` in a template whose variables are written otherwise.
+                if delimiters.variable[0] != "{{"
+                    && let Some(re) = &foreign
+                {
+                    let mut seen = Vec::new();
+                    for c in re.captures_iter(text) {
+                        let (Some(m), Some(key)) = (c.get(0), c.get(1)) else {
+                            continue;
+                        };
+                        if seen.contains(&key.as_str()) {
+                            continue;
+                        }
+                        seen.push(key.as_str());
+                        found.warn(&name, position(text, m.start()), format!(
+                            "`{}` looks like a template variable, but this template writes them `{} {} {}`",
+                            m.as_str(), delimiters.variable[0], key.as_str(), delimiters.variable[1]
+                        ));
+                    }
+                }
+            } else {
+                for start in [&delimiters.variable[0], &delimiters.block[0]] {
+                    if let Some(at) = text.find(start.as_str()) {
+                        found.warn(&name, position(text, at), format!(
+                            "contains `{start}` but is copied as is (only `.tera` files are rendered)"
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The terminal conventions every command shares: results go to stdout, notes and
+//! progress to stderr (`-q` silences them, `-v` adds detail), colour only on a terminal
+//! that wants it (`NO_COLOR`, `TERM=dumb` and pipes turn it off).
+//! The verbosity is set once from the command line, before any command runs.
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet = 0,
+    Normal = 1,
+    Verbose = 2,
+}
+
+static VERBOSITY: AtomicU8 = AtomicU8::new(Verbosity::Normal as u8);
+
+pub fn set_verbosity(level: Verbosity) {
+    VERBOSITY.store(level as u8, Ordering::Relaxed);
+}
+
+pub fn verbosity() -> Verbosity {
+    match VERBOSITY.load(Ordering::Relaxed) {
+        0 => Verbosity::Quiet,
+        1 => Verbosity::Normal,
+        _ => Verbosity::Verbose,
+    }
+}
+
+/// A note or progress line on stderr; `-q` silences it.
+pub fn note(message: impl std::fmt::Display) {
+    if verbosity() >= Verbosity::Normal {
+        eprintln!("{message}");
+    }
+}
+
+/// Detail on stderr that only `-v` shows.
+pub fn detail(message: impl std::fmt::Display) {
+    if verbosity() >= Verbosity::Verbose {
+        eprintln!("{message}");
+    }
+}
+
+/// Whether stdout may carry colour: a terminal, `NO_COLOR` unset, `TERM` not `dumb`.
+pub fn stdout_colored() -> bool {
+    std::io::stdout().is_terminal() && wants_color()
+}
+
+/// Whether a terminal should be drawn in colour (the prompt theme asks this of stderr).
+pub fn wants_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |term| term != "dumb")
+}
+
+/// A unified diff with additions green, removals red and hunk headers cyan.
+pub fn color_diff(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len() + diff.len() / 4);
+    for line in diff.split_inclusive('\n') {
+        let (body, newline) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        let code = if body.starts_with("+++") || body.starts_with("---") {
+            "1"
+        } else if body.starts_with('+') {
+            "32"
+        } else if body.starts_with('-') {
+            "31"
+        } else if body.starts_with("@@") {
+            "36"
+        } else {
+            ""
+        };
+        if code.is_empty() {
+            out.push_str(line);
+        } else {
+            out.push_str(&format!("\x1b[{code}m{body}\x1b[0m{newline}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::color_diff;
+
+    #[test]
+    fn diff_lines_are_coloured_by_kind() {
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same\n";
+        assert_eq!(
+            color_diff(diff),
+            "\x1b[1m--- a/x\x1b[0m\n\x1b[1m+++ b/x\x1b[0m\n\x1b[36m@@ -1 +1 @@\x1b[0m\n\x1b[31m-old\x1b[0m\n\x1b[32m+new\x1b[0m\n same\n"
+        );
+    }
+}

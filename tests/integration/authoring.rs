@@ -1,0 +1,624 @@
+//! Authoring a team blueprint (issue 18): no silent holes (undefined names, question
+//! order, lint before test and new), small overrides (patches, `after:`, replaced files
+//! with their base digest), removals that break references, file modes, the CLI views of
+//! a blueprint's files, the record of the base, and a real location for every finding.
+use std::path::{Path, PathBuf};
+
+use crate::support::{Env, answers, run};
+
+const TEAM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/team-blueprint");
+
+const MANIFEST: &str = "name: t\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: Name\n    type: string\n    default: \"[[ target_dir_name ]]\"\n  - key: region\n    prompt: Region\n    type: string\n    default: eu-west-1\n";
+
+/// A blueprint directory from a manifest and (path, content) files, with one answer set.
+fn blueprint(env: &Env, manifest: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = env.path("bp");
+    let _ = std::fs::remove_dir_all(&dir); // a test may write several in turn
+    for (path, text) in [
+        ("blueprint.yaml", manifest),
+        ("tests/defaults.yaml", "{}\n"),
+    ]
+    .iter()
+    .chain(files)
+    {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("dirs");
+        std::fs::write(full, text).expect("file");
+    }
+    dir
+}
+
+fn scaffold(env: &Env, args: &[&str], dir: &Path) -> crate::support::Output {
+    run(env.scaffold().args(args).arg(dir))
+}
+
+fn new(env: &Env, dir: &Path) -> crate::support::Output {
+    run(env
+        .scaffold()
+        .args([
+            "new",
+            "out",
+            "--defaults",
+            "--author",
+            "T <t@example.org>",
+            "--blueprint",
+        ])
+        .arg(dir))
+}
+
+#[test]
+fn a_misspelt_field_piped_into_a_filter_fails_test_and_new_at_its_place() {
+    let env = Env::new();
+    let dir = blueprint(
+        &env,
+        MANIFEST,
+        &[(
+            "files/tags.tf.tera",
+            "tags = {\n  region = [[ region.nmae | to_hcl ]]\n}\n",
+        )],
+    );
+    // Lint (which `blueprint test` runs first) renders the defaults and finds it.
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("files/tags.tf.tera:2:29: error: the value is undefined"),
+        "{}",
+        out.stdout
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("error: blueprint files/tags.tf.tera:2:29: the value is undefined (a misspelt variable or field?)"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn an_undefined_name_in_a_condition_or_a_file_name_is_refused_before_anything_is_written() {
+    let env = Env::new();
+    let dir = blueprint(
+        &env,
+        MANIFEST,
+        &[
+            (
+                "files/a.txt.tera",
+                "[% if regoin == \"x\" %]x[% endif %]a\n",
+            ),
+            ("files/[% if regon %]b.txt[% endif %]", "b\n"),
+        ],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.lines().take(2).collect::<Vec<_>>(),
+        [
+            "files/[% if regon %]b.txt[% endif %]:1:13: error: in the file name: `regon` is neither a question of the blueprint nor a built-in (did you mean `region`?)",
+            "files/a.txt.tera:1:7: error: `regoin` is neither a question of the blueprint nor a built-in (did you mean `region`?)",
+        ]
+    );
+    assert!(!out.stderr.contains("__tera"), "{}", out.stderr);
+    assert!(!env.path("out").exists());
+    // blueprint test lints first, and says so.
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+    assert_eq!(
+        out.stderr,
+        "error: blueprint test: lint found 2 error(s); fix them first\n"
+    );
+}
+
+#[test]
+fn new_shows_lint_warnings_and_goes_on() {
+    let env = Env::new();
+    let dir = blueprint(&env, MANIFEST, &[("files/notes.md", "Say [[ name ]].\n")]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("files/notes.md:1:5: warning: contains `[[` but is copied as is"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.path("out/notes.md").is_file());
+}
+
+#[test]
+fn a_question_may_read_only_questions_before_it() {
+    let env = Env::new();
+    let manifest = format!(
+        "{MANIFEST}  - key: zone\n    prompt: Zone\n    type: string\n    default: \"[[ regoin ]]a\"\n"
+    );
+    let manifest = manifest.replacen(
+        "    default: eu-west-1\n",
+        "    default: eu-west-1\n    when: \"zone != ''\"\n",
+        1,
+    );
+    let dir = blueprint(&env, &manifest, &[]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        "blueprint.yaml:12:5: error: question `region`: `when` reads `zone`, which is asked after `region` (order: name, region, zone); move `region` below it, e.g. with `after: zone`\n"
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5);
+    assert!(
+        out.stderr
+            .contains("blueprint.yaml:12:5: question `region`"),
+        "{}",
+        out.stderr
+    );
+    // Once in order, the misspelt name of the next question is found, with a suggestion.
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        manifest.replace("    when: \"zone != ''\"\n", ""),
+    )
+    .expect("write");
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(
+        out.stdout,
+        "blueprint.yaml:15:5: error: question `zone`: `default` reads `regoin`, which is not a question asked before `zone` (did you mean `region`?)\n"
+    );
+}
+
+#[test]
+fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_files() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["blueprint", "show", TEAM]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let keys: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("- key: "))
+        .take(4)
+        .collect();
+    assert_eq!(keys, ["name", "environment", "cost_center", "dns_zone"]);
+    let out = run(env.scaffold().args(["blueprint", "files", TEAM]));
+    let how = |path: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(path))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_else(|| panic!("{path} in {}", out.stdout))
+            .to_string()
+    };
+    assert_eq!(
+        how("files/infrastructure/karpenter/node-pool.yaml.tera"),
+        "patched"
+    );
+    assert_eq!(how("files/.sourceignore"), "replaced");
+    assert_eq!(how("files/docs/RUNBOOK.md.tera"), "own");
+    assert_eq!(how("files/2-kops/main.tf"), "inherited");
+    assert!(!out.stdout.contains("podinfo/"), "removed directory listed");
+
+    let out = run(env.scaffold().args([
+        "new",
+        "shop",
+        "--defaults",
+        "--set",
+        "cost_center=payments",
+        "--blueprint",
+        TEAM,
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("shop");
+    let pool: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(repo.join("infrastructure/karpenter/node-pool.yaml"))
+            .expect("pool"),
+    )
+    .expect("yaml");
+    assert_eq!(
+        pool["spec"]["template"]["metadata"]["labels"]["cost-center"],
+        "payments"
+    );
+    assert_eq!(
+        pool["spec"]["template"]["spec"]["nodeClassRef"]["name"], "default",
+        "the rest is kept"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("apps/prod/kustomization.yaml")).expect("apps"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+    );
+    assert!(!repo.join("apps/prod/podinfo").exists());
+    // The record names the blueprint and the base it extends.
+    let record = answers(&repo);
+    assert_eq!(record["blueprint"]["name"], "team");
+    assert_eq!(record["blueprint"]["base"]["name"], "default");
+    assert_eq!(env.git(&repo, &["status", "--porcelain"]), "");
+}
+
+/// A blueprint extending the default, in `bp/` beside the work directory.
+fn layered(env: &Env, extra: &str, files: &[(&str, &str)]) -> PathBuf {
+    blueprint(
+        env,
+        &format!("name: layered\nversion: 1.0.0\nextends: default\n{extra}"),
+        files,
+    )
+}
+
+#[test]
+fn a_replaced_file_whose_base_changed_is_warned_about() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "replaces:\n  files/.sourceignore: 0123456789ab\n",
+        &[("files/.sourceignore", "/1-prerequisites/\n")],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("files/.sourceignore:1:1: warning: replaces a file of default "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("(recorded 0123456789ab, now "),
+        "{}",
+        out.stdout
+    );
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    assert!(
+        out.stderr
+            .starts_with("warning: files/.sourceignore replaces a file of default"),
+        "{}",
+        out.stderr
+    );
+    // Without a record, show prints the line to add; with it, nothing is said.
+    let dir = layered(&env, "", &[("files/.sourceignore", "/1-prerequisites/\n")]);
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    let line = out
+        .stderr
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("{}", out.stderr))
+        .to_string();
+    assert!(
+        line.starts_with("replaces: {\"files/.sourceignore\": "),
+        "{line}"
+    );
+    let dir = layered(
+        &env,
+        &format!("{line}\n"),
+        &[("files/.sourceignore", "/1-prerequisites/\n")],
+    );
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn removing_a_directory_that_is_still_referenced_is_a_lint_error() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "remove_files:\n  - \"files/apps/[[ environment ]]/podinfo/\"\n  - \"files/3-bridge/Makefile*\"\n",
+        &[],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        "files/apps/[[ environment ]]/kustomization.yaml.tera:9:5: error: kustomization lists `podinfo/`, which the blueprint does not write (removed by `remove_files`?)\n"
+    );
+    let out = scaffold(&env, &["blueprint", "files"], &dir);
+    assert!(
+        !out.stdout.contains("files/3-bridge/Makefile"),
+        "glob removed it"
+    );
+    assert!(
+        !out.stdout.contains("podinfo/release.yaml"),
+        "directory removed"
+    );
+}
+
+#[test]
+fn file_modes_come_from_the_blueprint_and_are_committed_the_same() {
+    let env = Env::new();
+    let dir = blueprint(
+        &env,
+        &format!("{MANIFEST}executable:\n  - files/bin/tool\n"),
+        &[
+            ("files/run.sh", "#!/bin/sh\n"),
+            ("files/bin/tool", "#!/bin/sh\n"),
+            ("files/notes.sh", "# sourced\n"),
+        ],
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("files/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("out");
+    let mode = |p: &str| {
+        std::fs::metadata(repo.join(p))
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!((mode("run.sh"), mode("bin/tool")), (0o755, 0o755));
+    assert_eq!(
+        mode("notes.sh") & 0o111,
+        0,
+        "a .sh name alone makes nothing executable"
+    );
+    let staged = env.git(&repo, &["ls-files", "-s"]);
+    assert!(
+        staged.contains("100755 ")
+            && staged
+                .lines()
+                .any(|l| l.starts_with("100755") && l.ends_with("run.sh")),
+        "{staged}"
+    );
+    assert!(
+        staged
+            .lines()
+            .any(|l| l.starts_with("100644") && l.ends_with("notes.sh")),
+        "{staged}"
+    );
+    assert_eq!(env.git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn blueprint_files_and_cat_show_the_default_blueprint() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["blueprint", "files", "default"]));
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("files/.gitignore ")
+                && l.ends_with("own        default 0.1.0 (embedded:default)")),
+        "{}",
+        out.stdout
+    );
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "cat", "default", "files/2-kops/main.tf"]));
+    assert_eq!(out.code, 0);
+    let stored = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/blueprints/default/files/2-kops/main.tf"
+    ))
+    .expect("main.tf");
+    assert_eq!(out.stdout, stored);
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "cat", "default", "files/2-kops/mian.tf"]));
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: files/2-kops/mian.tf: not a file of blueprint default (did you mean `files/2-kops/main.tf`?); `scaffold blueprint files default` lists them\n"
+    );
+}
+
+/// One finding of `blueprint lint`, exactly.
+fn lint_says(env: &Env, dir: &Path, expected: &str) {
+    let out = scaffold(env, &["blueprint", "lint"], dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, format!("{expected}\n"));
+}
+
+#[test]
+fn lint_locates_manifest_findings_of_layers() {
+    let env = Env::new();
+    let dir = layered(&env, "defaults:\n  regoin: x\n", &[]);
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:5:3: error: defaults: `regoin` is not a question of this blueprint or its base (did you mean `region`?)",
+    );
+    let dir = layered(&env, "remove_files:\n  - files/nope.tf\n", &[]);
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:5:5: error: remove_files: `files/nope.tf` matches no file of the base blueprint",
+    );
+    let dir = layered(&env, "remove_addons:\n  - [velero]\n", &[]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert!(
+        out.stdout
+            .starts_with("blueprint.yaml:5:5: error: remove_addons"),
+        "{}",
+        out.stdout
+    );
+    let dir = layered(
+        &env,
+        "questions:\n  - key: team\n    after: enviroment\n    prompt: Team\n    type: string\n",
+        &[],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:6:5: error: question `team`: after: `enviroment` is not a question of this blueprint or its base (did you mean `environment`?)",
+    );
+    let dir = layered(&env, "extends_version: \">=2\"\n", &[]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert!(
+        out.stdout
+            .starts_with("blueprint.yaml:4:1: error: extends_version `>=2`: the base is default "),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn lint_locates_patch_and_catalog_findings() {
+    let env = Env::new();
+    let dir = layered(&env, "", &[("files/nope.yaml.patch.yaml", "a: 1\n")]);
+    lint_says(
+        &env,
+        &dir,
+        "files/nope.yaml.patch.yaml:1:1: error: patches `files/nope.yaml`, which no inherited file writes",
+    );
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ndepends_on:\n  - cert-manger\nchart:\n  name: extra\n  version: 1.0.0\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:5:5: error: depends_on names unknown addon `cert-manger` (did you mean `cert-manager`?)",
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/extra.yaml",
+            &entry.replace("name: extra\nlayer", "name: other\nlayer"),
+        )],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:1:1: error: name `other` differs from the file name",
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/extra.yaml",
+            &entry
+                .replace("  - cert-manger\n", "  - cert-manager\n")
+                .replace("layer: addons", "layer: addon"),
+        )],
+    );
+    let dir_out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert!(
+        dir_out.stdout.starts_with("addons/extra.yaml:2:1: error: layer `addon` is not one of the blueprint's layers (did you mean `addons`?)"),
+        "{}",
+        dir_out.stdout
+    );
+}
+
+#[test]
+fn lint_finds_a_misspelt_addon_field() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addon-files/notes/[[ addon.name ]].md.tera",
+            "[% if addon.iam_polcy is defined %]IRSA[% endif %]\n",
+        )],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "addon-files/notes/[[ addon.name ]].md.tera:1:7: error: `addon.iam_polcy`: no catalog entry has a field `iam_polcy` (did you mean `iam_policy`?)",
+    );
+}
+
+#[test]
+fn template_syntax_errors_in_file_names_and_conditions_name_the_real_place() {
+    let env = Env::new();
+    let dir = blueprint(&env, MANIFEST, &[("files/[% if %]x.txt", "x\n")]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout.starts_with("files/[% if %]x.txt:1:"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("__tera"), "{}", out.stdout);
+    let manifest = MANIFEST.replace(
+        "    default: eu-west-1\n",
+        "    default: eu-west-1\n    when: \"name ==\"\n",
+    );
+    let dir = blueprint(&env, &manifest, &[]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert!(
+        out.stdout
+            .starts_with("blueprint.yaml:12:5: error: question `region`: `when` does not parse: "),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("__tera"), "{}", out.stdout);
+}
+
+#[test]
+fn a_catalog_entry_without_a_field_a_template_pipes_into_to_hcl_is_an_error() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ndefault: true\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\nvalues: {}\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        // The first template that reads a field the entry lacks (which one depends on
+        // the default blueprint's templates) is named with its line and column.
+        out.stderr.starts_with("error: blueprint addon-files/")
+            && out.stderr.contains(".tera:")
+            && out.stderr.contains("is not defined"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.ends_with("(rendering addon `extra`)\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_catalog_entry_patches_another_file_with_the_answers() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: true\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: files/infrastructure/karpenter/node-pool.yaml\n    patch: |\n      spec:\n        template:\n          metadata:\n            labels:\n              [[ addon.name ]]-region: \"[[ region ]]\"\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pool: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(env.path("out/infrastructure/karpenter/node-pool.yaml"))
+            .expect("pool"),
+    )
+    .expect("yaml");
+    assert_eq!(
+        pool["spec"]["template"]["metadata"]["labels"]["extra-region"],
+        "eu-west-1"
+    );
+    // A file the blueprint does not write is named, with the entry that asks for it.
+    std::fs::remove_dir_all(env.path("out")).expect("clean");
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/extra.yaml",
+            &entry.replace("node-pool.yaml", "nodepool.yaml"),
+        )],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5);
+    assert_eq!(
+        out.stderr,
+        "error: blueprint addons/extra.yaml:1:1: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\n"
+    );
+}
+
+#[test]
+fn lint_locates_a_catalog_requirement_and_an_include_of_a_missing_partial() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\nrequires:\n  - regoin\nchart:\n  name: extra\n  version: 1.0.0\n";
+    let manifest = format!("{MANIFEST}layers:\n  addons: infrastructure/addons\n");
+    let dir = blueprint(
+        &env,
+        &manifest,
+        &[
+            ("addons/extra.yaml", entry),
+            (
+                "files/a.txt.tera",
+                "a\n[% include \"partials/gone.tera\" %]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        "addons/extra.yaml:5:5: error: requires `regoin`, which is not a question (did you mean `region`?)\n\
+         files/a.txt.tera:2:12: error: Unknown template `partials/gone.tera`\n"
+    );
+}

@@ -1,0 +1,255 @@
+//! Every `--json` output parses into the shape docs/json.md documents, with unknown
+//! fields refused: a field added, renamed or retyped fails here first.
+use serde::Deserialize;
+
+use crate::support::{Env, Output, run};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEntry {
+    path: String,
+    bytes: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Dependency {
+    addon: String,
+    needed_by: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlueprintId {
+    name: String,
+    version: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewReport {
+    command: String,
+    dir: String,
+    blueprint: BlueprintId,
+    dry_run: bool,
+    commit: Option<String>,
+    files: Vec<FileEntry>,
+    added_dependencies: Vec<Dependency>,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Action {
+    Create,
+    Modify,
+    Delete,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChangeEntry {
+    path: String,
+    action: Action,
+    bytes: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditReport {
+    command: String,
+    addon: String,
+    version: String,
+    dry_run: bool,
+    commit: Option<String>,
+    changes: Vec<ChangeEntry>,
+    added_dependencies: Vec<Dependency>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // every field is part of the documented shape
+struct AddonRow {
+    name: String,
+    chart: String,
+    version: String,
+    namespace: String,
+    layer: String,
+    always: bool,
+    default: bool,
+    aws_permissions: bool,
+    requires: Vec<String>,
+    depends_on: Vec<String>,
+    description: String,
+    operator_needs: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestReport {
+    blueprint: String,
+    passed: usize,
+    failed: usize,
+    cases: Vec<CaseEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseEntry {
+    name: String,
+    passed: bool,
+    files: usize,
+    problems: Vec<String>,
+}
+
+/// One JSON document on one line, nothing else on stdout.
+fn parse<T: serde::de::DeserializeOwned>(out: &Output) -> T {
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: not the documented shape:\n{}", out.stdout))
+}
+
+#[test]
+fn new_reports_files_as_a_list_in_dry_and_real_runs() {
+    let env = Env::new();
+    let dry: NewReport = parse(&run(env.scaffold().args([
+        "new",
+        "j",
+        "--defaults",
+        "--dry-run",
+        "--json",
+    ])));
+    assert!(env.listing().is_empty());
+    let real: NewReport = parse(&run(env.scaffold().args([
+        "new",
+        "j",
+        "--defaults",
+        "--json",
+        "--set",
+        "addons=istio",
+    ])));
+    assert_eq!(
+        (dry.command.as_str(), dry.dry_run, &dry.commit),
+        ("new", true, &None)
+    );
+    assert_eq!((real.dir.as_str(), real.dry_run), ("j", false));
+    assert_eq!(
+        (
+            real.blueprint.name.as_str(),
+            real.blueprint.version.as_str()
+        ),
+        ("default", "0.1.0")
+    );
+    let head = env.git(&env.path("j"), &["rev-parse", "HEAD"]);
+    assert_eq!(real.commit.as_deref(), Some(head.trim()));
+    let answers = real
+        .files
+        .iter()
+        .find(|f| f.path == ".scaffold/answers.yaml")
+        .expect("answers listed");
+    let on_disk = std::fs::metadata(env.path("j/.scaffold/answers.yaml")).expect("written");
+    assert_eq!(answers.bytes, on_disk.len());
+    assert!(dry.files.len() > 50 && dry.files.iter().all(|f| f.bytes > 0));
+    assert!(
+        real.added_dependencies
+            .iter()
+            .any(|d| (d.addon.as_str(), d.needed_by.as_str()) == ("istio-base", "istio"))
+    );
+}
+
+#[test]
+fn add_and_remove_addon_report_their_changes() {
+    let env = Env::new();
+    let made = run(env.scaffold().args(["new", "p", "--defaults", "-q"]));
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let dir = env.path("p");
+    let edit = |args: &[&str]| -> EditReport {
+        parse(&run(env
+            .scaffold()
+            .args(args)
+            .arg("--json")
+            .arg("-C")
+            .arg(&dir)))
+    };
+
+    let dry = edit(&["add-addon", "velero", "--dry-run"]);
+    assert_eq!(
+        (dry.command.as_str(), dry.addon.as_str()),
+        ("add-addon", "velero")
+    );
+    assert!(dry.dry_run && dry.commit.is_none());
+    assert!(!dir.join("infrastructure/addons/velero").exists());
+
+    let added = edit(&["add-addon", "velero"]);
+    assert_eq!(added.version, dry.version);
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    assert_eq!(added.commit.as_deref(), Some(head.trim()));
+    let release = added
+        .changes
+        .iter()
+        .find(|c| c.path == "infrastructure/addons/velero/release.yaml")
+        .expect("release listed");
+    assert_eq!(release.action, Action::Create);
+    let answers = added
+        .changes
+        .iter()
+        .find(|c| c.path == ".scaffold/answers.yaml")
+        .expect("answers listed");
+    assert_eq!(answers.action, Action::Modify);
+    assert_eq!(
+        answers.bytes,
+        std::fs::metadata(dir.join(".scaffold/answers.yaml"))
+            .expect("on disk")
+            .len()
+    );
+    assert_eq!(
+        added.changes.iter().map(|c| &c.path).collect::<Vec<_>>(),
+        dry.changes.iter().map(|c| &c.path).collect::<Vec<_>>()
+    );
+
+    let again = edit(&["add-addon", "velero"]);
+    assert!(again.changes.is_empty() && again.commit.is_none());
+
+    let removed = edit(&["remove-addon", "velero"]);
+    assert_eq!(removed.command, "remove-addon");
+    assert!(removed.added_dependencies.is_empty());
+    assert!(
+        removed
+            .changes
+            .iter()
+            .any(|c| c.path == "infrastructure/addons/velero/release.yaml"
+                && c.action == Action::Delete
+                && c.bytes == 0)
+    );
+}
+
+#[test]
+fn list_addons_rows_have_the_documented_fields() {
+    let env = Env::new();
+    let rows: Vec<AddonRow> = parse(&run(env.scaffold().args(["list", "addons", "--json"])));
+    assert!(rows.iter().any(|r| r.name == "velero" && r.aws_permissions));
+    assert!(
+        rows.iter()
+            .any(|r| r.name == "istio" && r.depends_on.iter().any(|d| d == "istio-base"))
+    );
+}
+
+#[test]
+fn blueprint_test_reports_each_case() {
+    let env = Env::new();
+    let report: TestReport = parse(&run(env.scaffold().args([
+        "blueprint",
+        "test",
+        "default",
+        "--json",
+    ])));
+    assert_eq!(report.blueprint, "embedded:default");
+    assert_eq!(report.failed, 0);
+    assert_eq!(report.passed, report.cases.len());
+    assert!(
+        report.cases.iter().any(|c| c.name == "defaults.yaml"
+            && c.passed
+            && c.files > 50
+            && c.problems.is_empty())
+    );
+}

@@ -1,0 +1,224 @@
+//! The generated repo keeps itself healthy: its GitHub workflow runs `make validate`
+//! with actions pinned to upstream commits, its Makefile checks what CI checks, and its
+//! Renovate config is valid and finds every version it is meant to update.
+use std::path::Path;
+use std::process::Command;
+
+use crate::cli::installed;
+use crate::support::{Env, run};
+
+/// Actions the workflow may use: the commit of each release tag, read from the upstream
+/// repositories (docs/platform-design.md, "Generated CI").
+const ACTIONS: &[(&str, &str, &str)] = &[
+    (
+        "actions/checkout",
+        "3d3c42e5aac5ba805825da76410c181273ba90b1",
+        "v7.0.1",
+    ),
+    (
+        "hashicorp/setup-terraform",
+        "dfe3c3f87815947d99a8997f908cb6525fc44e9e",
+        "v4.0.1",
+    ),
+];
+
+fn repo(env: &Env, name: &str, addons: &str) -> std::path::PathBuf {
+    let out = run(env
+        .scaffold()
+        .args(["new", name, "--defaults", "--set"])
+        .arg(format!("addons={addons}")));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.path(name)
+}
+
+fn all_addons(env: &Env) -> String {
+    let out = run(env.scaffold().args(["list", "addons", "--json"]));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("json");
+    rows.iter()
+        .filter(|r| r["always"] == false)
+        .filter_map(|r| r["name"].as_str().map(String::from))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn workflow_runs_make_validate_with_pinned_actions_and_no_secrets() {
+    let env = Env::new();
+    let dir = repo(&env, "w", "reloader");
+    let text =
+        std::fs::read_to_string(dir.join(".github/workflows/validate.yml")).expect("workflow");
+    let workflow: serde_yaml::Value = serde_yaml::from_str(&text).expect("workflow is YAML");
+    assert!(
+        workflow["on"].get("pull_request").is_some(),
+        "runs on pull requests"
+    );
+    assert_eq!(workflow["permissions"]["contents"], "read");
+    assert!(
+        !text.contains("secrets."),
+        "the workflow must need no secrets"
+    );
+
+    let steps = workflow["jobs"]["validate"]["steps"]
+        .as_sequence()
+        .expect("steps");
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs.contains(&"make validate"), "{runs:?}");
+    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert_eq!(uses.len(), ACTIONS.len(), "{uses:?}");
+    for action in uses {
+        let (name, commit) = action.split_once('@').expect("pinned");
+        let (_, pinned, tag) = ACTIONS
+            .iter()
+            .find(|(known, _, _)| *known == name)
+            .unwrap_or_else(|| panic!("{name} is not a recorded action"));
+        assert_eq!(commit, *pinned, "{name} is pinned to its {tag} commit");
+        assert!(
+            text.contains(&format!("uses: {action} # {tag}\n")),
+            "{name}: the tag comment must say {tag}"
+        );
+    }
+}
+
+#[test]
+fn makefile_targets_build_every_flux_path_and_check_terraform_format() {
+    let env = Env::new();
+    let dir = repo(&env, "m", &all_addons(&env));
+    let make = |args: &[&str]| {
+        let out = Command::new("make")
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("TF_CLI_CONFIG_FILE")
+            .output()
+            .expect("make runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, plan, stderr) = make(&["-n", "validate"]);
+    assert!(ok, "make -n validate: {stderr}");
+    for step in [
+        "fmt -check",
+        "init -backend=false",
+        "validate -no-color",
+        "kubeconform",
+    ] {
+        assert!(plan.contains(step), "make validate lacks `{step}`");
+    }
+    let (ok, terraform_version, _) = make(&["--no-print-directory", "terraform-version"]);
+    assert!(ok && terraform_version.trim().split('.').count() == 3);
+
+    if installed("terraform") {
+        let (ok, out, stderr) = make(&["validate-fmt"]);
+        assert!(ok, "terraform fmt -check: {out}{stderr}");
+    } else {
+        eprintln!("terraform is not installed: `make validate-fmt` not run");
+    }
+    if installed("kubectl") {
+        // kubectl's kustomize builds every path; a stand-in kubeconform reads the output.
+        let stand_in = env.path("kubeconform");
+        std::fs::write(
+            &stand_in,
+            "#!/bin/sh\nfor a; do last=$a; done\n[ \"$last\" = - ] && cat > /dev/null\nexit 0\n",
+        )
+        .expect("write");
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&stand_in)
+            .status()
+            .expect("chmod");
+        let (ok, out, stderr) = make(&[
+            "validate-flux",
+            "KUSTOMIZE_BUILD=kubectl kustomize",
+            &format!("KUBECONFORM={}", stand_in.display()),
+        ]);
+        assert!(ok, "validate-flux: {out}{stderr}");
+        let built = out
+            .lines()
+            .filter(|l| l.starts_with("kustomize build "))
+            .count();
+        assert_eq!(built, kustomization_dirs(&dir), "{out}");
+    } else {
+        eprintln!("kubectl is not installed: `make validate-flux` not run");
+    }
+}
+
+fn kustomization_dirs(dir: &Path) -> usize {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() == "kustomization.yaml")
+        .count()
+}
+
+#[test]
+fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
+    let env = Env::new();
+    let dir = repo(&env, "r", "reloader");
+    let text = std::fs::read_to_string(dir.join("renovate.json")).expect("renovate.json");
+    let config: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    for manager in ["flux", "helm-values", "terraform"] {
+        assert!(
+            config[manager]["fileMatch"].is_array(),
+            "{manager} has no fileMatch"
+        );
+    }
+    let files: Vec<String> = walkdir::WalkDir::new(&dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && !e.path().starts_with(dir.join(".git")))
+        .map(|e| {
+            e.path()
+                .strip_prefix(&dir)
+                .expect("inside")
+                .display()
+                .to_string()
+        })
+        .collect();
+    for manager in config["customManagers"]
+        .as_array()
+        .expect("custom managers")
+    {
+        let description = manager["description"].as_str().unwrap_or_default();
+        let patterns: Vec<regex::Regex> = manager["fileMatch"]
+            .as_array()
+            .expect("fileMatch")
+            .iter()
+            .map(|p| regex::Regex::new(p.as_str().expect("text")).expect("regex"))
+            .collect();
+        let matching: Vec<&String> = files
+            .iter()
+            .filter(|f| patterns.iter().any(|p| p.is_match(f)))
+            .collect();
+        assert!(!matching.is_empty(), "{description}: matches no file");
+        let found = manager["matchStrings"]
+            .as_array()
+            .expect("matchStrings")
+            .iter()
+            .map(|m| regex::Regex::new(m.as_str().expect("text")).expect("regex"))
+            .any(|re| {
+                matching
+                    .iter()
+                    .any(|f| re.is_match(&std::fs::read_to_string(dir.join(f)).expect("read")))
+            });
+        assert!(found, "{description}: finds no version in {matching:?}");
+    }
+
+    let validator = std::env::var("RENOVATE_CONFIG_VALIDATOR")
+        .unwrap_or_else(|_| "renovate-config-validator".into());
+    if !installed(&validator) {
+        eprintln!(
+            "{validator} is not installed (npm install renovate; .ci/run does): renovate.json not validated by Renovate"
+        );
+        return;
+    }
+    let out = Command::new(&validator)
+        .args(["--strict", "renovate.json"])
+        .current_dir(&dir)
+        .output()
+        .expect("validator runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "renovate-config-validator: {stdout}");
+    assert!(stdout.contains("Config validated successfully"), "{stdout}");
+}
