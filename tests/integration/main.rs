@@ -3,13 +3,13 @@ mod addons; // add-addon, remove-addon, list addons
 mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
-// (see above)
 mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod platform_flux; // the Flux layers and addons work on a real cluster (issue 12)
 mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
+mod platform_operations; // the generated Makefiles run with stand-in tools; kops naming (issue 11 review)
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
 mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json
 mod support;

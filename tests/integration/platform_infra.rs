@@ -466,9 +466,14 @@ fn karpenter_policy_keeps_upstream_cluster_and_region_scoping() {
         statement(&policy, "AllowRegionalReadActions")
             .contains("\"aws:RequestedRegion\" = \"${var.region}\"")
     );
+    // kops' node role only (its name, shortened as kops does: platform_operations.rs).
     assert!(statement(&policy, "AllowPassingInstanceRole").contains(
-        "Resource = \"arn:${local.partition}:iam::${local.account_id}:role/nodes.${var.cluster_name}\""
+        "Resource = \"arn:${local.partition}:iam::${local.account_id}:role/${local.karpenter_node_role_name}\""
     ));
+    assert!(
+        policy.contains("\"nodes.${var.cluster_name}\" :"),
+        "{policy}"
+    );
     // Every EC2 ARN is in this region; no ARN hard-codes the aws partition.
     for line in policy.lines().filter(|l| l.contains("\"arn:")) {
         assert!(line.contains("arn:${local.partition}:"), "{line}");

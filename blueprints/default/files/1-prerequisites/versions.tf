@@ -2,7 +2,7 @@
 #
 # State lives in S3 (the bucket in terraform-state-bucket.tf, which this root
 # creates itself): `make state-bootstrap` applies that bucket once with local
-# state, writes ../terraform-backend.hcl (bucket and region, committed) and moves
+# state, writes ../terraform-backend.hcl (bucket, region, KMS key; committed), moves
 # the state into it with `terraform init -migrate-state`. Every root then runs
 # `terraform init -backend-config=../terraform-backend.hcl`. use_lockfile locks
 # the state with an S3 object (Terraform >= 1.10), so no DynamoDB table is needed.
