@@ -172,6 +172,9 @@ pub struct NewArgs {
     /// One answer, KEY=VALUE (repeatable; wins over --values). Lists: a,b,c; maps: k=v,k2=v2.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A secret answer, KEY=VALUE (repeatable), or set SCAFFOLD_SECRET_<KEY>; never recorded.
+    #[arg(long = "secret", value_name = "KEY=VALUE")]
+    pub secret: Vec<String>,
     /// Commit author, "Name <email>" (default: git config user.name/user.email).
     #[arg(long)]
     pub author: Option<String>,
@@ -189,9 +192,13 @@ pub struct EditArgs {
     /// by name). update moves the repo to it; the others need the version that made it.
     #[arg(long)]
     pub blueprint: Option<String>,
-    /// Edit even if files scaffold must change have uncommitted changes.
+    /// Edit even if files scaffold must change have uncommitted changes (they are committed too).
     #[arg(long)]
     pub allow_dirty: bool,
+    /// A secret answer the blueprint asks, KEY=VALUE (repeatable), or set SCAFFOLD_SECRET_<KEY>;
+    /// secrets are never recorded, so a repo with one needs it again here.
+    #[arg(long = "secret", value_name = "KEY=VALUE")]
+    pub secret: Vec<String>,
     /// Print the diff that would be made; write nothing.
     #[arg(long)]
     pub dry_run: bool,

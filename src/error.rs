@@ -1,8 +1,9 @@
 //! The top-level error: one line naming the field or file and the fix, plus an exit code.
 use thiserror::Error;
 
-/// Exit codes: 1 findings (lint, test), 2 bad input or usage, 3 refused to protect existing data, 4 IO or git failure,
-/// 5 a blueprint that does not render (a bug in the blueprint, not in the answers).
+/// Exit codes: 1 findings (lint, test), 2 bad input or usage, 3 refused to protect existing data
+/// (including a repository in the middle of a merge, rebase, …), 4 IO or git failure, 5 a blueprint
+/// that does not render (a bug in the blueprint, not in the answers), 130 interrupted.
 #[derive(Debug, Error)]
 pub enum Error {
     #[error("{0}")]
@@ -15,8 +16,21 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("git: {0}")]
-    Git(String),
+    /// A git operation failed; the message names the operation, the repo and, where the
+    /// cause is known, the command that fixes it.
+    #[error("git: cannot {op} in `{}`: {}", path.display(), explain(source))]
+    Git {
+        op: String,
+        path: std::path::PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    /// The repository is in a state scaffold must not change (merge in progress, lock, …).
+    #[error("{0}")]
+    RepoState(String),
+    /// SIGINT or SIGTERM stopped the run before its commit point; everything was restored.
+    #[error("interrupted; {0}")]
+    Interrupted(String),
     #[error("blueprint {0}")]
     Blueprint(String),
     /// A blueprint bug at a place in one of its files (a template, the manifest, an entry).
@@ -31,8 +45,9 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Input(_) => 2,
-            Error::Refused(_) => 3,
-            Error::Io { .. } | Error::Git(_) => 4,
+            Error::Refused(_) | Error::RepoState(_) => 3,
+            Error::Io { .. } | Error::Git { .. } => 4,
+            Error::Interrupted(_) => 130,
             Error::Blueprint(_) | Error::Located(_) => 5,
             Error::Findings(_) => 1,
         }
@@ -51,8 +66,12 @@ impl Error {
 }
 
 impl From<git2::Error> for Error {
-    fn from(err: git2::Error) -> Self {
-        Error::Git(err.message().to_string())
+    fn from(source: git2::Error) -> Self {
+        Error::Git {
+            op: "complete a git operation".into(),
+            path: std::path::PathBuf::from("."),
+            source,
+        }
     }
 }
 
@@ -94,6 +113,34 @@ impl From<Located> for Error {
     fn from(located: Located) -> Self {
         Error::Located(located)
     }
+}
+
+/// libgit2's message plus what to do about the common causes.
+fn explain(source: &git2::Error) -> String {
+    use git2::ErrorCode;
+    let fix = match source.code() {
+        ErrorCode::Locked => {
+            "another git command holds a lock; wait for it, or remove the stale .git/*.lock file if no git is running"
+        }
+        ErrorCode::NotFound => {
+            "the repository or an object is missing; check the path and run `git fsck`"
+        }
+        ErrorCode::Unmerged | ErrorCode::Conflict | ErrorCode::MergeConflict => {
+            "the index has conflicts; resolve them and commit, or abort the merge (`git merge --abort`)"
+        }
+        ErrorCode::Modified => "the branch moved while scaffold ran; run the command again",
+        ErrorCode::UnbornBranch => {
+            "the branch has no commit yet; commit once, then run scaffold again"
+        }
+        _ => match source.class() {
+            git2::ErrorClass::Os => "check the permissions and free space of the repository",
+            git2::ErrorClass::Odb | git2::ErrorClass::Object => {
+                "the object database looks damaged; run `git fsck`"
+            }
+            _ => "run `git status` to see the repository's state",
+        },
+    };
+    format!("{}; {fix}", source.message())
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

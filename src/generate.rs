@@ -15,6 +15,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub struct Rendered {
     pub plan: Plan,
+    /// The digest of the plan without the answers record (`Record::rendering`).
+    pub digest: String,
     /// (dependency added, the addon that needs it)
     pub added: Vec<(String, String)>,
     /// name → the effective catalog entry of every addon in the repo
@@ -55,6 +57,7 @@ pub fn record_for(
             .filter_map(|k| answers.values.get(k).map(|v| (k.clone(), v.clone())))
             .collect(),
         addon_settings,
+        rendering: None,
     }
 }
 
@@ -138,9 +141,15 @@ pub fn render(
         .collect();
     let context = Json::Object(context);
     let mut plan = plan::build(blueprint, renderer, &context, &addons)?;
+    let digest = crate::git::digest(&plan);
+    let record = Record {
+        rendering: Some(digest.clone()),
+        ..record.clone()
+    };
     let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
     plan.add(path, record.to_yaml()?.into_bytes())?;
     Ok(Rendered {
+        digest,
         plan,
         added: selection.added,
         addons: by_name,

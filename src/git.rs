@@ -1,8 +1,9 @@
-//! git2 only here: initialise the repository on `main` and commit the plan in one commit,
-//! building the index straight from the planned bytes (no re-reading of the files).
+//! git2 for `new` and the author: initialise the repository on `main` and commit the plan
+//! in one commit, building blobs straight from the planned bytes (no re-reading of files).
+//! Changes to an existing repo go through `transaction`, which uses the helpers here.
 use std::path::Path;
 
-use git2::{IndexEntry, IndexTime, Repository, RepositoryInitOptions, Signature};
+use git2::{IndexEntry, IndexTime, Oid, Repository, RepositoryInitOptions, Signature};
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
@@ -41,89 +42,105 @@ impl Author {
     }
 }
 
-/// Returns the new commit's id.
+/// Initialises `dir` on `main` and commits the plan: blobs and index entries come from the
+/// planned bytes, stat data from the files just staged (so `git status` needs no re-hash).
 pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result<String> {
     let mut options = RepositoryInitOptions::new();
     options.initial_head("main");
-    let repo = Repository::init_opts(dir, &options)?;
-    let mut index = repo.index()?;
+    let repo = Repository::init_opts(dir, &options).map_err(|e| failed("initialise", dir, e))?;
+    let fail = |e| failed("commit", dir, e);
+    let mut index = repo.index().map_err(fail)?;
     for (path, contents) in &plan.files {
-        let entry = IndexEntry {
-            ctime: IndexTime::new(0, 0),
-            mtime: IndexTime::new(0, 0),
-            dev: 0,
-            ino: 0,
-            mode: if plan.executable.contains(path) {
-                0o100755
-            } else {
-                0o100644
-            },
-            uid: 0,
-            gid: 0,
-            file_size: contents.len() as u32,
-            id: git2::Oid::ZERO_SHA1,
-            flags: 0,
-            flags_extended: 0,
-            path: path.as_str().as_bytes().to_vec(),
-        };
-        index.add_frombuffer(&entry, contents)?;
+        let id = repo.blob(contents).map_err(fail)?;
+        index
+            .add(&entry_for(dir, path.as_str(), id, plan.mode_of(path))?)
+            .map_err(fail)?;
     }
-    index.write()?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let signature = Signature::now(&author.name, &author.email)?;
-    let oid = repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[])?;
-    // Refresh stat data so `git status` is clean without re-hashing every file.
-    let mut index = repo.index()?;
-    index.read(true)?;
-    index.update_all(["*"].iter(), None)?;
-    index.write()?;
+    index.write().map_err(fail)?;
+    let tree = repo
+        .find_tree(index.write_tree().map_err(fail)?)
+        .map_err(fail)?;
+    let signature = signature(author)?;
+    let oid = repo
+        .commit(Some("HEAD"), &signature, &signature, message, &tree, &[])
+        .map_err(fail)?;
     Ok(oid.to_string())
 }
 
-/// Paths among `paths` with uncommitted changes (modified, staged, or untracked).
-pub fn dirty(root: &Path, paths: &[&str]) -> Result<Vec<String>> {
-    let repo = Repository::open(root)?;
-    let mut out = Vec::new();
-    for path in paths {
-        match repo.status_file(Path::new(path)) {
-            Ok(status) if status.is_empty() || status == git2::Status::IGNORED => {}
-            Ok(_) => out.push((*path).to_string()),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(out)
+/// A branch name by git's own rules (`git check-ref-format --branch`), which libgit2's
+/// check alone does not fully apply: a branch also may not start with `-`.
+pub fn is_valid_branch(name: &str) -> bool {
+    !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false)
 }
 
-/// Commits exactly the changed paths on top of HEAD.
-pub fn commit_changes(
-    root: &Path,
-    changes: &[crate::edit::Change],
-    author: &Author,
-    message: &str,
-) -> Result<String> {
-    let repo = Repository::open(root)?;
-    let mut index = repo.index()?;
-    for change in changes {
-        let path = Path::new(change.path().as_str());
-        match change {
-            crate::edit::Change::Write { .. } => index.add_path(path)?,
-            crate::edit::Change::Delete { .. } => index.remove_path(path)?,
-        }
+/// A digest of a plan's paths and bytes (git's object hash over a canonical listing).
+pub fn digest(plan: &Plan) -> String {
+    let mut listing = Vec::new();
+    for (path, contents) in &plan.files {
+        listing.extend_from_slice(path.as_str().as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(contents.len().to_string().as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(contents);
     }
-    index.write()?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let parent = repo.head()?.peel_to_commit()?;
-    let signature = Signature::now(&author.name, &author.email)?;
-    let oid = repo.commit(
-        Some("HEAD"),
-        &signature,
-        &signature,
-        message,
-        &tree,
-        &[&parent],
-    )?;
-    Ok(oid.to_string())
+    Oid::hash_object(git2::ObjectType::Blob, &listing)
+        .map(|oid| oid.to_string())
+        .unwrap_or_default()
+}
+
+/// An index entry for `path` holding blob `id`, with the stat data of the file on disk.
+pub fn entry_for(root: &Path, path: &str, id: Oid, mode: i32) -> Result<IndexEntry> {
+    let full = root.join(path);
+    let meta = std::fs::symlink_metadata(&full).map_err(|e| Error::io_path("inspect", &full, e))?;
+    #[cfg(unix)]
+    let (ctime, mtime, dev, ino, uid, gid) = {
+        use std::os::unix::fs::MetadataExt;
+        (
+            IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+            IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+            meta.dev() as u32,
+            meta.ino() as u32,
+            meta.uid(),
+            meta.gid(),
+        )
+    };
+    #[cfg(not(unix))]
+    let (ctime, mtime, dev, ino, uid, gid) =
+        (IndexTime::new(0, 0), IndexTime::new(0, 0), 0, 0, 0, 0);
+    Ok(IndexEntry {
+        ctime,
+        mtime,
+        dev,
+        ino,
+        mode: mode as u32,
+        uid,
+        gid,
+        file_size: meta.len() as u32,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    })
+}
+
+pub fn signature(author: &Author) -> Result<Signature<'static>> {
+    Signature::now(&author.name, &author.email).map_err(|e| {
+        Error::Input(format!(
+            "--author `{} <{}>`: {}; use the form \"Name <email@example.org>\"",
+            author.name,
+            author.email,
+            e.message()
+        ))
+    })
+}
+
+/// A git failure in `dir`, said with what scaffold was doing.
+pub fn failed(op: &str, dir: &Path, source: git2::Error) -> Error {
+    Error::Git {
+        op: op.to_string(),
+        path: dir.to_path_buf(),
+        source,
+    }
 }
 
 /// --author, else git config, else a fallback said on stderr by the caller.

@@ -120,6 +120,7 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
         }
     };
     check_regexes(&manifest, &text, &mut found);
+    check_duplicate_keys(&manifest, &text, &mut found);
     for path in &manifest.remove_files {
         if RelPath::new(path.trim_end_matches('/')).is_err() {
             found.error(
@@ -214,6 +215,30 @@ fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
                     ),
                 );
             }
+        }
+    }
+}
+
+/// Each question key names one answer: a second question with the same key would be
+/// silently shadowed (and an extending blueprint replaces by key).
+fn check_duplicate_keys(manifest: &Manifest, text: &str, found: &mut Findings) {
+    let mut seen = std::collections::BTreeSet::new();
+    for question in &manifest.questions {
+        if !seen.insert(question.key.as_str()) {
+            let needle = format!("key: {}", question.key);
+            let at = text
+                .match_indices(&needle)
+                .nth(1)
+                .map(|(at, _)| locate::position(text, at))
+                .unwrap_or((1, 1));
+            found.error(
+                "blueprint.yaml",
+                at,
+                format!(
+                    "question `{}` is asked twice; rename or remove one (each key names one answer)",
+                    question.key
+                ),
+            );
         }
     }
 }

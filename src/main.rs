@@ -3,6 +3,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// EX_SOFTWARE (sysexits.h): a bug in scaffold itself.
+const INTERNAL_ERROR: u8 = 70;
+
 fn main() -> ExitCode {
     // Output piped into `head` ends quietly, as for other command-line tools.
     #[cfg(unix)]
@@ -10,8 +13,28 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    scaffold::signals::install();
+    // A bug must not reach the user as a Rust backtrace: one line, what to do, exit 70.
+    std::panic::set_hook(Box::new(|info| {
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error in scaffold{at}; nothing half-done stays: run the command again (it rolls back an interrupted change) and report this bug"
+        );
+    }));
     let cli = scaffold::cli::Cli::parse();
-    match scaffold::cli::run(cli) {
+    let result = std::panic::catch_unwind(|| scaffold::cli::run(cli));
+    let Ok(result) = result else {
+        return ExitCode::from(INTERNAL_ERROR);
+    };
+    match result {
+        // A signal that came after a change's commit point let it finish; still say so.
+        Ok(()) if scaffold::signals::interrupted() => {
+            eprintln!("interrupted after the change was committed; it is complete");
+            ExitCode::from(scaffold::signals::INTERRUPTED_EXIT as u8)
+        }
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err}");

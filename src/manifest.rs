@@ -160,13 +160,25 @@ pub struct Question {
     pub value_regex: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_error: Option<String>,
+    /// A well-known syntax checked by its owner's rules (for strings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+}
+
+/// Syntaxes whose rules belong to another tool and are checked with that tool's own code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// A git branch name, by git's ref-name rules (`git check-ref-format --branch`).
+    GitBranch,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// A rule over several answers, checked once all are known.
+/// A rule over several answers, checked as soon as `key` is answered (so it may only use
+/// `key` and the questions before it); an interactive user is asked `key` again.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {

@@ -25,7 +25,10 @@ impl RelPath {
             match segment {
                 "" => return Err(format!("`{path}` has an empty segment")),
                 "." | ".." => return Err(format!("`{path}` escapes the repository")),
-                ".git" => return Err(format!("`{path}` writes into .git")),
+                // Case-insensitive filesystems (macOS, Windows) treat .GIT as .git.
+                s if s.eq_ignore_ascii_case(".git") => {
+                    return Err(format!("`{path}` writes into .git"));
+                }
                 _ => {}
             }
         }
@@ -55,6 +58,14 @@ struct PlannedFile<'a> {
 }
 
 impl Plan {
+    /// The git file mode the plan gives `path`: 755 where the blueprint marks it executable.
+    pub fn mode_of(&self, path: &RelPath) -> i32 {
+        if self.executable.contains(path) {
+            0o100755
+        } else {
+            0o100644
+        }
+    }
     pub fn add(&mut self, path: RelPath, contents: Vec<u8>) -> Result<()> {
         if self.files.contains_key(&path) {
             return Err(Error::Blueprint(format!(

@@ -119,8 +119,8 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
             .find_blob(id)
             .map_err(|e| failed("read the pristine base in", root, e))?;
         let path = RelPath::new(&path).map_err(|m| {
-            Error::Git(format!(
-                "{BASE_REF} holds a path scaffold cannot write: {m}"
+            Error::RepoState(format!(
+                "{BASE_REF} holds a path scaffold cannot write: {m}; delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again"
             ))
         })?;
         plan.add(path, blob.content().to_vec())?;
@@ -129,7 +129,7 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
 }
 
 fn failed(op: &str, root: &Path, e: git2::Error) -> Error {
-    Error::Git(format!("cannot {op} `{}`: {}", root.display(), e.message()))
+    crate::git::failed(op, root, e)
 }
 
 #[cfg(test)]

@@ -39,10 +39,16 @@ impl Default for Terminal {
 }
 
 fn failed(e: dialoguer::Error) -> Error {
-    Error::Input(format!("prompt failed: {e}"))
+    match e {
+        dialoguer::Error::IO(source) => Error::io("the prompt failed", source),
+    }
 }
 
 impl Prompter for Terminal {
+    fn refused(&mut self, message: &str) {
+        eprintln!("  {message}");
+    }
+
     fn ask(&mut self, prompt: &Prompt<'_>) -> Result<Json> {
         // Only while a prompt waits: later, Ctrl-C must reach the write's own cleanup.
         let _interrupt = interrupt::Guard::install();
@@ -208,6 +214,9 @@ mod interrupt {
                 let mut previous: libc::sigaction = std::mem::zeroed();
                 (libc::sigaction(libc::SIGINT, &action, &mut previous) == 0).then_some(previous)
             };
+            // scaffold's signal thread receives SIGINT otherwise (it is blocked in every
+            // thread); while a prompt waits, this thread takes it so the terminal is restored.
+            crate::signals::set_interrupt_blocked(false);
             Guard { previous }
         }
     }
@@ -220,6 +229,7 @@ mod interrupt {
                     libc::sigaction(libc::SIGINT, previous, std::ptr::null_mut());
                 }
             }
+            crate::signals::set_interrupt_blocked(true);
         }
     }
 }

@@ -17,6 +17,10 @@ pub struct Record {
     /// custom chart. Absent when empty.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub addon_settings: Map<String, Json>,
+    /// A digest of every file the record renders to (itself excluded), taken when it was
+    /// committed: a record edited by hand no longer renders to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendering: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +45,18 @@ impl Record {
     pub fn parse(text: &str) -> Result<Self> {
         serde_yaml::from_str(text)
             .map_err(|e| Error::Input(format!("{PATH}: {e}; restore it from git history")))
+    }
+
+    /// Refuses a record that no longer renders what it rendered when committed (edited by
+    /// hand, or a different blueprint build), since changing the repo from it would undo
+    /// or redo changes nobody asked for.
+    pub fn check_drift(&self, rendering: &str) -> Result<()> {
+        match &self.rendering {
+            Some(recorded) if recorded != rendering => Err(Error::Refused(format!(
+                "{PATH} no longer renders the files it recorded when committed: it was edited by hand (put scaffold's version back: `git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it), or the blueprint changed (run `scaffold update`); nothing was changed"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The `addons` answer: the addons chosen by name (dependencies are not listed).

@@ -30,7 +30,13 @@ impl Repo {
     /// The repo around `start`, with the blueprint `selector` names (default: the recorded
     /// one, by name), which must render it as it was last made: add-addon and remove-addon
     /// change one thing at a time, and a newer blueprint comes in through `scaffold update`.
-    pub fn open(start: &Path, selector: Option<&str>) -> Result<Self> {
+    /// `secret_flags` are `--secret KEY=VALUE` pairs (secrets are never recorded; the
+    /// environment's SCAFFOLD_SECRET_<KEY> serve too).
+    pub fn open(
+        start: &Path,
+        selector: Option<&str>,
+        secret_flags: &[(String, String)],
+    ) -> Result<Self> {
         let found = Found::locate(start)?;
         let blueprint = load_blueprint(&found.record, selector)?;
         let made_with = &found.record.blueprint;
@@ -55,7 +61,8 @@ impl Repo {
                 made_with.version,
             )));
         }
-        let (renderer, answers, rendered) = render_record(&blueprint, &found.record)?;
+        let secrets = answers::secrets(&blueprint, secret_flags, |name| std::env::var(name).ok())?;
+        let (renderer, answers, rendered) = render_record(&blueprint, &found.record, secrets)?;
         if let Some(base) = stored
             && base.files != rendered.plan.files
         {
@@ -68,6 +75,8 @@ impl Repo {
                 differ.first().map(RelPath::as_str).unwrap_or_default()
             )));
         }
+        // Only after the base check: a blueprint changed in place is update's to say.
+        found.record.check_drift(&rendered.digest)?;
         Ok(Repo {
             root: found.root,
             record: found.record,
@@ -140,7 +149,13 @@ impl Found {
         };
         match recorded {
             Some(blueprint) => Ok(Base {
-                plan: render_record(blueprint, &self.record)?.2.plan,
+                plan: render_record(
+                    blueprint,
+                    &self.record,
+                    answers::secrets(blueprint, &[], |name| std::env::var(name).ok())?,
+                )?
+                .2
+                .plan,
                 stored: false,
             }),
             None => Err(Error::Input(format!(
@@ -156,13 +171,14 @@ impl Found {
     }
 }
 
-/// Paths whose contents differ between two renderings.
+/// Paths whose contents differ between two renderings; the answers record (whose digest
+/// follows every other change) is not counted.
 pub fn differing(a: &Plan, b: &Plan) -> Vec<RelPath> {
     let paths: std::collections::BTreeSet<&RelPath> =
         a.files.keys().chain(b.files.keys()).collect();
     paths
         .into_iter()
-        .filter(|p| a.files.get(*p) != b.files.get(*p))
+        .filter(|p| p.as_str() != record::PATH && a.files.get(*p) != b.files.get(*p))
         .cloned()
         .collect()
 }
@@ -192,9 +208,17 @@ pub fn load_blueprint(record: &Record, selector: Option<&str>) -> Result<Bluepri
 }
 
 /// The renderer, answers and rendering of `record` with `blueprint`.
-fn render_record(blueprint: &Blueprint, record: &Record) -> Result<(Renderer, Answers, Rendered)> {
+fn render_record(
+    blueprint: &Blueprint,
+    record: &Record,
+    secrets: Vec<(String, String)>,
+) -> Result<(Renderer, Answers, Rendered)> {
     let renderer = generate::renderer_for(blueprint)?;
-    let answers = recorded_answers(blueprint, &renderer, record, Sources::default())?;
+    let sources = Sources {
+        set: secrets,
+        ..Sources::default()
+    };
+    let answers = recorded_answers(blueprint, &renderer, record, sources)?;
     let rendered = generate::render(blueprint, &renderer, &answers, record)?;
     Ok((renderer, answers, rendered))
 }

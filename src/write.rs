@@ -1,63 +1,128 @@
-//! The only place that writes the new repo: stage everything in a temporary directory
-//! beside the target, let the caller finish it (commit), then rename it into place.
-//! Any failure before the rename leaves nothing behind.
+//! The only place that writes a new repo: stage everything in a directory of its own,
+//! let the caller finish it (commit), then move it into place. A target that does not exist
+//! is staged beside it and renamed in one step; an existing empty directory (`.`, a mount
+//! point) is staged inside itself and its entries are moved in, so the directory, its
+//! permissions and its owner stay. A failure before the move leaves nothing behind; a staging
+//! directory left by a SIGKILL carries its pid in its name, and the next run removes it.
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 
+const STAGING: &str = ".scaffold-new-";
+/// Written in an in-place staging directory while its entries move into the target:
+/// the names to take back out if the run dies half way.
+const MOVING: &str = ".moving";
+/// A staging directory older than this is stale even if its pid is alive (reused pid).
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// The target must not exist, or be an empty directory.
 pub fn check_target(target: &Path) -> Result<()> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(Error::Input(format!(
+            "`{}`: a part of this path is a file, not a directory; choose a path under a directory",
+            target.display()
+        ))),
         Err(e) => Err(Error::io_path("inspect", target, e)),
         Ok(meta) if meta.is_dir() => {
-            let mut entries =
-                fs::read_dir(target).map_err(|e| Error::io_path("read", target, e))?;
-            if entries.next().is_none() {
+            if is_empty_dir(target)? {
                 Ok(())
             } else {
                 Err(Error::Refused(format!(
-                    "`{}` exists and is not empty; choose a new directory (scaffold never overwrites or deletes files)",
+                    "`{}` exists and is not empty; choose a new or empty directory (scaffold never overwrites or deletes files)",
                     target.display()
                 )))
             }
         }
         Ok(_) => Err(Error::Refused(format!(
-            "`{}` exists and is not a directory; choose a new directory",
+            "`{}` exists and is not a directory; choose a new or empty directory",
             target.display()
         ))),
     }
 }
 
+fn is_empty_dir(dir: &Path) -> Result<bool> {
+    let mut entries = fs::read_dir(dir).map_err(|e| Error::io_path("read", dir, e))?;
+    Ok(entries.next().is_none())
+}
+
 pub struct Staged {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     target: PathBuf,
+    in_place: bool,
+    finished: bool,
 }
 
 impl Staged {
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir
     }
 
-    /// Moves the finished tree into place. An empty target directory is replaced.
-    pub fn finish(self) -> Result<()> {
-        check_target(&self.target)?;
-        let staged = self.dir.keep();
-        if let Err(e) = fs::rename(&staged, &self.target) {
-            let _ = fs::remove_dir_all(&staged);
-            return Err(Error::io_path(
-                "move the new repository to",
-                &self.target,
-                e,
-            ));
+    /// Moves the finished tree into place.
+    pub fn finish(mut self) -> Result<()> {
+        if self.in_place {
+            self.move_entries_in()?;
+        } else {
+            if fs::symlink_metadata(&self.target).is_ok() {
+                return Err(Error::Refused(format!(
+                    "`{}` appeared while scaffold ran; nothing was written there",
+                    self.target.display()
+                )));
+            }
+            fs::rename(&self.dir, &self.target)
+                .map_err(|e| Error::io_path("move the new repository to", &self.target, e))?;
         }
+        self.finished = true;
         Ok(())
+    }
+
+    /// Lists the entries, then renames each into the target (`.git` last, so a half-moved
+    /// target is never a repository); on failure the moved ones are removed again.
+    fn move_entries_in(&self) -> Result<()> {
+        let mut names: Vec<String> = fs::read_dir(&self.dir)
+            .map_err(|e| Error::io_path("read", &self.dir, e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort_by_key(|n| (n == ".git", n.clone()));
+        let list = self.dir.join(MOVING);
+        fs::write(&list, names.join("\n")).map_err(|e| Error::io_path("write", &list, e))?;
+        for (n, name) in names.iter().enumerate() {
+            let to = self.target.join(name);
+            if let Err(e) = fs::rename(self.dir.join(name), &to) {
+                for moved in &names[..n] {
+                    remove_any(&self.target.join(moved));
+                }
+                return Err(Error::io_path("move into place", &to, e));
+            }
+            if n == 0 {
+                crate::signals::test_seam("new-moving")?;
+            }
+        }
+        fs::remove_file(&list).map_err(|e| Error::io_path("remove", &list, e))?;
+        fs::remove_dir(&self.dir).map_err(|e| Error::io_path("remove", &self.dir, e))
     }
 }
 
-pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn remove_any(path: &Path) {
+    let _ = fs::remove_dir_all(path).or_else(|_| fs::remove_file(path));
+}
+
+/// Where `target` is staged: inside it when it is an existing (empty) directory, else beside it.
+pub fn staging_parent(target: &Path) -> Result<(PathBuf, bool)> {
+    if target.is_dir() {
+        return Ok((target.to_path_buf(), true));
+    }
     let parent = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -68,77 +133,99 @@ pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
             parent.display()
         )));
     }
-    let dir = tempfile::Builder::new()
-        .prefix(".scaffold-")
-        .tempdir_in(&parent)
+    Ok((parent, false))
+}
+
+/// A fresh, empty staging directory for `target`, named after this process.
+pub fn staging_dir(target: &Path) -> Result<Staged> {
+    let (parent, in_place) = staging_parent(target)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let dir = parent.join(format!("{STAGING}{}-{nanos:08x}", std::process::id()));
+    fs::create_dir(&dir)
         .map_err(|e| Error::io_path("create a staging directory in", &parent, e))?;
+    Ok(Staged {
+        dir,
+        target: target.to_path_buf(),
+        in_place,
+        finished: false,
+    })
+}
+
+/// Writes the plan into `staged`.
+pub fn fill(staged: &Staged, plan: &Plan) -> Result<()> {
     for (path, contents) in &plan.files {
-        let full = dir.path().join(path.as_str());
+        let full = staged.dir.join(path.as_str());
         if let Some(parent) = full.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
         }
         fs::write(&full, contents).map_err(|e| Error::io_path("write", &full, e))?;
+        #[cfg(unix)]
         if plan.executable.contains(path) {
-            set_executable(&full)?;
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&full, fs::Permissions::from_mode(0o755))
+                .map_err(|e| Error::io_path("set permissions of", &full, e))?;
         }
     }
-    Ok(Staged {
-        dir,
-        target: target.to_path_buf(),
-    })
-}
-
-/// Mode 755, as the plan says (and as the commit records it).
-#[cfg(unix)]
-fn set_executable(path: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::io_path("make executable", path, e))
-}
-
-#[cfg(not(unix))]
-fn set_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Applies edits to an existing repo. Every new content is first written beside its
-/// target, so a failure while preparing changes nothing; then each is renamed into place.
-pub fn apply(root: &Path, changes: &[crate::edit::Change]) -> Result<()> {
-    use crate::edit::Change;
-    let mut prepared = Vec::new();
-    for change in changes {
-        if let Change::Write { path, contents, .. } = change {
-            let full = root.join(path.as_str());
-            let parent = full.parent().unwrap_or(root).to_path_buf();
-            fs::create_dir_all(&parent).map_err(|e| Error::io_path("create", &parent, e))?;
-            let mut temp = tempfile::Builder::new()
-                .prefix(".scaffold-")
-                .tempfile_in(&parent)
-                .map_err(|e| Error::io_path("write into", &parent, e))?;
-            std::io::Write::write_all(&mut temp, contents)
-                .map_err(|e| Error::io_path("write", &full, e))?;
-            prepared.push((temp, full));
-        }
+pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
+    let staged = staging_dir(target)?;
+    fill(&staged, plan)?;
+    Ok(staged)
+}
+
+/// Removes staging directories that interrupted runs left beside or inside `target` (their
+/// process is gone, or they are over a day old), with what they had moved into `target`.
+/// Returns a note per directory removed.
+pub fn remove_stale(target: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Ok((parent, _)) = staging_parent(target) else {
+        return notes;
+    };
+    let mut places = vec![parent];
+    if target.is_dir() && !places.contains(&target.to_path_buf()) {
+        places.push(target.to_path_buf());
     }
-    for (temp, full) in prepared {
-        temp.persist(&full)
-            .map_err(|e| Error::io_path("replace", &full, e.error))?;
-    }
-    for change in changes {
-        if let Change::Delete { path, .. } = change {
-            let full = root.join(path.as_str());
-            fs::remove_file(&full).map_err(|e| Error::io_path("remove", &full, e))?;
-            // Drop directories the deletion left empty (never the repo root).
-            let mut dir = full.parent();
-            while let Some(d) = dir {
-                if d == root || fs::remove_dir(d).is_err() {
-                    break;
+    for place in places {
+        let Ok(entries) = fs::read_dir(&place) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(STAGING)
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > STALE_AFTER);
+            if pid == std::process::id() || (crate::transaction::process_alive(pid) && !old) {
+                continue;
+            }
+            if let Ok(list) = fs::read_to_string(entry.path().join(MOVING)) {
+                for moved in list.lines().filter(|l| !l.is_empty() && !l.contains('/')) {
+                    remove_any(&place.join(moved));
                 }
-                dir = d.parent();
+            }
+            if fs::remove_dir_all(entry.path()).is_ok() {
+                notes.push(format!(
+                    "note: removed `{}`, left by an interrupted scaffold run (pid {pid})",
+                    entry.path().display()
+                ));
             }
         }
     }
-    Ok(())
+    notes
 }
 
 /// Reads a repo file; None when it does not exist.

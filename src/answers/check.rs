@@ -8,6 +8,7 @@ use serde_json::{Map, Value as Json};
 
 use super::{Answers, show};
 use crate::blueprint::{Question, QuestionType};
+use crate::manifest::Format;
 use crate::render::Renderer;
 
 /// Text typed at a prompt or given with --set, parsed by the question's type.
@@ -140,6 +141,11 @@ pub(super) fn validate(
                 return Err(format!(
                     "`{s}` {}",
                     error(&format!("does not match {pattern}"))
+                ));
+            }
+            if question.format == Some(Format::GitBranch) && !crate::git::is_valid_branch(s) {
+                return Err(format!(
+                    "`{s}` is not a valid git branch name (git's rules: no `..`, no leading `-`, no trailing `.lock` or `/`, no spaces or `~^:?*[\\`); use a name such as main"
                 ));
             }
             Ok(value)

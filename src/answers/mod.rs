@@ -25,7 +25,12 @@ pub struct Answers {
 /// Asks one question; `check` parses and validates a typed-in answer.
 pub trait Prompter {
     fn ask(&mut self, question: &Prompt<'_>) -> Result<Json>;
+    /// Says why an answer was refused before the question is asked again.
+    fn refused(&mut self, _message: &str) {}
 }
+
+/// How often a refused answer is asked again before giving up.
+const ASK_AGAIN: usize = 20;
 
 pub struct Prompt<'a> {
     pub question: &'a Question,
@@ -47,6 +52,40 @@ pub struct Sources<'a> {
     pub builtins: Map<String, Json>,
 }
 
+/// Secret answers from `--secret KEY=VALUE` and `SCAFFOLD_SECRET_<KEY>` (the flag wins), as
+/// --set pairs. A key that is not a secret question is refused, so a secret is never
+/// recorded by mistake.
+pub fn secrets(
+    blueprint: &Blueprint,
+    flags: &[(String, String)],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>> {
+    let questions = &blueprint.manifest.questions;
+    let mut out = Vec::new();
+    for (key, value) in flags {
+        if !questions.iter().any(|q| q.secret && &q.key == key) {
+            return Err(Error::Input(format!(
+                "--secret `{key}`: not a secret question of this blueprint; use --set for ordinary answers"
+            )));
+        }
+        out.push((key.clone(), value.clone()));
+    }
+    for question in questions.iter().filter(|q| q.secret) {
+        if flags.iter().any(|(k, _)| k == &question.key) {
+            continue;
+        }
+        if let Some(value) = env(&secret_env(&question.key)) {
+            out.push((question.key.clone(), value));
+        }
+    }
+    Ok(out)
+}
+
+/// The environment variable a secret answer can come from.
+pub fn secret_env(key: &str) -> String {
+    format!("SCAFFOLD_SECRET_{}", key.to_ascii_uppercase())
+}
+
 pub fn gather(blueprint: &Blueprint, renderer: &Renderer, sources: Sources<'_>) -> Result<Answers> {
     gather_over(blueprint, renderer, sources, &Map::new())
 }
@@ -58,6 +97,39 @@ pub fn gather_over(
     renderer: &Renderer,
     mut sources: Sources<'_>,
     recorded: &Map<String, Json>,
+) -> Result<Answers> {
+    // Every given answer is checked before the first prompt, so nobody types answers
+    // only to lose them to a bad --set.
+    if sources.prompter.is_some() && (!sources.set.is_empty() || !sources.values.is_empty()) {
+        let probe = Sources {
+            set: sources.set.clone(),
+            values: sources.values.clone(),
+            prompter: None,
+            builtins: sources.builtins.clone(),
+        };
+        collect(blueprint, renderer, probe, recorded, true)?;
+    }
+    let prompter = sources.prompter.take();
+    collect(
+        blueprint,
+        renderer,
+        Sources {
+            prompter,
+            ..sources
+        },
+        recorded,
+        false,
+    )
+}
+
+/// With `probe`, only the given answers matter: a missing one gets an empty placeholder,
+/// and a given one that fails only in a context built from guesses is left for later.
+fn collect(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    mut sources: Sources<'_>,
+    recorded: &Map<String, Json>,
+    probe: bool,
 ) -> Result<Answers> {
     let questions = &blueprint.manifest.questions;
     for key in sources
@@ -79,6 +151,7 @@ pub fn gather_over(
     }
     let set: BTreeMap<String, String> = sources.set.iter().cloned().collect();
     let mut answers = Answers::default();
+    let mut guessed = false;
     for question in questions {
         let context = context_of(&answers, &sources.builtins);
         let key = &question.key;
@@ -94,41 +167,75 @@ pub fn gather_over(
             continue;
         }
         let choices = choices_of(question, blueprint);
-        let check = |text: &str| {
-            parse_text(question, text)
-                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context))
+        let valid = |value: Json| {
+            validate(question, value, &choices, &answers, renderer, &context)
+                .and_then(|v| cross_check(blueprint, renderer, &context, key, v))
         };
+        let check = |text: &str| parse_text(question, text).and_then(valid);
         let given = if let Some(text) = set.get(key) {
-            Some(check(text).map_err(|m| bad(key, &m, "--set"))?)
+            Some(check(text).map_err(|m| (m, "--set".to_string())))
         } else if let Some(value) = sources.values.get(key) {
-            let parsed = from_yaml(question, value)
-                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context));
-            Some(parsed.map_err(|m| bad(key, &m, "--values"))?)
-        } else if let Some(value) = recorded.get(key) {
-            let parsed = serde_yaml::to_value(value)
-                .map_err(|e| e.to_string())
-                .and_then(|v| from_yaml(question, &v))
-                .and_then(|v| validate(question, v, &choices, &answers, renderer, &context));
-            let from = format!("{}; --set {key}=… changes it", crate::record::PATH);
-            Some(parsed.map_err(|m| bad(key, &m, &from))?)
+            Some(
+                from_yaml(question, value)
+                    .and_then(valid)
+                    .map_err(|m| (m, "--values".to_string())),
+            )
         } else {
-            None
+            recorded.get(key).map(|value| {
+                serde_yaml::to_value(value)
+                    .map_err(|e| e.to_string())
+                    .and_then(|v| from_yaml(question, &v))
+                    .and_then(valid)
+                    .map_err(|m| {
+                        (
+                            m,
+                            format!("{}; --set {key}=… changes it", crate::record::PATH),
+                        )
+                    })
+            })
         };
         let value = match given {
-            Some(value) => value,
+            Some(Ok(value)) => value,
+            Some(Err(_)) if probe && guessed && depends_on_others(blueprint, question) => {
+                empty_of(question.kind)
+            }
+            Some(Err((message, source))) => {
+                let message = match set.get(key) {
+                    Some(text) if question.secret && !text.trim().is_empty() => {
+                        message.replace(text.trim(), "(hidden)")
+                    }
+                    _ => message,
+                };
+                return Err(bad(key, &message, &source));
+            }
+            None if probe => {
+                guessed = true;
+                let default = default_of(question, blueprint, renderer, &context)
+                    .ok()
+                    .flatten();
+                default.unwrap_or_else(|| empty_of(question.kind))
+            }
             None => {
                 let default = default_of(question, blueprint, renderer, &context)?;
                 match sources.prompter.as_deref_mut() {
-                    Some(prompter) => prompter.ask(&Prompt {
-                        question,
-                        default,
-                        choices: choices.clone(),
-                        check: &check,
-                    })?,
+                    Some(prompter) => ask(
+                        prompter,
+                        key,
+                        &Prompt {
+                            question,
+                            default,
+                            choices: choices.clone(),
+                            check: &check,
+                        },
+                    )?,
                     None => match default {
-                        Some(value) => {
-                            validate(question, value, &choices, &answers, renderer, &context)
-                                .map_err(|m| bad(key, &m, "the default"))?
+                        Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
+                        None if question.secret => {
+                            return Err(Error::Input(format!(
+                                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
+                                question.prompt,
+                                secret_env(key)
+                            )));
                         }
                         None => {
                             return Err(Error::Input(format!(
@@ -145,6 +252,9 @@ pub fn gather_over(
             answers.recorded.push(key.clone());
         }
     }
+    if probe {
+        return Ok(answers);
+    }
     let context = context_of(&answers, &sources.builtins);
     for check in &blueprint.manifest.checks {
         if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
@@ -154,6 +264,66 @@ pub fn gather_over(
         }
     }
     Ok(answers)
+}
+
+/// Asks until the answer passes its checks (a select whose choice breaks a cross-field
+/// rule, for instance, is offered again with the reason).
+fn ask(prompter: &mut dyn Prompter, key: &str, prompt: &Prompt<'_>) -> Result<Json> {
+    let mut tries = 0;
+    loop {
+        match prompter.ask(prompt) {
+            Err(Error::Input(message))
+                if tries < ASK_AGAIN && !message.starts_with("prompt failed") =>
+            {
+                tries += 1;
+                prompter.refused(&format!("{key}: {message}; try again"));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The blueprint's cross-field checks on `key`, run as soon as `key` has a candidate value.
+fn cross_check(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    context: &Json,
+    key: &str,
+    value: Json,
+) -> std::result::Result<Json, String> {
+    let mut context = context.clone();
+    if let Json::Object(map) = &mut context {
+        map.insert(key.to_string(), value.clone());
+    }
+    for check in blueprint.manifest.checks.iter().filter(|c| c.key == key) {
+        let holds = renderer
+            .truth(&format!("check on `{key}`"), &check.expr, &context)
+            .map_err(|e| e.to_string())?;
+        if !holds {
+            let message = renderer
+                .render_str("check error", &check.error, &context)
+                .map_err(|e| e.to_string())?;
+            return Err(format!("`{}` {message}", show(&value)));
+        }
+    }
+    Ok(value)
+}
+
+/// Whether a question's rules read other answers (templated patterns, keys_from, checks).
+fn depends_on_others(blueprint: &Blueprint, question: &Question) -> bool {
+    let templated = |p: &Option<String>| {
+        p.as_deref()
+            .is_some_and(|p| p.contains("[[") || p.contains("[%") || p.contains("{{"))
+    };
+    templated(&question.regex)
+        || templated(&question.item_regex)
+        || templated(&question.value_regex)
+        || question.keys_from.is_some()
+        || blueprint
+            .manifest
+            .checks
+            .iter()
+            .any(|c| c.key == question.key)
 }
 
 fn bad(key: &str, message: &str, source: &str) -> Error {

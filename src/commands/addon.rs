@@ -12,6 +12,7 @@ use crate::generate::{self, Rendered};
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
 use crate::report::{self, Action, ChangeEntry, EditReport};
+use crate::transaction;
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
@@ -58,7 +59,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             "a chart name",
         )?;
     }
-    let repo = Repo::open(&args.edit.directory, args.edit.blueprint.as_deref())?;
+    let repo = open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
 
     if let Some(current) = addon_version(&repo.rendered, name) {
@@ -145,7 +146,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
 
 pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let name = &args.name;
-    let repo = Repo::open(&args.edit.directory, args.edit.blueprint.as_deref())?;
+    let repo = open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();
     if !chosen.contains(name) {
@@ -275,4 +276,12 @@ fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Jso
         }
     }
     Ok(values)
+}
+
+/// The repo around `--directory`, once an interrupted run's leftovers are settled; secrets
+/// from `--secret` or the environment.
+fn open(edit: &EditArgs) -> Result<Repo> {
+    transaction::settle(&edit.directory)?;
+    let secrets = crate::commands::new::parse_pairs(&edit.secret, "--secret")?;
+    Repo::open(&edit.directory, edit.blueprint.as_deref(), &secrets)
 }

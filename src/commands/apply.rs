@@ -4,13 +4,13 @@ use std::path::Path;
 
 use crate::cli::EditArgs;
 use crate::edit::{self, Change};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git;
 use crate::plan::Plan;
 use crate::pristine;
 use crate::report::{self, EditReport};
+use crate::transaction;
 use crate::ui;
-use crate::write;
 
 pub struct ApplyOptions<'a> {
     pub allow_dirty: bool,
@@ -41,16 +41,7 @@ pub fn apply(
     message: Option<&str>,
     mut report: Option<EditReport>,
 ) -> Result<()> {
-    let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
-    if !options.allow_dirty {
-        let dirty = git::dirty(root, &paths)?;
-        if !dirty.is_empty() {
-            return Err(Error::Refused(format!(
-                "uncommitted changes in {}: commit or stash them first, or pass --allow-dirty",
-                dirty.join(", ")
-            )));
-        }
-    }
+    let prepared = transaction::prepare(root, changes, &base.executable, options.allow_dirty)?;
     if options.dry_run {
         match &report {
             Some(report) if options.json => println!("{}", report::to_json(report)),
@@ -75,8 +66,19 @@ pub fn apply(
         ));
         return Ok(());
     }
+    if !prepared.dirty.is_empty() {
+        ui::note(format!(
+            "--allow-dirty: {} your uncommitted edits in {} together with scaffold's change",
+            if message.is_some() {
+                "committing"
+            } else {
+                "keeping"
+            },
+            prepared.dirty.join(", ")
+        ));
+    }
     let Some(message) = message else {
-        write::apply(root, changes)?;
+        prepared.write_only()?;
         pristine::store(root, base, "scaffold: base (commit left to the user)")?;
         return Ok(());
     };
@@ -86,8 +88,7 @@ pub fn apply(
             "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
         );
     }
-    write::apply(root, changes)?;
-    let commit = git::commit_changes(root, changes, &author, message)?;
+    let commit = prepared.commit(&author, message)?;
     pristine::store(root, base, message)?;
     let written = changes
         .iter()

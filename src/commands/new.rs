@@ -14,10 +14,14 @@ use crate::git;
 use crate::pristine;
 use crate::prompt::Terminal;
 use crate::report::{self, BlueprintId, NewReport};
+use crate::signals;
 use crate::ui;
 use crate::write;
 
 pub fn run(args: NewArgs) -> Result<()> {
+    for note in write::remove_stale(&args.dir) {
+        eprintln!("{note}");
+    }
     write::check_target(&args.dir)?;
     let author_flag = args.author.as_deref().map(git::Author::parse).transpose()?;
     let set = parse_pairs(&args.set, "--set")?;
@@ -28,6 +32,12 @@ pub fn run(args: NewArgs) -> Result<()> {
     let blueprint = Blueprint::load(&args.blueprint)?;
     crate::commands::blueprint::refuse_lint_errors(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
+    let mut set = set;
+    set.extend(answers::secrets(
+        &blueprint,
+        &parse_pairs(&args.secret, "--secret")?,
+        |name| std::env::var(name).ok(),
+    )?);
 
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
@@ -93,10 +103,18 @@ pub fn run(args: NewArgs) -> Result<()> {
         "scaffold: new platform from blueprint {} {}",
         blueprint.manifest.name, blueprint.manifest.version
     );
-    let staged = write::stage(plan, &args.dir)?;
+    // A signal waits until the repo is complete or the staging is gone, never between.
+    let mut critical = signals::Critical::enter();
+    let staged = write::staging_dir(&args.dir)?;
+    critical.staging(staged.path().to_path_buf());
+    signals::test_seam("new-staged")?;
+    write::fill(&staged, plan)?;
+    signals::test_seam("new-written")?;
     let commit = git::commit(staged.path(), plan, &author, &message)?;
     pristine::store(staged.path(), plan, &message)?;
+    signals::test_seam("new-committed")?;
     staged.finish()?;
+    critical.done(args.dir.clone());
 
     for path in plan.files.keys() {
         ui::detail(format!("wrote {}", path.as_str()));
@@ -133,7 +151,12 @@ pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>
 pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
-    let value: serde_yaml::Value = serde_yaml::from_str(&text)
+    parse_values(&text, path)
+}
+
+/// The text of a --values file: a mapping of answer keys to values.
+pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
+    let value: serde_yaml::Value = serde_yaml::from_str(text)
         .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
     match value {
         serde_yaml::Value::Null => Ok(BTreeMap::new()),
@@ -142,8 +165,9 @@ pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
             .map(|(k, v)| match k {
                 serde_yaml::Value::String(k) => Ok((k, v)),
                 other => Err(Error::Input(format!(
-                    "--values `{}`: key {other:?} is not a string",
-                    path.display()
+                    "--values `{}`: key `{}` is not an answer key; keys are question names such as `name`",
+                    path.display(),
+                    serde_yaml::to_string(&other).unwrap_or_default().trim()
                 ))),
             })
             .collect(),

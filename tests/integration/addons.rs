@@ -385,7 +385,7 @@ fn uncommitted_changes_in_a_file_to_edit_are_refused_unless_allowed() {
     assert_eq!(out.code, 3);
     assert_eq!(
         out.stderr.trim(),
-        "error: uncommitted changes in clusters/prod/50-apps.yaml: commit or stash them first, or pass --allow-dirty"
+        "error: uncommitted changes in clusters/prod/50-apps.yaml: commit or stash them first (`git stash`), or pass --allow-dirty to commit them together with scaffold's change"
     );
     assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
     assert!(!dir.join("infrastructure/addons/reloader").exists());
@@ -393,6 +393,14 @@ fn uncommitted_changes_in_a_file_to_edit_are_refused_unless_allowed() {
 
     let out = in_repo(&env, &dir, &["add-addon", "reloader", "--allow-dirty"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "--allow-dirty: committing your uncommitted edits in clusters/prod/50-apps.yaml"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let merged = std::fs::read_to_string(&list).expect("read");
     assert!(
         merged.starts_with("# wip\n") && merged.contains("    - name: addon-reloader\n"),

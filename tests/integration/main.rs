@@ -12,5 +12,10 @@ mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issu
 mod platform_operations; // the generated Makefiles run with stand-in tools; kops naming (issue 11 review)
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
 mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json
+mod safety_git; // add-addon/remove-addon in every git state, faults, signals
+mod safety_input; // the bad-input catalogue
+mod safety_kill; // the kill harness: SIGKILL/SIGINT anywhere in new, add-addon, remove-addon
+mod safety_new; // new in place, stale staging, IO faults
+mod safety_props; // property tests: parsers, manifests, paths that never escape
 mod support;
 mod update; // update: blueprint edited in place, changed answers, conflicts, the pristine base

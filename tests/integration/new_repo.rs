@@ -108,7 +108,7 @@ fn a_non_empty_target_is_refused_and_left_alone() {
     assert_eq!(
         out.stderr.trim(),
         format!(
-            "error: `mine` exists and is not empty; choose a new directory (scaffold never overwrites or deletes files)"
+            "error: `mine` exists and is not empty; choose a new or empty directory (scaffold never overwrites or deletes files)"
         )
     );
     assert_eq!(env.listing(), ["mine", "mine/notes.txt"]);

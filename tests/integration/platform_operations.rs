@@ -271,7 +271,17 @@ fn kops_names_hold_for_long_cluster_names() {
         format!("{}.{}.example.com", "a".repeat(20), "b".repeat(30)),
     ] {
         let name = format!("n{}", cluster.len());
-        let dir = generate(&env, &name, &["--set", &format!("cluster_name={cluster}")]);
+        // Both names sit under example.com: the cluster name must be under the DNS zone.
+        let dir = generate(
+            &env,
+            &name,
+            &[
+                "--set",
+                "dns_zone=example.com",
+                "--set",
+                &format!("cluster_name={cluster}"),
+            ],
+        );
         let module = read(&dir.join("2-kops/kops-module.tf.tmpl"));
         let sanitized = cluster.replace('.', "-");
         // The launch template keeps its full name; the profile is read from kops' local.

@@ -454,7 +454,7 @@ fn dry_run_and_dirty_files_write_nothing() {
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert_eq!(
         out.stderr,
-        "error: uncommitted changes in docs/team.md: commit or stash them first, or pass --allow-dirty\n"
+        "error: uncommitted changes in docs/team.md: commit or stash them first (`git stash`), or pass --allow-dirty to commit them together with scaffold's change\n"
     );
     assert_eq!(repo.head(), state.1);
     assert_eq!(repo.base(), state.2);

@@ -1,0 +1,147 @@
+//! Whether scaffold may change a repository now: no operation in progress, HEAD on a
+//! branch, no lock, nothing staged that is not scaffold's, and (unless allowed) no
+//! uncommitted edit in a file scaffold must change. Each refusal names the state and
+//! the command that gets out of it.
+use std::path::Path;
+
+use git2::{Repository, RepositoryState, Status, StatusOptions};
+
+use crate::error::{Error, Result};
+use crate::git::failed;
+
+/// What the checks found that `--allow-dirty` lets through: files whose uncommitted edits
+/// go into scaffold's commit.
+pub struct Clearance {
+    pub dirty: Vec<String>,
+}
+
+/// `paths` are the repo-relative files scaffold will write or delete.
+pub fn check(
+    repo: &Repository,
+    root: &Path,
+    paths: &[&str],
+    allow_dirty: bool,
+) -> Result<Clearance> {
+    check_state(repo, root)?;
+    check_files(repo, root, paths, allow_dirty)
+}
+
+/// What does not depend on the change: checked before anything reads the repo's files.
+pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
+    if let Some((what, fix)) = operation_in_progress(repo.state()) {
+        return Err(Error::RepoState(format!(
+            "{} has {what} in progress; {fix}, then run scaffold again (nothing was changed)",
+            root.display()
+        )));
+    }
+    let lock = repo.path().join("index.lock");
+    if lock.exists() {
+        return Err(Error::RepoState(format!(
+            "`{}` exists: another git command is running in this repo, or one crashed; wait for it, or if no git is running remove it (`rm {}`), then run scaffold again",
+            lock.display(),
+            lock.display()
+        )));
+    }
+    match repo.head() {
+        Ok(head) if head.is_branch() => {}
+        Ok(_) => {
+            return Err(Error::RepoState(format!(
+                "{}: HEAD is detached (not on a branch); switch to the branch to change (`git switch main`), then run scaffold again",
+                root.display()
+            )));
+        }
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => {
+            return Err(Error::RepoState(format!(
+                "{}: the current branch has no commit yet; commit once (`git commit`), then run scaffold again",
+                root.display()
+            )));
+        }
+        Err(e) => return Err(failed("read HEAD", root, e)),
+    }
+    Ok(())
+}
+
+fn check_files(
+    repo: &Repository,
+    root: &Path,
+    paths: &[&str],
+    allow_dirty: bool,
+) -> Result<Clearance> {
+    let index = repo
+        .index()
+        .map_err(|e| failed("read the index", root, e))?;
+    if index.has_conflicts() {
+        return Err(Error::RepoState(format!(
+            "{}: the index has unresolved conflicts; resolve them and commit (or `git reset --merge`), then run scaffold again",
+            root.display()
+        )));
+    }
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false);
+    let statuses = repo
+        .statuses(Some(&mut options))
+        .map_err(|e| failed("read the status", root, e))?;
+    let staged_flags = Status::INDEX_NEW
+        | Status::INDEX_MODIFIED
+        | Status::INDEX_DELETED
+        | Status::INDEX_RENAMED
+        | Status::INDEX_TYPECHANGE;
+    let mut foreign_staged = Vec::new();
+    let mut dirty = Vec::new();
+    for entry in statuses.iter() {
+        let Ok(path) = entry.path() else { continue };
+        let ours = paths.contains(&path);
+        let status = entry.status();
+        if status.intersects(staged_flags) && !ours {
+            foreign_staged.push(path.to_string());
+        } else if ours && !status.is_empty() && status != Status::IGNORED {
+            dirty.push(path.to_string());
+        }
+    }
+    if !foreign_staged.is_empty() {
+        return Err(Error::RepoState(format!(
+            "staged changes that are not scaffold's: {}; commit them or unstage them (`git restore --staged {}`), then run scaffold again",
+            foreign_staged.join(", "),
+            foreign_staged.join(" ")
+        )));
+    }
+    if !dirty.is_empty() && !allow_dirty {
+        return Err(Error::Refused(format!(
+            "uncommitted changes in {}: commit or stash them first (`git stash`), or pass --allow-dirty to commit them together with scaffold's change",
+            dirty.join(", ")
+        )));
+    }
+    Ok(Clearance { dirty })
+}
+
+/// (what is in progress, how to finish or abort it) for every state but a clean one.
+fn operation_in_progress(state: RepositoryState) -> Option<(&'static str, &'static str)> {
+    use RepositoryState::*;
+    Some(match state {
+        Clean => return None,
+        Merge => (
+            "a merge",
+            "finish it (`git commit`) or abort it (`git merge --abort`)",
+        ),
+        Revert | RevertSequence => (
+            "a revert",
+            "finish it (`git revert --continue`) or abort it (`git revert --abort`)",
+        ),
+        CherryPick | CherryPickSequence => (
+            "a cherry-pick",
+            "finish it (`git cherry-pick --continue`) or abort it (`git cherry-pick --abort`)",
+        ),
+        Bisect => ("a bisect", "end it (`git bisect reset`)"),
+        Rebase | RebaseInteractive | RebaseMerge => (
+            "a rebase",
+            "finish it (`git rebase --continue`) or abort it (`git rebase --abort`)",
+        ),
+        ApplyMailbox | ApplyMailboxOrRebase => (
+            "a `git am`",
+            "finish it (`git am --continue`) or abort it (`git am --abort`)",
+        ),
+    })
+}

@@ -1,0 +1,188 @@
+//! SIGINT and SIGTERM: a dedicated thread waits for them, so cleanup runs as ordinary code
+//! and never inside a signal handler. What it does depends on what the main thread has
+//! registered: nothing written yet → exit; a staging directory → remove it, then exit;
+//! a transaction → only raise a flag, which the transaction checks between its steps
+//! (it rolls back before its commit point and finishes after it).
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The exit code of a run stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report).
+pub const INTERRUPTED_EXIT: i32 = 130;
+
+enum Guarded {
+    Idle,
+    Staging(PathBuf),
+    /// The new repository is complete at this path.
+    Created(PathBuf),
+    Transaction,
+}
+
+static STATE: Mutex<Guarded> = Mutex::new(Guarded::Idle);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn state() -> MutexGuard<'static, Guarded> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Blocks SIGINT/SIGTERM in this thread (and so in every thread started later) and starts
+/// the thread that receives them. Call first thing in `main`, before any other thread.
+pub fn install() {
+    #[cfg(unix)]
+    {
+        // SAFETY: plain libc calls on a zeroed, locally owned signal set.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        let spawned = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                loop {
+                    let mut signal = 0;
+                    // SAFETY: `set` is a valid signal set owned by this closure.
+                    if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+                        on_signal();
+                    }
+                }
+            });
+        if spawned.is_err() {
+            // Without the thread, fall back to the default disposition (die at once).
+            // SAFETY: unblocking the signals blocked above.
+            unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+        }
+    }
+}
+
+/// Blocks or unblocks SIGINT in the calling thread only (a prompt handles it itself while
+/// it waits for input).
+pub fn set_interrupt_blocked(blocked: bool) {
+    #[cfg(unix)]
+    // SAFETY: plain libc calls on a zeroed, locally owned signal set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        let how = if blocked {
+            libc::SIG_BLOCK
+        } else {
+            libc::SIG_UNBLOCK
+        };
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+    let _ = blocked;
+}
+
+fn on_signal() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let guarded = state();
+    match &*guarded {
+        Guarded::Idle => {
+            eprintln!("interrupted");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        Guarded::Created(dir) => {
+            eprintln!(
+                "interrupted after `{}` was created; it is complete",
+                dir.display()
+            );
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        Guarded::Staging(dir) => {
+            let _ = std::fs::remove_dir_all(dir);
+            eprintln!("interrupted; nothing was created (staging removed)");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        // The transaction sees the flag and stops at its next step.
+        Guarded::Transaction => {}
+    }
+}
+
+/// True once SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// While held, a signal waits; when the guard says staging, the signal removes `dir`.
+/// Hold it across the whole write so the signal never races a half-created directory.
+pub struct Critical {
+    guard: MutexGuard<'static, Guarded>,
+}
+
+impl Critical {
+    /// Enters a region where a signal must wait.
+    pub fn enter() -> Self {
+        Critical { guard: state() }
+    }
+
+    /// From now on, a signal (once the region ends) or an error removes `dir`.
+    pub fn staging(&mut self, dir: PathBuf) {
+        *self.guard = Guarded::Staging(dir);
+    }
+
+    /// The staging directory was moved to `target`: a signal now only exits.
+    pub fn done(mut self, target: PathBuf) {
+        *self.guard = Guarded::Created(target);
+    }
+}
+
+impl Drop for Critical {
+    fn drop(&mut self) {
+        // Left without `done` (an error): the staging goes before a signal may run.
+        if let Guarded::Staging(dir) = &*self.guard {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        *self.guard = Guarded::Idle;
+    }
+}
+
+/// The test-only seam (debug builds): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so
+/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
+/// SIGKILL; `SCAFFOLD_TEST_PANIC_AT=STEP` panics there (a bug); `SCAFFOLD_TEST_FAIL_AT=STEP`
+/// fails there as a full disk would.
+pub fn test_seam(step: &str) -> crate::error::Result<()> {
+    #[cfg(debug_assertions)]
+    {
+        if let Some(ms) = std::env::var("SCAFFOLD_TEST_STEP_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
+            // SAFETY: sends SIGKILL to this very process.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+        if std::env::var("SCAFFOLD_TEST_PANIC_AT").is_ok_and(|v| v == step) {
+            panic!("injected panic at {step}");
+        }
+        if std::env::var("SCAFFOLD_TEST_FAIL_AT").is_ok_and(|v| v == step) {
+            return Err(crate::error::Error::io(
+                format!("cannot finish step {step} (injected fault)"),
+                std::io::Error::from_raw_os_error(libc::ENOSPC),
+            ));
+        }
+    }
+    let _ = step;
+    Ok(())
+}
+
+/// Marks a transaction: signals only raise the flag until the guard is dropped.
+pub struct TransactionGuard(());
+
+impl TransactionGuard {
+    pub fn enter() -> Self {
+        *state() = Guarded::Transaction;
+        TransactionGuard(())
+    }
+}
+
+impl Drop for TransactionGuard {
+    fn drop(&mut self) {
+        *state() = Guarded::Idle;
+    }
+}

@@ -1,0 +1,431 @@
+//! Applying a change to an existing repo as one unit: after `prepare` has checked the
+//! repository, `commit` builds the commit's tree from the planned bytes, saves what it
+//! will overwrite in a journal under `.git/`, writes the work tree, moves the branch (the
+//! commit point) and updates the index for scaffold's paths only. A failure or SIGINT/SIGTERM
+//! before the commit point restores the work tree and index exactly; a SIGKILL leaves the
+//! journal, and the next run rolls it back (or forward, if the branch already moved).
+//! Nothing temporary is ever written inside the work tree.
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use crate::edit::Change;
+use crate::error::{Error, Result};
+use crate::git::{self, Author, failed};
+use crate::git_state;
+use crate::plan::RelPath;
+use crate::signals;
+
+const JOURNAL: &str = "scaffold-transaction";
+
+/// A repo cleared for a change.
+pub struct Prepared<'a> {
+    repo: Repository,
+    root: PathBuf,
+    changes: &'a [Change],
+    /// Paths the new rendering writes with mode 755 (a new file takes its mode from here;
+    /// an existing one keeps the mode it has).
+    executable: &'a BTreeSet<RelPath>,
+    /// Files with uncommitted edits that the commit will include (`--allow-dirty`).
+    pub dirty: Vec<String>,
+}
+
+/// What the journal saves: enough to undo the work tree, and to tell rolled-back from
+/// committed. Kept as JSON in `.git/scaffold-transaction/journal.json`.
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    pid: u32,
+    branch: String,
+    old_head: String,
+    tree: String,
+    files: Vec<Saved>,
+    /// Directories the run created, outermost first.
+    created_dirs: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    path: String,
+    /// The file's permission bits before the run; None when it did not exist.
+    mode: Option<u32>,
+}
+
+/// Settles what an interrupted run left in the git repository containing `dir`, before
+/// anything reads the repo's files. Not a git repository: nothing to settle.
+pub fn settle(dir: &Path) -> Result<()> {
+    let Ok(repo) = Repository::discover(dir) else {
+        return Ok(());
+    };
+    let Some(root) = repo.workdir().map(Path::to_path_buf) else {
+        return Ok(());
+    };
+    recover(&repo, &root)?;
+    git_state::check_state(&repo, &root)
+}
+
+/// Recovers what an interrupted run left, then checks the repository's state.
+pub fn prepare<'a>(
+    root: &Path,
+    changes: &'a [Change],
+    executable: &'a BTreeSet<RelPath>,
+    allow_dirty: bool,
+) -> Result<Prepared<'a>> {
+    let repo = Repository::open(root).map_err(|e| failed("open the repository", root, e))?;
+    recover(&repo, root)?;
+    let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
+    let clearance = git_state::check(&repo, root, &paths, allow_dirty)?;
+    Ok(Prepared {
+        repo,
+        root: root.to_path_buf(),
+        changes,
+        executable,
+        dirty: clearance.dirty,
+    })
+}
+
+impl Prepared<'_> {
+    /// Applies the change and returns the new commit's id.
+    pub fn commit(self, author: &Author, message: &str) -> Result<String> {
+        self.run(Some((author, message)))
+            .map(Option::unwrap_or_default)
+    }
+
+    /// Writes the change into the work tree and leaves the commit to the user (conflict
+    /// markers to resolve); a failure or signal still restores everything.
+    pub fn write_only(self) -> Result<()> {
+        self.run(None).map(|_| ())
+    }
+
+    fn run(self, commit: Option<(&Author, &str)>) -> Result<Option<String>> {
+        let _guard = signals::TransactionGuard::enter();
+        let (repo, root) = (&self.repo, self.root.as_path());
+        let fail = |op| move |e| failed(op, root, e);
+        let head = repo.head().map_err(fail("read HEAD"))?;
+        let branch = head
+            .name()
+            .map_err(|_| {
+                Error::RepoState("the branch name is not UTF-8; switch to another branch".into())
+            })?
+            .to_string();
+        let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;
+        let tree = self.tree_from_plan(&parent)?;
+        let journal_dir = repo.path().join(JOURNAL);
+        let journal = Journal {
+            pid: std::process::id(),
+            branch: branch.clone(),
+            old_head: parent.id().to_string(),
+            tree: tree.to_string(),
+            files: Vec::new(),
+            created_dirs: Vec::new(),
+        };
+        let mut journal = write_journal(repo, root, journal, self.changes)?;
+        // A bug (panic) mid-way is undone here as well, then goes on as a panic.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, commit)
+        }))
+        .unwrap_or_else(|panic| {
+            let _ = rollback(repo, root, &journal, &journal_dir);
+            std::panic::resume_unwind(panic)
+        });
+        match result {
+            Ok(oid) => {
+                remove_journal(&journal_dir);
+                Ok(oid.map(|oid| oid.to_string()))
+            }
+            Err(err) => {
+                rollback(repo, root, &journal, &journal_dir)?;
+                Err(err)
+            }
+        }
+    }
+
+    /// The commit's tree: HEAD's tree with the planned bytes written over it.
+    fn tree_from_plan(&self, parent: &git2::Commit<'_>) -> Result<Oid> {
+        let (repo, root) = (&self.repo, self.root.as_path());
+        let base = parent
+            .tree()
+            .map_err(|e| failed("read HEAD's tree", root, e))?;
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        for change in self.changes {
+            let path = change.path().as_str();
+            match change {
+                Change::Write { contents, .. } => {
+                    let id = repo
+                        .blob(contents)
+                        .map_err(|e| failed("store a file", root, e))?;
+                    let mode = base
+                        .get_path(Path::new(path))
+                        .map(|e| e.filemode())
+                        .unwrap_or(if self.executable.contains(change.path()) {
+                            0o100755
+                        } else {
+                            0o100644
+                        });
+                    update.upsert(path, id, file_mode(mode));
+                }
+                Change::Delete { .. } => {
+                    update.remove(path);
+                }
+            }
+        }
+        update
+            .create_updated(repo, &base)
+            .map_err(|e| failed("build the commit's tree", root, e))
+    }
+
+    fn write_and_commit(
+        &self,
+        journal: &mut Journal,
+        journal_dir: &Path,
+        tree: Oid,
+        parent: &git2::Commit<'_>,
+        commit: Option<(&Author, &str)>,
+    ) -> Result<Option<Oid>> {
+        let (repo, root) = (&self.repo, self.root.as_path());
+        checkpoint("before-write")?;
+        for (n, change) in self.changes.iter().enumerate() {
+            let full = root.join(change.path().as_str());
+            match change {
+                Change::Write { contents, .. } => {
+                    create_parents(root, &full, journal, journal_dir)?;
+                    let temp = journal_dir.join(format!("new-{n}"));
+                    fs::write(&temp, contents).map_err(|e| Error::io_path("write", &temp, e))?;
+                    let mode = journal.files[n]
+                        .mode
+                        .unwrap_or(new_file_mode(change, self.executable));
+                    set_mode(&temp, mode)?;
+                    move_into_place(&temp, &full, contents)?;
+                }
+                Change::Delete { .. } => remove_file(root, &full)?,
+            }
+            checkpoint("write")?;
+        }
+        let Some((author, message)) = commit else {
+            return Ok(None);
+        };
+        let tree = repo
+            .find_tree(tree)
+            .map_err(|e| failed("read the new tree", root, e))?;
+        let signature = git::signature(author)?;
+        checkpoint("before-commit")?;
+        // The commit point: HEAD moves only if it is still the commit the change was made on.
+        let oid = repo
+            .commit(
+                Some("HEAD"),
+                &signature,
+                &signature,
+                message,
+                &tree,
+                &[parent],
+            )
+            .map_err(|e| failed("commit", root, e))?;
+        checkpoint("after-commit")?;
+        update_index(repo, root, self.changes.iter().map(|c| c.path().as_str()))?;
+        Ok(Some(oid))
+    }
+}
+
+/// A step boundary: the test seam (`signals::test_seam`), then the signal check.
+fn checkpoint(step: &str) -> Result<()> {
+    signals::test_seam(step)?;
+    // Before the commit point a signal rolls the change back; after it, the change finishes.
+    if step != "after-commit" && signals::interrupted() {
+        return Err(Error::Interrupted(
+            "the change was rolled back; the repository is as it was".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn file_mode(mode: i32) -> git2::FileMode {
+    if mode == 0o100755 {
+        git2::FileMode::BlobExecutable
+    } else {
+        git2::FileMode::Blob
+    }
+}
+
+fn new_file_mode(change: &Change, executable: &BTreeSet<RelPath>) -> u32 {
+    if executable.contains(change.path()) {
+        0o755
+    } else {
+        0o644
+    }
+}
+
+/// Saves the index and every file the change overwrites or deletes, then publishes the
+/// journal by renaming its directory into place (it exists only when complete).
+fn write_journal(
+    repo: &Repository,
+    root: &Path,
+    journal: Journal,
+    changes: &[Change],
+) -> Result<Journal> {
+    let dir = repo
+        .path()
+        .join(format!("{JOURNAL}.tmp-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let written = draft_journal(repo, root, journal, changes, &dir);
+    if written.is_err() {
+        let _ = fs::remove_dir_all(&dir);
+    }
+    written
+}
+
+fn draft_journal(
+    repo: &Repository,
+    root: &Path,
+    mut journal: Journal,
+    changes: &[Change],
+    dir: &Path,
+) -> Result<Journal> {
+    let final_dir = repo.path().join(JOURNAL);
+    fs::create_dir_all(dir).map_err(|e| Error::io_path("create", dir, e))?;
+    let index = repo.path().join("index");
+    if index.exists() {
+        fs::copy(&index, dir.join("index")).map_err(|e| Error::io_path("save", &index, e))?;
+    }
+    for (n, change) in changes.iter().enumerate() {
+        let full = root.join(change.path().as_str());
+        let mode = match fs::symlink_metadata(&full) {
+            Ok(meta) => {
+                fs::copy(&full, dir.join(format!("old-{n}")))
+                    .map_err(|e| Error::io_path("save", &full, e))?;
+                Some(permissions(&meta))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io_path("inspect", &full, e)),
+        };
+        journal.files.push(Saved {
+            path: change.path().as_str().to_string(),
+            mode,
+        });
+    }
+    signals::test_seam("journal")?;
+    save_json(dir, &journal)?;
+    fs::rename(dir, &final_dir).map_err(|e| Error::io_path("create", &final_dir, e))?;
+    Ok(journal)
+}
+
+fn save_json(dir: &Path, journal: &Journal) -> Result<()> {
+    let path = dir.join("journal.json");
+    let text = serde_json::to_vec(journal).map_err(|e| Error::io("journal", e.into()))?;
+    let file = fs::File::create(&path).map_err(|e| Error::io_path("create", &path, e))?;
+    std::io::Write::write_all(&mut &file, &text)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io_path("write", &path, e))
+}
+
+fn permissions(meta: &fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o7777
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        0o644
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io_path("set permissions of", path, e))?;
+    }
+    let _ = (path, mode);
+    Ok(())
+}
+
+/// Renames a prepared file over `full`; across filesystems (a separate git dir) it writes
+/// in place instead, which the journal can still undo.
+fn move_into_place(temp: &Path, full: &Path, contents: &[u8]) -> Result<()> {
+    match fs::rename(temp, full) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            fs::write(full, contents).map_err(|e| Error::io_path("write", full, e))?;
+            let _ = fs::remove_file(temp);
+            Ok(())
+        }
+        Err(e) => Err(Error::io_path("replace", full, e)),
+    }
+}
+
+fn create_parents(root: &Path, full: &Path, journal: &mut Journal, dir: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    let mut cursor = full.parent();
+    while let Some(d) = cursor {
+        if d == root || d.exists() {
+            break;
+        }
+        missing.push(d.to_path_buf());
+        cursor = d.parent();
+    }
+    for d in missing.iter().rev() {
+        let rel = d.strip_prefix(root).unwrap_or(d).display().to_string();
+        journal.created_dirs.push(rel);
+        save_json(dir, journal)?;
+        fs::create_dir(d).map_err(|e| Error::io_path("create", d, e))?;
+    }
+    Ok(())
+}
+
+/// Removes a file and the directories its removal left empty (never the root).
+fn remove_file(root: &Path, full: &Path) -> Result<()> {
+    match fs::remove_file(full) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io_path("remove", full, e)),
+    }
+    let mut dir = full.parent();
+    while let Some(d) = dir {
+        if d == root || fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}
+
+/// Points the index entries of scaffold's paths at the committed blobs, with the stat data
+/// of the files just written; every other entry stays as it was.
+fn update_index<'p>(
+    repo: &Repository,
+    root: &Path,
+    paths: impl Iterator<Item = &'p str>,
+) -> Result<()> {
+    let fail = |e| failed("update the index", root, e);
+    let head_tree = repo.head().and_then(|h| h.peel_to_tree()).map_err(fail)?;
+    let mut index = repo.index().map_err(fail)?;
+    for path in paths {
+        match head_tree.get_path(Path::new(path)) {
+            Ok(entry) => {
+                let entry = git::entry_for(root, path, entry.id(), entry.filemode())?;
+                index.add(&entry).map_err(fail)?;
+            }
+            Err(_) => {
+                let _ = index.remove_path(Path::new(path));
+            }
+        }
+    }
+    index.write().map_err(fail)
+}
+
+/// Renames the journal out of the way first, so a kill while deleting it never leaves a
+/// journal that looks complete but is not; the next run deletes what is left.
+fn remove_journal(dir: &Path) {
+    let done = dir.with_extension(format!("done-{}", std::process::id()));
+    if fs::rename(dir, &done).is_ok() {
+        let _ = fs::remove_dir_all(&done);
+    }
+}
+
+mod recovery;
+pub use recovery::process_alive;
+use recovery::{recover, rollback};

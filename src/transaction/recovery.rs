@@ -1,0 +1,198 @@
+//! Undoing a change (on failure, on a signal, or after a SIGKILL on the next run) and
+//! finishing one whose commit point had passed.
+use std::fs;
+use std::path::Path;
+
+use git2::{Oid, Repository};
+
+use super::{JOURNAL, Journal, remove_file, remove_journal, set_mode, update_index};
+use crate::error::{Error, Result};
+use crate::git::failed;
+use crate::signals;
+
+/// Settles what an interrupted run left under `.git/`, and says so.
+pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
+    remove_stale_drafts(repo);
+    let dir = repo.path().join(JOURNAL);
+    let text = match fs::read(dir.join("journal.json")) {
+        Ok(text) => text,
+        Err(_) if dir.exists() => {
+            let _ = fs::remove_dir_all(&dir);
+            return Ok(());
+        }
+        Err(_) => return Ok(()),
+    };
+    let journal: Journal = serde_json::from_slice(&text).map_err(|e| {
+        Error::RepoState(format!(
+            "`{}` is damaged ({e}); restore the files with `git status`/`git restore`, then remove that directory",
+            dir.display()
+        ))
+    })?;
+    if journal.pid != std::process::id() && process_alive(journal.pid) {
+        return Err(Error::RepoState(format!(
+            "another scaffold run (pid {}) is changing this repo; wait for it to finish (if it is gone, remove `{}`)",
+            journal.pid,
+            dir.display()
+        )));
+    }
+    let _guard = signals::TransactionGuard::enter();
+    let (head, tree) = head_and_tree(repo, &journal)?;
+    if head == journal.old_head {
+        rollback(repo, root, &journal, &dir)?;
+        eprintln!(
+            "note: rolled back a scaffold run that was interrupted (pid {}); the repo is at its last commit",
+            journal.pid
+        );
+    } else if tree.as_deref() == Some(journal.tree.as_str()) {
+        roll_forward(repo, root, &journal, &dir)?;
+        eprintln!(
+            "note: finished a scaffold run that was interrupted after its commit (pid {})",
+            journal.pid
+        );
+    } else {
+        return Err(Error::RepoState(format!(
+            "an interrupted scaffold run left `{}`, and {} has moved since; check `git status`, restore what you need, then remove that directory",
+            dir.display(),
+            journal.branch
+        )));
+    }
+    Ok(())
+}
+
+/// The branch's commit, and its tree when its parent is the journal's old head.
+fn head_and_tree(repo: &Repository, journal: &Journal) -> Result<(String, Option<String>)> {
+    let workdir = repo.path();
+    let commit = repo
+        .find_reference(&journal.branch)
+        .and_then(|r| r.peel_to_commit())
+        .map_err(|e| failed("read the branch", workdir, e))?;
+    let from_old = commit
+        .parent_id(0)
+        .is_ok_and(|p| p.to_string() == journal.old_head);
+    Ok((
+        commit.id().to_string(),
+        from_old.then(|| commit.tree_id().to_string()),
+    ))
+}
+
+/// Restores every saved file, removes the files and directories the run created, puts
+/// the branch and the index back, and drops the journal.
+pub(super) fn rollback(
+    repo: &Repository,
+    root: &Path,
+    journal: &Journal,
+    dir: &Path,
+) -> Result<()> {
+    let (head, tree) = head_and_tree(repo, journal)?;
+    if head != journal.old_head && tree.as_deref() == Some(journal.tree.as_str()) {
+        let old =
+            Oid::from_str(&journal.old_head).map_err(|e| failed("read the journal", dir, e))?;
+        let new = Oid::from_str(&head).map_err(|e| failed("read the journal", dir, e))?;
+        repo.reference_matching(&journal.branch, old, true, new, "scaffold: roll back")
+            .map_err(|e| failed("move the branch back", root, e))?;
+    }
+    for (n, saved) in journal.files.iter().enumerate() {
+        let full = root.join(&saved.path);
+        match saved.mode {
+            Some(mode) => {
+                // Renamed, not copied: a full disk cannot stop the restore. A missing copy
+                // was already put back by an earlier, interrupted rollback.
+                let old = dir.join(format!("old-{n}"));
+                if !old.exists() {
+                    continue;
+                }
+                set_mode(&old, mode)?;
+                if let Some(parent) = full.parent() {
+                    fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+                }
+                fs::rename(&old, &full)
+                    .or_else(|_| fs::copy(&old, &full).map(|_| ()))
+                    .map_err(|e| Error::io_path("restore", &full, e))?;
+            }
+            None => remove_file(root, &full)?,
+        }
+    }
+    for created in journal.created_dirs.iter().rev() {
+        let _ = fs::remove_dir(root.join(created));
+    }
+    let saved_index = dir.join("index");
+    if saved_index.exists() {
+        let target = repo.path().join("index");
+        fs::rename(&saved_index, &target).map_err(|e| Error::io_path("restore", &target, e))?;
+    }
+    remove_journal(dir);
+    Ok(())
+}
+
+/// The branch already holds the change: write its files and index entries, drop the journal.
+fn roll_forward(repo: &Repository, root: &Path, journal: &Journal, dir: &Path) -> Result<()> {
+    let tree = repo
+        .head()
+        .and_then(|h| h.peel_to_tree())
+        .map_err(|e| failed("read HEAD", root, e))?;
+    for saved in &journal.files {
+        let full = root.join(&saved.path);
+        match tree.get_path(Path::new(&saved.path)) {
+            Ok(entry) => {
+                let blob = repo
+                    .find_blob(entry.id())
+                    .map_err(|e| failed("read a committed file", root, e))?;
+                if let Some(parent) = full.parent() {
+                    fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+                }
+                fs::write(&full, blob.content()).map_err(|e| Error::io_path("write", &full, e))?;
+                set_mode(
+                    &full,
+                    if entry.filemode() == 0o100755 {
+                        0o755
+                    } else {
+                        0o644
+                    },
+                )?;
+            }
+            Err(_) => remove_file(root, &full)?,
+        }
+    }
+    update_index(repo, root, journal.files.iter().map(|s| s.path.as_str()))?;
+    remove_journal(dir);
+    Ok(())
+}
+
+/// Journals a dead run was still writing (`.tmp-PID`: it touched nothing else yet) or
+/// deleting (`.done-PID`: its change was complete).
+fn remove_stale_drafts(repo: &Repository) {
+    let Ok(entries) = fs::read_dir(repo.path()) else {
+        return;
+    };
+    let prefix = format!("{JOURNAL}.");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(_, pid)| pid.parse().ok());
+        if let Some(pid) = pid
+            && !process_alive(pid)
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (it may belong to another user).
+pub fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let result = unsafe { libc::kill(pid, 0) };
+        result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}

@@ -1,0 +1,244 @@
+//! `new` into an existing empty directory keeps the directory; a non-empty one is refused
+//! untouched; staging left by a SIGKILL is removed by the next run, which says so; IO faults.
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use crate::support::{Env, run};
+
+fn staging(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".scaffold-new-"))
+        .collect()
+}
+
+#[test]
+fn new_dot_and_an_absolute_empty_directory_are_filled_in_place() {
+    let env = Env::new();
+    for (name, arg) in [("dot", "."), ("abs", "")] {
+        let dir = env.path(name);
+        std::fs::create_dir(&dir).expect("mkdir");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o2750)).expect("chmod");
+        // Running as root: an owner other than root must survive too.
+        let _ = std::os::unix::fs::chown(&dir, Some(4242), Some(4243));
+        let before = std::fs::metadata(&dir).expect("stat");
+        let arg = if arg.is_empty() {
+            dir.display().to_string()
+        } else {
+            arg.to_string()
+        };
+        let out = run(env
+            .scaffold()
+            .current_dir(&dir)
+            .args(["new", &arg, "--defaults"]));
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let after = std::fs::metadata(&dir).expect("stat");
+        assert_eq!(
+            before.ino(),
+            after.ino(),
+            "{name}: the directory was replaced"
+        );
+        assert_eq!(before.mode(), after.mode(), "{name}: permissions changed");
+        assert_eq!((before.uid(), before.gid()), (after.uid(), after.gid()));
+        let status = ["-c", "safe.directory=*", "status", "--porcelain"];
+        assert_eq!(env.git(&dir, &status), "");
+        assert!(staging(&dir).is_empty());
+        // The platform is named after the directory, not `.`.
+        assert!(
+            std::fs::read_to_string(dir.join(".scaffold/answers.yaml"))
+                .expect("answers")
+                .contains(&format!("name: {name}")),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_non_empty_directory_is_refused_untouched() {
+    let env = Env::new();
+    let dir = env.path("full");
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::write(dir.join("keep.txt"), "mine\n").expect("write");
+    let before = env.listing();
+    for arg in [".".to_string(), dir.display().to_string()] {
+        let out = run(env
+            .scaffold()
+            .current_dir(&dir)
+            .args(["new", &arg, "--defaults"]));
+        assert_eq!(out.code, 3, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("exists and is not empty"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(env.listing(), before);
+    }
+}
+
+#[test]
+fn staging_left_by_a_sigkill_is_removed_by_the_next_run() {
+    let env = Env::new();
+    // Killed while staging beside a new directory, and while moving into an empty one.
+    for (step, in_place) in [
+        ("new-written", false),
+        ("new-committed", false),
+        ("new-moving", true),
+    ] {
+        let target = env.path(step);
+        let mut cmd = env.scaffold();
+        if in_place {
+            std::fs::create_dir(&target).expect("mkdir");
+            cmd.current_dir(&target).args(["new", ".", "--defaults"]);
+        } else {
+            cmd.args(["new", step, "--defaults"]);
+        }
+        let killed = run(cmd.env("SCAFFOLD_TEST_KILL_AT", step));
+        assert_eq!(killed.code, -1, "{step}: {}", killed.stderr);
+        let place = if in_place {
+            target.clone()
+        } else {
+            env.path("")
+        };
+        let left = staging(&place);
+        assert_eq!(left.len(), 1, "{step}: {left:?}");
+        let mut again = env.scaffold();
+        if in_place {
+            again.current_dir(&target).args(["new", ".", "--defaults"]);
+        } else {
+            again.args(["new", step, "--defaults"]);
+        }
+        let out = run(&mut again);
+        assert_eq!(out.code, 0, "{step}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("note: removed `") && out.stderr.contains(&left[0]),
+            "{step}: {}",
+            out.stderr
+        );
+        assert!(staging(&place).is_empty(), "{step}");
+        assert_eq!(env.git(&target, &["status", "--porcelain"]), "", "{step}");
+    }
+}
+
+#[test]
+fn a_live_runs_staging_is_left_alone() {
+    let env = Env::new();
+    // pid 1 is always alive: its staging belongs to a running process.
+    let live = env.path(".scaffold-new-1-00000000");
+    std::fs::create_dir(&live).expect("mkdir");
+    let out = run(env.scaffold().args(["new", "x", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(live.exists());
+    assert!(!out.stderr.contains("note: removed"), "{}", out.stderr);
+}
+
+#[test]
+fn io_faults_are_reported_with_the_path_and_write_nothing() {
+    let env = Env::new();
+    // A missing parent.
+    let out = run(env.scaffold().args(["new", "no/such/dir", "--defaults"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: `no/such` does not exist; create the parent directory first"
+    );
+    // A file where the parent directory should be.
+    std::fs::write(env.path("afile"), "x").expect("write");
+    let before = env.listing();
+    let out = run(env.scaffold().args(["new", "afile/repo", "--defaults"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: `afile/repo`: a part of this path is a file, not a directory; choose a path under a directory"
+    );
+    // A file where the target should be.
+    let out = run(env.scaffold().args(["new", "afile", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("`afile` exists and is not a directory"));
+    assert_eq!(env.listing(), before);
+}
+
+/// Root bypasses permission bits, so a read-only parent is made with a read-only bind
+/// mount or skipped; a non-root run uses plain permissions.
+#[test]
+fn a_read_only_or_forbidden_parent_is_an_io_error_naming_it() {
+    let env = Env::new();
+    let parent = env.path("ro");
+    std::fs::create_dir(&parent).expect("mkdir");
+    std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let probe = parent.join(".probe");
+    if std::fs::create_dir(&probe).is_ok() {
+        // Root: mode bits do not stop it. Try a read-only filesystem instead.
+        let _ = std::fs::remove_dir(&probe);
+        let ro = std::process::Command::new("mount")
+            .args(["--bind", "-o", "ro"])
+            .arg(&parent)
+            .arg(&parent)
+            .status();
+        if !ro.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: running as root without mount rights");
+            return;
+        }
+    }
+    let out = run(env.scaffold().args(["new", "ro/repo", "--defaults"]));
+    let _ = std::process::Command::new("umount").arg(&parent).status();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("cannot create a staging directory in `ro`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!parent.join("repo").exists());
+}
+
+#[test]
+fn a_full_disk_while_committing_leaves_nothing() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "full", "--defaults"])
+        .env("SCAFFOLD_TEST_FAIL_AT", "new-written"));
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("No space left on device"),
+        "{}",
+        out.stderr
+    );
+    assert!(env.listing().is_empty(), "{:?}", env.listing());
+}
+
+/// A real full disk where the machine allows mounting a small tmpfs (root in a container
+/// with mount rights); the injected fault above covers the rest.
+#[test]
+fn a_real_full_disk_leaves_nothing_behind() {
+    let env = Env::new();
+    let small = env.path("small");
+    std::fs::create_dir(&small).expect("mkdir");
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let out = run(env.scaffold().args(["new", "small/repo", "--defaults"]));
+    let leftover: Vec<String> = std::fs::read_dir(&small)
+        .expect("read")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("No space left on device"),
+        "{}",
+        out.stderr
+    );
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
