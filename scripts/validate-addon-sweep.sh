@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Grow repos with add-addon and judge each with the shared validator (checkov included,
+# Grow repos with add-addon and judge each with `scaffold check` and the shared validator (checkov included,
 # --max-checkov-failures 0). Cases:
 #   each:NAME   scaffold new (no addons) → add-addon NAME
 #   all         scaffold new (no addons) → add-addon every catalog addon, one by one
@@ -31,9 +31,12 @@ for case in "${cases[@]}"; do
             add cache --chart redis --repo https://charts.bitnami.com/bitnami --version 21.2.5 --helm-set architecture=standalone ;;
         *) echo "unknown case $case" >&2; exit 2 ;;
     esac
+    ok=1
+    "$bin" check "$dir" || ok=0
     if ! "$validator" "$dir" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then
-        failed=$((failed + 1))
+        ok=0
     fi
+    [ "$ok" -eq 1 ] || failed=$((failed + 1))
 done
 echo "addon sweep: $(( ${#cases[@]} - failed )) passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Generate one repo per answer set (tests/*.yaml) of the default blueprint and of the
-# test blueprints that extend it (acme; team, the walkthrough of docs/blueprints.md), and judge each with the shared validator (checkov
-# included, no failure allowed). Exit non-zero on any failure.
+# test blueprints that extend it (acme; team, the walkthrough of docs/blueprints.md), and
+# judge each twice: with `scaffold check` (no error allowed) and with the shared validator
+# (checkov included, no failure allowed). Both must pass: a failure either finds and the
+# other misses is a bug in the one that missed it. Exit non-zero on any failure.
 #   scripts/validate-answer-sets.sh [SCAFFOLD_BIN] [BLUEPRINT_DIR...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +23,14 @@ for blueprint in "${blueprints[@]}"; do
         total=$((total + 1))
         echo "== $name"
         "$bin" new "$out/$name" --blueprint "$blueprint" --defaults --values "$set" --author "CI <ci@example.org>" >/dev/null
-        if ! "$validator" "$out/$name" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then
-            failed=$((failed + 1))
+        ok=1
+        if ! "$bin" check "$out/$name"; then
+            ok=0
         fi
+        if ! "$validator" "$out/$name" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then
+            ok=0
+        fi
+        [ "$ok" -eq 1 ] || failed=$((failed + 1))
     done
 done
 echo "answer sets: $((total - failed)) passed, $failed failed"

@@ -1,6 +1,5 @@
 //! `scaffold blueprint test`: render each answer set in the blueprint's `tests/` and run
 //! the built-in checks on the result. Pure: a case in, a verdict out.
-use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Sources};
@@ -95,71 +94,23 @@ pub fn run_case(
     (verdict, None)
 }
 
-/// The built-in checks: YAML and JSON files parse; Kubernetes objects carry apiVersion and
-/// kind and no Flux API that Flux 2.8 removed; HelmReleases pin an exact chart version.
+/// The built-in checks: the error-severity rules of `scaffold check`, run on the rendered
+/// plan in memory, each finding as `FILE:LINE: [RULE] message`.
 pub fn check(plan: &Plan) -> Vec<String> {
-    let removed_flux = regex::Regex::new(
-        r"^(source|kustomize|helm|notification|image)\.toolkit\.fluxcd\.io/v[0-9]+beta[0-9]+$",
-    )
-    .expect("static regex");
-    let exact = regex::Regex::new(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$")
-        .expect("static regex");
-    let mut problems = Vec::new();
-    for (path, bytes) in &plan.files {
-        let path = path.as_str();
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            continue;
-        };
-        if path.ends_with(".json") {
-            if let Err(e) = serde_json::from_str::<Json>(text) {
-                problems.push(format!("{path}: not JSON: {e}"));
-            }
-            continue;
-        }
-        // Go templates (kops, Helm) are YAML only once rendered by their own tools.
-        if !(path.ends_with(".yaml") || path.ends_with(".yml")) || text.contains("{{") {
-            continue;
-        }
-        for document in serde_yaml::Deserializer::from_str(text) {
-            let value = match serde_yaml::Value::deserialize(document) {
-                Ok(v) => v,
-                Err(e) => {
-                    problems.push(format!("{path}: not YAML: {e}"));
-                    break;
-                }
-            };
-            let api = value
-                .get("apiVersion")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default();
-            let kind = value
-                .get("kind")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default();
-            if api.is_empty() != kind.is_empty() {
-                problems.push(format!("{path}: an object needs both apiVersion and kind"));
-            }
-            if removed_flux.is_match(api) {
-                problems.push(format!("{path}: {kind} uses {api}, which Flux 2.8 removed"));
-            }
-            if kind == "HelmRelease"
-                && let Some(version) = value
-                    .get("spec")
-                    .and_then(|s| s.get("chart"))
-                    .and_then(|c| c.get("spec"))
-                    .and_then(|s| s.get("version"))
-            {
-                let version = version.as_str().unwrap_or_default();
-                if !exact.is_match(version) {
-                    problems.push(format!(
-                        "{path}: HelmRelease chart version `{version}` is not an exact version"
-                    ));
-                }
-            }
-        }
-    }
-    for broken in crate::references::check(plan) {
-        problems.push(format!("{}: {}", broken.file.as_str(), broken.message));
-    }
-    problems
+    let files = plan
+        .files
+        .iter()
+        .map(|(path, bytes)| {
+            (
+                path.as_str().to_string(),
+                String::from_utf8(bytes.clone()).ok(),
+            )
+        })
+        .collect();
+    let repo = crate::check::Repo::from_files(files);
+    crate::check::run(&repo, &crate::check::Filter::default())
+        .into_iter()
+        .filter(|d| d.severity == crate::diagnostic::Severity::Error)
+        .map(|d| format!("{}: [{}] {}", d.location(), d.rule, d.message))
+        .collect()
 }

@@ -67,6 +67,12 @@ pub enum Command {
         #[command(subcommand)]
         what: BlueprintCommand,
     },
+    /// Check a platform repo offline: YAML, schemas, the Flux graph and order, the
+    /// Terraform→Flux bridge, kops, Terraform and hygiene rules (docs/check.md).
+    #[command(
+        after_help = "Examples:\n  scaffold check\n  scaffold check . --json\n  scaffold check --rule kops.imds --rule kops.irsa\n  scaffold check --skip tf.backend\n  scaffold check --list-rules\n\nExit: 0 no errors, 1 errors found, 2 usage error.\nSilence one finding with a comment on its line or the line above: # scaffold:ignore RULE reason"
+    )]
+    Check(CheckArgs),
     /// List what a blueprint offers.
     List {
         #[command(subcommand)]
@@ -187,6 +193,25 @@ pub struct NewArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The platform repo (default: the current directory).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Run only this rule (repeatable).
+    #[arg(long = "rule", value_name = "ID")]
+    pub rule: Vec<String>,
+    /// Do not run this rule (repeatable).
+    #[arg(long = "skip", value_name = "ID")]
+    pub skip: Vec<String>,
+    /// Print machine-readable JSON (docs/check.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Print the rule catalogue and exit.
+    #[arg(long)]
+    pub list_rules: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct EditArgs {
     /// Blueprint: a name on the search path or a directory (default: the recorded one,
     /// by name). update moves the repo to it; the others need the version that made it.
@@ -288,6 +313,15 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
         Command::RemoveAddon(args) => commands::addon::remove(args),
+        Command::Check(args) => commands::check::run(commands::check::CheckOptions {
+            dir: &args.dir,
+            filter: crate::check::Filter {
+                only: args.rule,
+                skip: args.skip,
+            },
+            json: args.json,
+            list_rules: args.list_rules,
+        }),
         Command::Update(args) => commands::update::run(args),
         Command::List {
             what: ListWhat::Addons { blueprint, json },

@@ -3,6 +3,7 @@
 pub mod addon;
 pub mod apply;
 pub mod blueprint;
+pub mod check;
 pub mod docs;
 pub mod list;
 pub mod new;

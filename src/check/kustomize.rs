@@ -1,0 +1,155 @@
+//! What a directory builds to, with kustomize's semantics as far as platform repos use them:
+//! `resources` (files and directories), `components`, patch and generator files that must
+//! exist, and `namespace`; a directory without a kustomization.yaml builds every YAML file
+//! below it, as kustomize-controller's generated kustomization does.
+use std::collections::BTreeSet;
+
+use serde_json::Value as Json;
+
+use super::model::{self, Repo};
+use super::yaml;
+
+/// The result of building one directory.
+#[derive(Debug, Default)]
+pub struct Built {
+    /// Indices into `repo.objects`, with the namespace kustomize gives them (if it sets one).
+    pub objects: Vec<(usize, Option<String>)>,
+    /// What stops the build: file, line, message.
+    pub errors: Vec<(String, usize, String)>,
+}
+
+const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// The kustomization file of `dir`, if any.
+pub fn kustomization_file(repo: &Repo, dir: &str) -> Option<String> {
+    NAMES
+        .iter()
+        .map(|n| model::join(dir, n).unwrap_or_default())
+        .find(|p| repo.exists(p))
+}
+
+pub fn build(repo: &Repo, dir: &str) -> Built {
+    let mut built = Built::default();
+    let mut seen = BTreeSet::new();
+    build_into(repo, dir, None, &mut built, &mut seen);
+    built
+}
+
+fn build_into(
+    repo: &Repo,
+    dir: &str,
+    namespace: Option<&str>,
+    built: &mut Built,
+    seen: &mut BTreeSet<String>,
+) {
+    if !seen.insert(dir.to_string()) {
+        return;
+    }
+    let Some(file) = kustomization_file(repo, dir) else {
+        // kustomize-controller generates a kustomization of every manifest below `dir`.
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let files: Vec<&String> = repo
+            .yaml
+            .keys()
+            .filter(|p| p.starts_with(&prefix))
+            .collect();
+        for path in files {
+            add_file(repo, path, namespace, built);
+        }
+        return;
+    };
+    let Some(doc) = repo.yaml.get(&file).and_then(|d| d.first()) else {
+        return; // a parse error is yaml.parse's finding
+    };
+    let k = &doc.value;
+    let namespace = yaml::str_at(k, "namespace").or(namespace);
+    let entries = |key: &str| -> Vec<String> {
+        match k.get(key) {
+            Some(Json::Array(items)) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    for key in ["resources", "components", "bases", "crds"] {
+        for entry in entries(key) {
+            if entry.contains("://") || entry.starts_with("github.com/") {
+                continue; // remote: cannot be read offline
+            }
+            let Some(path) = model::join(dir, &entry) else {
+                built.errors.push((
+                    file.clone(),
+                    yaml::line_of(doc, &entry),
+                    format!("{key} entry `{entry}` leaves the repo"),
+                ));
+                continue;
+            };
+            if repo.exists(&path) {
+                add_file(repo, &path, namespace, built);
+            } else if repo.is_dir(&path) {
+                build_into(repo, &path, namespace, built, seen);
+            } else {
+                built.errors.push((
+                    file.clone(),
+                    yaml::line_of(doc, &entry),
+                    format!("{key} entry `{entry}` does not exist"),
+                ));
+            }
+        }
+    }
+    // Files a patch or generator reads must exist.
+    let mut needed: Vec<String> = entries("patchesStrategicMerge");
+    for key in ["patches", "patchesJson6902"] {
+        if let Some(Json::Array(items)) = k.get(key) {
+            needed.extend(
+                items
+                    .iter()
+                    .filter_map(|p| yaml::str_at(p, "path").map(str::to_string)),
+            );
+        }
+    }
+    for key in ["configMapGenerator", "secretGenerator"] {
+        if let Some(Json::Array(items)) = k.get(key) {
+            for generator in items {
+                for list in ["files", "envs"] {
+                    if let Some(Json::Array(files)) = generator.get(list) {
+                        needed.extend(
+                            files
+                                .iter()
+                                .filter_map(Json::as_str)
+                                .map(|f| f.split_once('=').map_or(f, |(_, path)| path).to_string()),
+                        );
+                    }
+                }
+                if let Some(env) = yaml::str_at(generator, "env") {
+                    needed.push(env.to_string());
+                }
+            }
+        }
+    }
+    for entry in needed {
+        if entry.contains('\n') {
+            continue; // an inline patch
+        }
+        if !model::join(dir, &entry).is_some_and(|p| repo.exists(&p)) {
+            built.errors.push((
+                file.clone(),
+                yaml::line_of(doc, &entry),
+                format!("file `{entry}` does not exist"),
+            ));
+        }
+    }
+}
+
+fn add_file(repo: &Repo, path: &str, namespace: Option<&str>, built: &mut Built) {
+    for (index, object) in repo.objects.iter().enumerate() {
+        if object.file == path && object.group() != "kustomize.config.k8s.io" {
+            built.objects.push((index, namespace.map(str::to_string)));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `scaffold check`: judge a platform repo offline. [`model`] reads the repo once; each
+//! module of `rules` adds [`Diagnostic`]s for the rules it owns; [`RULES`] is the catalogue
+//! (`--list-rules`, docs/check.md); suppression comments and `--rule`/`--skip` apply last.
+pub mod catalogue;
+pub mod components;
+pub mod gotemplate;
+pub mod kops;
+pub mod kustomize;
+pub mod model;
+pub mod report;
+pub mod rules;
+pub mod schema;
+pub mod yaml;
+
+use std::collections::BTreeSet;
+
+use crate::diagnostic::{Diagnostic, Severity};
+pub use catalogue::{RULES, Rule, rule_of};
+pub use model::Repo;
+
+/// Where findings are collected; severity and hint come from the catalogue.
+#[derive(Debug, Default)]
+pub struct Findings(pub Vec<Diagnostic>);
+
+impl Findings {
+    pub fn add(&mut self, rule: &'static str, file: &str, line: usize, message: impl Into<String>) {
+        self.at(rule, file, line, 0, message);
+    }
+
+    pub fn at(
+        &mut self,
+        rule: &'static str,
+        file: &str,
+        line: usize,
+        column: usize,
+        message: impl Into<String>,
+    ) {
+        let entry = rule_of(rule);
+        self.0.push(Diagnostic {
+            rule,
+            severity: entry.map_or(Severity::Error, |r| r.severity),
+            file: file.to_string(),
+            line,
+            column,
+            message: message.into(),
+            hint: entry.map_or("", |r| r.hint).to_string(),
+        });
+    }
+}
+
+/// Which rules to run.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+}
+
+impl Filter {
+    fn keeps(&self, id: &str) -> bool {
+        (self.only.is_empty() || self.only.iter().any(|o| o == id))
+            && !self.skip.iter().any(|s| s == id)
+    }
+}
+
+/// Runs every rule on the repo; findings sorted by file and line, suppressions applied.
+pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
+    let mut findings = Findings::default();
+    rules::run_all(repo, &mut findings);
+    let mut out: Vec<Diagnostic> = findings
+        .0
+        .into_iter()
+        .filter(|d| filter.keeps(d.rule) && !suppressed(repo, d))
+        .collect();
+    out.sort_by(|a, b| {
+        (&a.file, a.line, a.rule, &a.message).cmp(&(&b.file, b.line, b.rule, &b.message))
+    });
+    out.dedup();
+    out
+}
+
+/// `# scaffold:ignore RULE reason` on the finding's line or the line above silences it;
+/// a comment without a reason does not.
+fn suppressed(repo: &Repo, d: &Diagnostic) -> bool {
+    let Some(text) = repo.text(&d.file) else {
+        return false;
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let candidates: BTreeSet<usize> = [d.line, d.line.saturating_sub(1)]
+        .into_iter()
+        .filter(|l| *l > 0)
+        .collect();
+    candidates.into_iter().any(|l| {
+        lines.get(l - 1).is_some_and(|line| {
+            line.split("scaffold:ignore ").nth(1).is_some_and(|rest| {
+                let mut words = rest.split_whitespace();
+                words.next() == Some(d.rule) && words.next().is_some()
+            })
+        })
+    })
+}
+
+/// Unknown rule ids in `--rule`/`--skip`, for a usage error.
+pub fn unknown_rules(filter: &Filter) -> Vec<String> {
+    filter
+        .only
+        .iter()
+        .chain(&filter.skip)
+        .filter(|id| rule_of(id).is_none())
+        .cloned()
+        .collect()
+}

@@ -1,0 +1,329 @@
+//! The repo model `check` judges: every text file, the Kubernetes objects of its YAML files
+//! (with file and line), its Terraform modules, Makefiles and kops templates. Read once from
+//! disk ([`Repo::read`]) or built from memory ([`Repo::from_files`]); the rules are pure over it.
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use super::yaml::{self, Doc, ParseError};
+use crate::error::{Error, Result};
+
+/// A Kubernetes object: a YAML document with `apiVersion` and `kind`.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub file: String,
+    pub doc: Doc,
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    /// `metadata.namespace` as written (kustomize may set it later).
+    pub namespace: Option<String>,
+}
+
+impl Object {
+    pub fn value(&self) -> &Json {
+        &self.doc.value
+    }
+    pub fn group(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
+    }
+    pub fn spec(&self, path: &str) -> Option<&Json> {
+        yaml::at(&self.doc.value, &format!("spec/{path}"))
+    }
+    pub fn line_of(&self, needle: &str) -> usize {
+        yaml::line_of(&self.doc, needle)
+    }
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.kind == kind && self.group() == group
+    }
+}
+
+/// One `.tf` file: its text and, when it parses, its body.
+#[derive(Debug)]
+pub struct TfFile {
+    pub path: String,
+    pub text: String,
+    pub body: std::result::Result<hcl::Body, ParseError>,
+}
+
+/// A Terraform module: the `.tf` files of one directory.
+#[derive(Debug)]
+pub struct TfModule {
+    pub dir: String,
+    pub files: Vec<TfFile>,
+}
+
+impl TfModule {
+    /// Top-level blocks of every parsed file, with the file they are in.
+    pub fn blocks(&self) -> impl Iterator<Item = (&TfFile, &hcl::Block)> {
+        self.files.iter().flat_map(|f| {
+            f.body
+                .as_ref()
+                .ok()
+                .into_iter()
+                .flat_map(move |b| b.blocks().map(move |block| (f, block)))
+        })
+    }
+
+    /// Labels of the top-level blocks named `kind` (`variable`, `output`, `module`...).
+    pub fn labels(&self, kind: &str) -> Vec<String> {
+        self.blocks()
+            .filter(|(_, b)| b.identifier() == kind)
+            .filter_map(|(_, b)| b.labels().first().map(|l| l.as_str().to_string()))
+            .collect()
+    }
+
+    /// Names defined in `locals` blocks.
+    pub fn locals(&self) -> Vec<String> {
+        self.blocks()
+            .filter(|(_, b)| b.identifier() == "locals")
+            .flat_map(|(_, b)| b.body().attributes().map(|a| a.key().to_string()))
+            .collect()
+    }
+
+    /// Resources of a type, with their name, file and body.
+    pub fn resources<'a>(
+        &'a self,
+        kind: &'a str,
+    ) -> impl Iterator<Item = (&'a TfFile, &'a str, &'a hcl::Body)> + 'a {
+        self.blocks().filter_map(move |(f, b)| {
+            let labels = b.labels();
+            (b.identifier() == "resource" && labels.len() == 2 && labels[0].as_str() == kind)
+                .then(|| (f, labels[1].as_str(), b.body()))
+        })
+    }
+}
+
+/// Line (1-based) of the first line of `text` containing `needle`, or 0.
+pub fn line_in(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map_or(0, |i| i + 1)
+}
+
+/// The whole repo, as `check` sees it.
+#[derive(Debug, Default)]
+pub struct Repo {
+    /// Every file (relative, `/`-separated) with its text; `None` for binary files.
+    pub files: BTreeMap<String, Option<String>>,
+    /// YAML files that do not parse, with why.
+    pub yaml_errors: Vec<(String, ParseError)>,
+    /// JSON files that do not parse, with why.
+    pub json_errors: Vec<(String, ParseError)>,
+    /// Parsed plain YAML files (Go templates excepted), by path.
+    pub yaml: BTreeMap<String, Vec<Doc>>,
+    pub objects: Vec<Object>,
+    pub terraform: Vec<TfModule>,
+}
+
+impl Repo {
+    /// Reads the files of `root` that git would commit (ignored files are left out when
+    /// `root` is a git work tree; `.git` always).
+    pub fn read(root: &Path) -> Result<Repo> {
+        let git = git2::Repository::open(root).ok();
+        // Files git tracks count even when a .gitignore pattern matches them.
+        let tracked: std::collections::BTreeSet<std::path::PathBuf> = git
+            .as_ref()
+            .and_then(|g| g.index().ok())
+            .map(|index| {
+                index
+                    .iter()
+                    .map(|e| {
+                        std::path::PathBuf::from(String::from_utf8_lossy(&e.path).into_owned())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut files = BTreeMap::new();
+        let walker = walkdir::WalkDir::new(root)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                let Ok(rel) = e.path().strip_prefix(root) else {
+                    return true;
+                };
+                if rel.as_os_str().is_empty() {
+                    return true;
+                }
+                if rel == Path::new(".git") {
+                    return false;
+                }
+                git.as_ref()
+                    .is_none_or(|g| !g.is_path_ignored(rel).unwrap_or(false))
+                    || tracked.iter().any(|t| t.starts_with(rel))
+            });
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                Error::io(
+                    format!("cannot read `{}`", root.display()),
+                    std::io::Error::other(e.to_string()),
+                )
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            let bytes =
+                std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            files.insert(rel, String::from_utf8(bytes).ok());
+        }
+        Ok(Repo::from_files(files))
+    }
+
+    /// Builds the model from file texts.
+    pub fn from_files(files: BTreeMap<String, Option<String>>) -> Repo {
+        let mut repo = Repo {
+            files,
+            ..Repo::default()
+        };
+        let mut modules: BTreeMap<String, Vec<TfFile>> = BTreeMap::new();
+        for (path, text) in &repo.files {
+            let Some(text) = text else { continue };
+            if is_yaml(path) && !is_kops_template(text) {
+                match yaml::parse(text) {
+                    Ok(docs) => {
+                        for doc in &docs {
+                            if let Some(object) = object_of(path, doc) {
+                                repo.objects.push(object);
+                            }
+                        }
+                        repo.yaml.insert(path.clone(), docs);
+                    }
+                    // A Helm chart's templates are YAML only once Helm renders them.
+                    Err(_) if text.contains("{{") => {}
+                    Err(e) => repo.yaml_errors.push((path.clone(), e)),
+                }
+            } else if path.ends_with(".json") {
+                if let Err(e) = serde_json::from_str::<Json>(text) {
+                    repo.json_errors.push((
+                        path.clone(),
+                        ParseError {
+                            line: e.line(),
+                            column: e.column(),
+                            message: e.to_string(),
+                        },
+                    ));
+                }
+            } else if path.ends_with(".tf") {
+                let body = hcl::parse(text).map_err(|e| hcl_error(&e));
+                modules
+                    .entry(parent(path).to_string())
+                    .or_default()
+                    .push(TfFile {
+                        path: path.clone(),
+                        text: text.clone(),
+                        body,
+                    });
+            }
+        }
+        repo.terraform = modules
+            .into_iter()
+            .map(|(dir, files)| TfModule { dir, files })
+            .collect();
+        repo
+    }
+
+    pub fn text(&self, path: &str) -> Option<&str> {
+        self.files.get(path).and_then(|t| t.as_deref())
+    }
+
+    pub fn exists(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+
+    /// Whether `dir` holds any file.
+    pub fn is_dir(&self, dir: &str) -> bool {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        dir.is_empty() || dir == "." || self.files.keys().any(|f| f.starts_with(&prefix))
+    }
+
+    /// Objects of a kind (any group).
+    pub fn kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Object> + 'a {
+        self.objects.iter().filter(move |o| o.kind == kind)
+    }
+
+    /// Text files with their content.
+    pub fn texts(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.files
+            .iter()
+            .filter_map(|(p, t)| t.as_deref().map(|t| (p.as_str(), t)))
+    }
+
+    /// The Makefiles, with their text.
+    pub fn makefiles(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.texts()
+            .filter(|(p, _)| p.rsplit('/').next() == Some("Makefile"))
+    }
+}
+
+fn hcl_error(e: &hcl::Error) -> ParseError {
+    match e {
+        hcl::Error::Parse(p) => ParseError {
+            line: p.location().line(),
+            column: p.location().column(),
+            message: p.message().to_string(),
+        },
+        other => ParseError {
+            line: 0,
+            column: 0,
+            message: other.to_string(),
+        },
+    }
+}
+
+pub fn is_yaml(path: &str) -> bool {
+    path.ends_with(".yaml") || path.ends_with(".yml")
+}
+
+/// A kops cluster template: Go template actions in a file about `kops.k8s.io` objects.
+pub fn is_kops_template(text: &str) -> bool {
+    text.contains("kops.k8s.io/")
+        && text
+            .lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("{{"))
+}
+
+/// The directory part of a relative path (`""` at the top).
+pub fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// `base` joined with a relative `rel` (`..` and `.` resolved); None if it leaves the repo.
+pub fn join(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if rel.starts_with('/') {
+        Vec::new()
+    } else {
+        base.split('/').filter(|p| !p.is_empty()).collect()
+    };
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn object_of(path: &str, doc: &Doc) -> Option<Object> {
+    let api_version = doc.value.get("apiVersion")?.as_str()?.to_string();
+    let kind = doc.value.get("kind")?.as_str()?.to_string();
+    Some(Object {
+        file: path.to_string(),
+        doc: doc.clone(),
+        api_version,
+        kind,
+        name: yaml::str_at(&doc.value, "metadata/name")
+            .unwrap_or_default()
+            .to_string(),
+        namespace: yaml::str_at(&doc.value, "metadata/namespace").map(str::to_string),
+    })
+}

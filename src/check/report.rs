@@ -1,0 +1,96 @@
+//! Rendering findings: human text grouped by file (coloured only when asked), and the
+//! stable JSON documented in docs/check.md. Pure: returns strings.
+use serde_json::json;
+
+use super::RULES;
+use crate::diagnostic::{Diagnostic, Severity};
+
+/// Counts of errors and warnings.
+pub fn counts(findings: &[Diagnostic]) -> (usize, usize) {
+    let errors = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    (errors, findings.len() - errors)
+}
+
+pub fn summary(findings: &[Diagnostic]) -> String {
+    let (errors, warnings) = counts(findings);
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
+pub fn human(findings: &[Diagnostic], colour: bool) -> String {
+    let paint = |code: &str, text: &str| {
+        if colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
+    let mut out = String::new();
+    let mut current: Option<&str> = None;
+    for d in findings {
+        if current != Some(d.file.as_str()) {
+            if current.is_some() {
+                out.push('\n');
+            }
+            out.push_str(&paint("1", &d.file));
+            out.push('\n');
+            current = Some(&d.file);
+        }
+        let severity = match d.severity {
+            Severity::Error => paint("31", "error"),
+            Severity::Warning => paint("33", "warning"),
+        };
+        out.push_str(&format!(
+            "  {}: {severity} [{}] {}\n",
+            d.location(),
+            d.rule,
+            d.message
+        ));
+        if !d.hint.is_empty() {
+            out.push_str(&format!("    {} {}\n", paint("2", "fix:"), d.hint));
+        }
+    }
+    out
+}
+
+pub fn json(root: &str, findings: &[Diagnostic]) -> String {
+    let (errors, warnings) = counts(findings);
+    let value = json!({
+        "version": 1,
+        "root": root,
+        "errors": errors,
+        "warnings": warnings,
+        "findings": findings,
+    });
+    serde_json::to_string(&value).unwrap_or_default()
+}
+
+pub fn rules_text() -> String {
+    let width = RULES.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    RULES
+        .iter()
+        .map(|r| {
+            format!(
+                "{:width$}  {:7}  {}\n",
+                r.id,
+                r.severity.as_str(),
+                r.summary
+            )
+        })
+        .collect()
+}
+
+pub fn rules_json() -> String {
+    let rules: Vec<_> = RULES
+        .iter()
+        .map(|r| json!({"id": r.id, "severity": r.severity, "summary": r.summary, "hint": r.hint}))
+        .collect();
+    serde_json::to_string(&rules).unwrap_or_default()
+}

@@ -1,0 +1,664 @@
+//! `scaffold check`: every repo scaffold makes passes it, and each rule, broken alone in a
+//! generated repo, is reported alone.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::support::{Env, run};
+
+const AUTHOR: &str = "Test Author <test@example.org>";
+
+fn new_repo(env: &Env, name: &str, values: Option<&Path>) -> PathBuf {
+    let mut cmd = env.scaffold();
+    cmd.args(["new", name, "--defaults", "--author", AUTHOR]);
+    if let Some(values) = values {
+        cmd.arg("--values").arg(values);
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 0, "new {name}: {}", out.stderr);
+    env.path(name)
+}
+
+/// Runs `check --json` with extra arguments; returns the exit code and the findings.
+fn check(env: &Env, dir: &Path, args: &[&str]) -> (i32, Vec<Json>) {
+    let out = run(env
+        .scaffold()
+        .arg("check")
+        .arg(dir)
+        .arg("--json")
+        .args(args));
+    let report: Json = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check --json prints JSON ({e}): {}\n{}",
+            out.stdout, out.stderr
+        )
+    });
+    (
+        out.code,
+        report["findings"].as_array().cloned().unwrap_or_default(),
+    )
+}
+
+fn errors(findings: &[Json]) -> Vec<&Json> {
+    findings
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .collect()
+}
+
+fn blueprint_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default")
+}
+
+#[test]
+fn every_answer_set_makes_a_repo_that_passes_check() {
+    let env = Env::new();
+    let mut sets = 0;
+    for entry in std::fs::read_dir(blueprint_dir().join("tests")).expect("tests dir") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("answer set");
+        if text.contains("expect_error") {
+            continue;
+        }
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let dir = new_repo(&env, &name, Some(&path));
+        let (code, findings) = check(&env, &dir, &[]);
+        assert!(errors(&findings).is_empty(), "{name}: {findings:#?}");
+        assert_eq!(code, 0, "{name}");
+        sets += 1;
+    }
+    assert!(sets >= 3, "answer sets found: {sets}");
+}
+
+#[test]
+fn every_catalog_addon_added_to_a_default_repo_passes_check() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["list", "addons", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let catalog: Json = serde_json::from_str(&out.stdout).expect("json");
+    let names: Vec<String> = catalog
+        .as_array()
+        .or_else(|| catalog["addons"].as_array())
+        .expect("addon list")
+        .iter()
+        .filter_map(|a| a["name"].as_str().map(str::to_string))
+        .collect();
+    let base = new_repo(&env, "base", None);
+    let defaults = std::fs::read_to_string(base.join(".scaffold/answers.yaml")).expect("answers");
+    let mut added = 0;
+    for name in names
+        .iter()
+        .filter(|n| !defaults.contains(&format!("- {n}\n")))
+    {
+        let dir = new_repo(&env, &format!("with-{name}"), None);
+        let out = run(env
+            .scaffold()
+            .args(["add-addon", name, "-C"])
+            .arg(&dir)
+            .args(["--author", AUTHOR]));
+        assert_eq!(out.code, 0, "add-addon {name}: {}", out.stderr);
+        let (code, findings) = check(&env, &dir, &[]);
+        assert!(
+            errors(&findings).is_empty(),
+            "add-addon {name}: {findings:#?}"
+        );
+        assert_eq!(code, 0);
+        added += 1;
+    }
+    assert!(added > 0, "no addon outside the defaults");
+    let dir = new_repo(&env, "custom", None);
+    let out = run(env
+        .scaffold()
+        .args([
+            "add-addon",
+            "podinfo2",
+            "--chart",
+            "podinfo",
+            "--repo",
+            "oci://ghcr.io/stefanprodan/charts",
+            "--version",
+            "6.9.0",
+            "--layer",
+            "apps",
+            "-C",
+        ])
+        .arg(&dir)
+        .args(["--author", AUTHOR]));
+    assert_eq!(out.code, 0, "custom chart: {}", out.stderr);
+    let (code, findings) = check(&env, &dir, &[]);
+    assert!(errors(&findings).is_empty(), "custom chart: {findings:#?}");
+    assert_eq!(code, 0);
+}
+
+fn replace(dir: &Path, file: &str, old: &str, new: &str) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert!(text.contains(old), "{file} has no {old:?}");
+    std::fs::write(&path, text.replacen(old, new, 1)).expect("write");
+}
+
+fn write(dir: &Path, file: &str, text: &str) {
+    let path = dir.join(file);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+/// Breaks a default repo with `edit`, then asserts `check` reports `rule` and nothing else
+/// (tf.backend, a warning on today's local state, aside unless it is the rule tested).
+fn breaks(rule: &str, edit: impl FnOnce(&Env, &Path)) {
+    let env = Env::new();
+    let dir = new_repo(&env, "broken", None);
+    edit(&env, &dir);
+    let skip: &[&str] = if rule == "tf.backend" {
+        &[]
+    } else {
+        &["--skip", "tf.backend"]
+    };
+    let (code, findings) = check(&env, &dir, skip);
+    assert!(!findings.is_empty(), "{rule}: nothing reported");
+    let others: Vec<&Json> = findings.iter().filter(|f| f["rule"] != rule).collect();
+    assert!(
+        others.is_empty(),
+        "{rule}: other rules reported: {others:#?}"
+    );
+    let error = findings.iter().any(|f| f["severity"] == "error");
+    assert_eq!(code, if error { 1 } else { 0 }, "{rule}: exit code");
+    for f in &findings {
+        assert!(
+            f["file"].as_str().is_some_and(|p| !p.is_empty())
+                && !f["hint"].as_str().unwrap_or("").is_empty(),
+            "{f}"
+        );
+    }
+}
+
+const CM_RELEASE: &str = "infrastructure/addons/cert-manager/release.yaml";
+const CM_SOURCE: &str = "infrastructure/addons/cert-manager/source.yaml";
+const TEMPLATE: &str = "2-kops/cluster-template.yaml";
+
+#[test]
+fn yaml_parse() {
+    breaks("yaml.parse", |_, d| {
+        write(d, "notes.yaml", "a: 1\nb: 2\na: 3\n")
+    });
+}
+
+#[test]
+fn json_parse() {
+    breaks("json.parse", |_, d| {
+        write(d, "dashboards/nodes.json", "{\"title\": \"nodes\",\n")
+    });
+}
+
+#[test]
+fn k8s_schema() {
+    breaks("k8s.schema", |_, d| {
+        replace(
+            d,
+            CM_RELEASE,
+            "  interval: 30m\n",
+            "  interval: 30m\n  bogus: true\n",
+        )
+    });
+}
+
+#[test]
+fn k8s_unknown_kind() {
+    breaks("k8s.unknown-kind", |_, d| {
+        write(
+            d,
+            "extra/widget.yaml",
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
+        )
+    });
+}
+
+#[test]
+fn flux_api_removed() {
+    breaks("flux.api-removed", |_, d| {
+        replace(
+            d,
+            CM_SOURCE,
+            "source.toolkit.fluxcd.io/v1\n",
+            "source.toolkit.fluxcd.io/v1beta2\n",
+        )
+    });
+}
+
+#[test]
+fn flux_depends_on() {
+    breaks("flux.depends-on", |_, d| {
+        replace(
+            d,
+            "clusters/prod/50-apps.yaml",
+            "  dependsOn:\n",
+            "  dependsOn:\n    - name: ghost\n",
+        )
+    });
+}
+
+#[test]
+fn flux_cycle() {
+    breaks("flux.cycle", |_, d| {
+        replace(
+            d,
+            "clusters/prod/00-crds.yaml",
+            "spec:\n",
+            "spec:\n  dependsOn:\n    - name: apps\n",
+        )
+    });
+}
+
+#[test]
+fn flux_source_ref() {
+    breaks("flux.source-ref", |_, d| {
+        replace(
+            d,
+            "clusters/prod/50-apps.yaml",
+            "    name: flux-system\n",
+            "    name: elsewhere\n",
+        )
+    });
+}
+
+#[test]
+fn flux_path() {
+    breaks("flux.path", |_, d| {
+        replace(
+            d,
+            "infrastructure/addons/cert-manager/kustomization.yaml",
+            "  - release.yaml\n",
+            "  - release.yaml\n  - missing.yaml\n",
+        )
+    });
+}
+
+#[test]
+fn flux_wait() {
+    breaks("flux.wait", |_, d| {
+        replace(
+            d,
+            "clusters/prod/30-addon-cert-manager.yaml",
+            "  wait: true\n",
+            "  wait: false\n",
+        )
+    });
+}
+
+#[test]
+fn flux_chart_version() {
+    breaks("flux.chart-version", |_, d| {
+        replace(d, CM_SOURCE, "tag: \"v1.21.1\"", "tag: latest")
+    });
+}
+
+#[test]
+fn order_crd() {
+    breaks("order.crd", |_, d| {
+        write(
+            d,
+            "infrastructure/karpenter/issuer.yaml",
+            "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n",
+        );
+        replace(
+            d,
+            "infrastructure/karpenter/kustomization.yaml",
+            "resources:\n",
+            "resources:\n  - issuer.yaml\n",
+        );
+    });
+}
+
+#[test]
+fn order_crd_provider() {
+    breaks("order.crd-provider", |_, d| {
+        write(
+            d,
+            "infrastructure/addons-config/cert-manager/monitor.yaml",
+            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: cert-manager\n  namespace: cert-manager\nspec:\n  selector: {}\n  endpoints:\n    - port: metrics\n",
+        );
+        replace(
+            d,
+            "infrastructure/addons-config/cert-manager/kustomization.yaml",
+            "resources:\n",
+            "resources:\n  - monitor.yaml\n",
+        );
+    });
+}
+
+#[test]
+fn order_layers() {
+    breaks("order.layers", |_, d| {
+        // The apps layer keeps no dependsOn at all.
+        let path = d.join("clusters/prod/50-apps.yaml");
+        let text = std::fs::read_to_string(&path).expect("apps layer");
+        let mut in_depends = false;
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                if *l == "  dependsOn:" {
+                    in_depends = true;
+                } else if in_depends && !l.starts_with("    - name:") {
+                    in_depends = false;
+                }
+                !in_depends
+            })
+            .collect();
+        assert!(
+            kept.len() < text.lines().count(),
+            "no dependsOn in the apps layer"
+        );
+        std::fs::write(&path, kept.join("\n") + "\n").expect("write");
+    });
+}
+
+#[test]
+fn order_owner() {
+    breaks("order.owner", |_, d| {
+        replace(
+            d,
+            TEMPLATE,
+            "  karpenter:\n    enabled: false",
+            "  karpenter:\n    enabled: true",
+        )
+    });
+}
+
+#[test]
+fn bridge_substitution() {
+    breaks("bridge.substitution", |_, d| {
+        replace(
+            d,
+            CM_SOURCE,
+            "metadata:\n",
+            "metadata:\n  labels:\n    team: ${NOT_PROVIDED}\n",
+        )
+    });
+}
+
+#[test]
+fn bridge_values_from() {
+    breaks("bridge.values-from", |_, d| {
+        replace(
+            d,
+            CM_RELEASE,
+            "name: cert-manager-tf-values",
+            "name: missing-values",
+        )
+    });
+}
+
+#[test]
+fn kops_render() {
+    breaks("kops.render", |_, d| {
+        replace(d, TEMPLATE, "{{ .environment }}", "{{ .environmentName }}")
+    });
+}
+
+#[test]
+fn kops_schema() {
+    breaks("kops.schema", |_, d| {
+        replace(
+            d,
+            TEMPLATE,
+            "  channel: stable\n",
+            "  channel: stable\n  bogusField: true\n",
+        )
+    });
+}
+
+#[test]
+fn kops_imds() {
+    breaks("kops.imds", |_, d| {
+        replace(d, TEMPLATE, "httpTokens: required", "httpTokens: optional")
+    });
+}
+
+#[test]
+fn kops_irsa() {
+    breaks("kops.irsa", |_, d| {
+        replace(
+            d,
+            "2-kops/values.yaml",
+            "serviceAccount: cert-manager",
+            "serviceAccount: cert-manager-x",
+        )
+    });
+}
+
+#[test]
+fn make_flags() {
+    breaks("make.flags", |_, d| {
+        replace(
+            d,
+            "2-kops/Makefile",
+            "kops replace -f cluster.yaml --force",
+            "kops replace -f cluster.yaml --force --bogus",
+        )
+    });
+}
+
+#[test]
+fn tf_parse() {
+    breaks("tf.parse", |_, d| {
+        write(
+            d,
+            "1-prerequisites/broken.tf",
+            "resource \"null_resource\" \"x\" {\n",
+        )
+    });
+}
+
+#[test]
+fn tf_refs() {
+    breaks("tf.refs", |_, d| {
+        write(
+            d,
+            "1-prerequisites/extra.tf",
+            "locals {\n  extra = var.nope\n}\n",
+        )
+    });
+}
+
+#[test]
+fn tf_providers() {
+    breaks("tf.providers", |_, d| {
+        write(
+            d,
+            "1-prerequisites/extra.tf",
+            "resource \"random_id\" \"x\" {\n  byte_length = 4\n}\n",
+        )
+    });
+}
+
+#[test]
+fn tf_state_bucket() {
+    breaks("tf.state-bucket", |_, d| {
+        replace(
+            d,
+            "1-prerequisites/state-bucket.tf",
+            "versioning_configuration {\n    status = \"Enabled\"",
+            "versioning_configuration {\n    status = \"Suspended\"",
+        )
+    });
+}
+
+#[test]
+fn tf_backend() {
+    breaks("tf.backend", |_, d| {
+        write(
+            d,
+            "1-prerequisites/backend.tf",
+            "terraform {\n  backend \"local\" {}\n}\n",
+        )
+    });
+}
+
+#[test]
+fn ingress_certificate() {
+    breaks("ingress.certificate", |_, d| {
+        write(
+            d,
+            "apps/prod/podinfo/ingress.yaml",
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: podinfo\n  namespace: podinfo\n  annotations:\n    alb.ingress.kubernetes.io/listen-ports: '[{\"HTTPS\": 443}]'\nspec:\n  ingressClassName: alb\n  rules:\n    - host: podinfo.example.com\n      http:\n        paths:\n          - path: /\n            pathType: Prefix\n            backend:\n              service:\n                name: podinfo\n                port:\n                  number: 9898\n",
+        );
+        replace(
+            d,
+            "apps/prod/podinfo/kustomization.yaml",
+            "resources:\n",
+            "resources:\n  - ingress.yaml\n",
+        );
+    });
+}
+
+#[test]
+fn external_secret_remote_key() {
+    breaks("external-secret.remote-key", |_, d| {
+        write(
+            d,
+            "infrastructure/addons-config/external-secrets/app-secret.yaml",
+            "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: app\n  namespace: podinfo\nspec:\n  secretStoreRef:\n    kind: ClusterSecretStore\n    name: aws-secrets-manager\n  target:\n    name: app\n  data:\n    - secretKey: password\n      remoteRef:\n        key: prod/nowhere\n",
+        );
+        replace(
+            d,
+            "infrastructure/addons-config/external-secrets/kustomization.yaml",
+            "resources:\n",
+            "resources:\n  - app-secret.yaml\n",
+        );
+    });
+}
+
+#[test]
+fn kms_key_access() {
+    breaks("kms.key-access", |_, d| {
+        write(
+            d,
+            "1-prerequisites/reader.tf",
+            "resource \"aws_iam_policy\" \"reader\" {\n  name = \"reader\"\n  policy = jsonencode({\n    Version = \"2012-10-17\"\n    Statement = [{\n      Effect   = \"Allow\"\n      Action   = \"s3:GetObject\"\n      Resource = \"${aws_s3_bucket.kops_state.arn}/*\"\n    }]\n  })\n}\n",
+        )
+    });
+}
+
+#[test]
+fn repo_tracked_output() {
+    breaks("repo.tracked-output", |env, d| {
+        write(d, "1-prerequisites/terraform.tfstate", "{}\n");
+        env.git(d, &["add", "-f", "1-prerequisites/terraform.tfstate"]);
+    });
+}
+
+#[test]
+fn repo_secrets() {
+    breaks("repo.secrets", |_, d| {
+        write(
+            d,
+            "apps/prod/podinfo/secret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: podinfo\nstringData:\n  password: hunter2\n",
+        )
+    });
+}
+
+#[test]
+fn repo_placeholders() {
+    breaks("repo.placeholders", |_, d| {
+        write(d, "docs/notes.md", "Cluster: {{ cluster_name }}\n")
+    });
+}
+
+#[test]
+fn a_suppression_with_a_reason_silences_one_finding() {
+    let env = Env::new();
+    let dir = new_repo(&env, "quiet", None);
+    replace(
+        &dir,
+        TEMPLATE,
+        "httpTokens: required",
+        "httpTokens: optional # scaffold:ignore kops.imds legacy agent needs IMDSv1",
+    );
+    let (code, findings) = check(&env, &dir, &["--rule", "kops.imds"]);
+    assert!(findings.is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    replace(
+        &dir,
+        TEMPLATE,
+        "# scaffold:ignore kops.imds legacy agent needs IMDSv1",
+        "# scaffold:ignore kops.imds",
+    );
+    let (code, findings) = check(&env, &dir, &["--rule", "kops.imds"]);
+    assert_eq!(
+        findings.len(),
+        1,
+        "a suppression without a reason is ignored: {findings:#?}"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn human_output_is_grouped_by_file_and_uncoloured_when_piped() {
+    let env = Env::new();
+    let dir = new_repo(&env, "human", None);
+    replace(
+        &dir,
+        TEMPLATE,
+        "httpTokens: required",
+        "httpTokens: optional",
+    );
+    let out = run(env
+        .scaffold()
+        .arg("check")
+        .arg(&dir)
+        .args(["--rule", "kops.imds"]));
+    assert_eq!(out.code, 1);
+    let mut lines = out.stdout.lines();
+    assert_eq!(lines.next(), Some(TEMPLATE));
+    let finding = lines.next().expect("finding line");
+    assert!(
+        finding.starts_with(&format!("  {TEMPLATE}:"))
+            && finding.contains(": error [kops.imds] InstanceGroup"),
+        "{finding}"
+    );
+    assert!(!out.stdout.contains('\x1b'), "no colour when piped");
+    assert_eq!(out.stderr, "error: check: 1 error, 0 warnings\n");
+}
+
+#[test]
+fn usage_errors_exit_2_and_the_catalogue_lists_every_rule() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["check", "--rule", "no.such-rule"]));
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: unknown rule no.such-rule: see `scaffold check --list-rules`\n"
+    );
+    let out = run(env.scaffold().args(["check", "does-not-exist"]));
+    assert_eq!(out.code, 2);
+    let out = run(env.scaffold().args(["check", "--list-rules", "--json"]));
+    assert_eq!(out.code, 0);
+    let rules: Json = serde_json::from_str(&out.stdout).expect("json");
+    let ids: Vec<&str> = rules
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/check.md"))
+        .expect("docs/check.md");
+    for id in &ids {
+        assert!(
+            docs.contains(&format!("`{id}`")),
+            "docs/check.md does not document {id}"
+        );
+    }
+    // Every rule has a test of its own in this file.
+    let tests = include_str!("check.rs");
+    for id in &ids {
+        assert!(
+            tests.contains(&format!("breaks(\"{id}\"")),
+            "no test breaks {id}"
+        );
+    }
+}
