@@ -9,7 +9,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, RelPath};
 use crate::record::{self, BlueprintId, Record};
-use crate::render::{Renderer, Source};
+use crate::render::{Renderer, Scope, Source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -26,14 +26,17 @@ pub struct Rendered {
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
     let sources = plan::template_sources(blueprint)?;
     let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
-    Renderer::new(
+    let mut renderer = Renderer::new(
         &default,
         sources.iter().map(|(name, text)| Source {
             name,
             text,
             delimiters: blueprint.delimiters_for(name),
         }),
-    )
+    )?;
+    let paths: Vec<String> = plan::path_names(blueprint).collect();
+    renderer.add_paths(paths.iter().map(String::as_str));
+    Ok(renderer)
 }
 
 pub fn record_for(
@@ -160,18 +163,17 @@ fn render_configs(
     context: &Map<String, Json>,
     addons: &mut [Json],
 ) -> Result<()> {
+    let base = Scope::new(&Json::Object(context.clone()));
     for addon in addons.iter_mut() {
         let name = text_of(addon, "name");
-        let mut scope = context.clone();
-        scope.insert("addon".into(), addon.clone());
-        let scope = Json::Object(scope);
+        let scope = base.with("addon", addon);
         let Some(Json::Array(configs)) = addon.get_mut("configs") else {
             continue;
         };
         for config in configs.iter_mut() {
             let file = text_of(config, "file");
             if let Some(Json::String(content)) = config.get_mut("content") {
-                *content = renderer.render_str(
+                *content = renderer.render_str_in(
                     &format!("addons/{name}.yaml configs {file}"),
                     content,
                     &scope,

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use crate::blueprint::FileTree;
 use crate::error::{Error, Located, Result};
 use crate::plan::Plan;
-use crate::render::Renderer;
+use crate::render::{Renderer, Scope};
 
 /// Patches by the blueprint-relative output path they change (`files/x/release.yaml`):
 /// (patch file, its template text), base layers first.
@@ -188,7 +188,7 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, String> {
 pub fn apply_addon_patches(
     plan: &mut Plan,
     renderer: &Renderer,
-    context: &Json,
+    scope: &Scope,
     addon: &Json,
 ) -> Result<()> {
     let Some(patches) = addon.get("patches").and_then(Json::as_array) else {
@@ -197,10 +197,6 @@ pub fn apply_addon_patches(
     let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
     let entry_file = format!("addons/{name}.yaml");
     let fail = |m: String| Error::Located(Located::new(entry_file.clone(), (1, 1), m));
-    let mut context = context.clone();
-    if let Json::Object(map) = &mut context {
-        map.insert("addon".into(), addon.clone());
-    }
     for item in patches {
         let (Some(file), Some(patch)) = (
             item.get("file").and_then(Json::as_str),
@@ -223,11 +219,8 @@ pub fn apply_addon_patches(
                 crate::scope::did_you_mean(file, plan.sources.values().map(|s| output_of(s)))
             )));
         }
-        let rendered = renderer.render_str(
-            &format!("{entry_file}: patches of `{file}`"),
-            patch,
-            &context,
-        )?;
+        let rendered =
+            renderer.render_str_in(&format!("{entry_file}: patches of `{file}`"), patch, scope)?;
         for path in targets {
             let Some(bytes) = plan.files.get_mut(&path) else {
                 continue;

@@ -6,8 +6,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::blueprint::{Blueprint, FileTree};
-use crate::error::{Error, Result};
-use crate::render::Renderer;
+use crate::error::{Error, Located, Result};
+use crate::overrides::Patches;
+use crate::render::{Renderer, Scope};
 
 /// A repo-relative path that cannot escape the repo: no `..`, no absolute path, no empty
 /// segment, no `.git`.
@@ -127,7 +128,18 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
     Ok(sources)
 }
 
-/// Renders the repo-wide files once and the addon files once per selected addon.
+/// Every blueprint-relative name whose path may be a template (for `Renderer::add_paths`).
+pub fn path_names(blueprint: &Blueprint) -> impl Iterator<Item = String> + '_ {
+    [
+        ("files/", &blueprint.files),
+        ("addon-files/", &blueprint.addon_files),
+    ]
+    .into_iter()
+    .flat_map(|(prefix, tree)| tree.keys().map(move |path| format!("{prefix}{path}")))
+}
+
+/// Renders the repo-wide files once and the addon files once per selected addon. The
+/// context is converted for Tera once; each addon's scope adds only `addon` to it.
 pub fn build(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -135,48 +147,104 @@ pub fn build(
     addons: &[Json],
 ) -> Result<Plan> {
     let mut plan = Plan::default();
-    render_tree(
-        &mut plan,
+    let scope = Scope::new(context);
+    let files = Files {
         renderer,
-        blueprint,
-        "files/",
-        &blueprint.files,
-        context,
-    )?;
-    for addon in addons {
-        let mut context = context.clone();
-        if let Json::Object(map) = &mut context {
-            map.insert("addon".into(), addon.clone());
-        }
-        render_tree(
-            &mut plan,
-            renderer,
-            blueprint,
-            "addon-files/",
-            &blueprint.addon_files,
-            &context,
-        )
-        .map_err(|e| for_addon(e, addon))?;
+        patches: &blueprint.patches,
+        executable: &blueprint.executable,
+    };
+    files.render_tree(&mut plan, "files/", &blueprint.files, &scope)?;
+    let scopes: Vec<Scope> = addons.iter().map(|a| scope.with("addon", a)).collect();
+    for (addon, scope) in addons.iter().zip(&scopes) {
+        files
+            .render_tree(&mut plan, "addon-files/", &blueprint.addon_files, scope)
+            .map_err(|e| for_addon(e, addon))?;
     }
-    for addon in addons {
-        crate::overrides::apply_addon_patches(&mut plan, renderer, context, addon)?;
+    for (addon, scope) in addons.iter().zip(&scopes) {
+        crate::overrides::apply_addon_patches(&mut plan, renderer, scope, addon)?;
     }
     Ok(plan)
 }
 
-fn render_tree(
-    plan: &mut Plan,
-    renderer: &Renderer,
-    blueprint: &Blueprint,
-    prefix: &str,
-    tree: &FileTree,
-    context: &Json,
-) -> Result<()> {
-    for (source_path, bytes) in tree {
-        let rendered_path = renderer.render_path(prefix, source_path, context)?;
+/// What rendering a blueprint file needs besides the file and its scope.
+struct Files<'a> {
+    renderer: &'a Renderer,
+    /// Patches laid over inherited files, by blueprint-relative path.
+    patches: &'a Patches,
+    /// Blueprint-relative paths written with the executable bit.
+    executable: &'a BTreeSet<String>,
+}
+
+/// One blueprint file rendered: its repo path, bytes and blueprint-relative source.
+struct RenderedFile {
+    path: RelPath,
+    contents: Vec<u8>,
+    source: String,
+}
+
+/// A rendered file, or None when it renders away.
+type Rendered = Result<Option<RenderedFile>>;
+
+/// Below this many files per thread, a thread costs more than it saves.
+const FILES_PER_THREAD: usize = 200;
+
+impl Files<'_> {
+    fn render_tree(
+        &self,
+        plan: &mut Plan,
+        prefix: &str,
+        tree: &FileTree,
+        scope: &Scope,
+    ) -> Result<()> {
+        let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
+        for file in self.render_all(prefix, &entries, scope) {
+            let Some(file) = file? else { continue };
+            if self.executable.contains(&file.source) {
+                plan.executable.insert(file.path.clone());
+            }
+            plan.sources.insert(file.path.clone(), file.source);
+            plan.add(file.path, file.contents)?;
+        }
+        Ok(())
+    }
+
+    /// Renders `entries` in order, split across the cores when there are enough of them.
+    /// Results stay in input order, so the first error reported is the first in the tree.
+    fn render_all(
+        &self,
+        prefix: &str,
+        entries: &[(&String, &Vec<u8>)],
+        scope: &Scope,
+    ) -> Vec<Rendered> {
+        let one = |(path, bytes): &(&String, &Vec<u8>)| self.render_one(prefix, path, bytes, scope);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(entries.len() / FILES_PER_THREAD)
+            .max(1);
+        if threads == 1 {
+            return entries.iter().map(one).collect();
+        }
+        let chunk = entries.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = entries
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| part.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+
+    /// One blueprint file: its rendered path and contents (patched), or None when it is
+    /// conditional and renders away (an empty path segment, or an empty template).
+    fn render_one(&self, prefix: &str, source_path: &str, bytes: &[u8], scope: &Scope) -> Rendered {
+        let rendered_path = self.renderer.render_path(prefix, source_path, scope)?;
+        let source = format!("{prefix}{source_path}");
         if rendered_path.starts_with('/') {
             return Err(Error::Blueprint(format!(
-                "{prefix}{source_path}: rendered path `{rendered_path}` is absolute"
+                "{source}: rendered path `{rendered_path}` is absolute"
             )));
         }
         // A segment that renders empty makes the file conditional.
@@ -184,29 +252,43 @@ fn render_tree(
             .split('/')
             .any(|s| s.trim().is_empty() || s == ".tera")
         {
-            continue;
+            return Ok(None);
         }
         let (path, contents) = match rendered_path.strip_suffix(".tera") {
             Some(stripped) => {
-                let text = renderer.render(&format!("{prefix}{source_path}"), context)?;
+                let text = self.renderer.render_in(&source, scope)?;
                 if text.trim().is_empty() {
-                    continue;
+                    return Ok(None);
                 }
                 (stripped.to_string(), text.into_bytes())
             }
-            None => (rendered_path, bytes.clone()),
+            None => (rendered_path, bytes.to_vec()),
         };
-        let source = format!("{prefix}{source_path}");
-        let contents = patched(renderer, blueprint, &source, contents, context)?;
+        let contents = self.patched(&source, contents, scope)?;
         let path = RelPath::new(&path)
             .map_err(|m| Error::Blueprint(format!("{source}: rendered path {m}")))?;
-        if blueprint.executable.contains(&source) {
-            plan.executable.insert(path.clone());
-        }
-        plan.sources.insert(path.clone(), source);
-        plan.add(path, contents)?;
+        Ok(Some(RenderedFile {
+            path,
+            contents,
+            source,
+        }))
     }
-    Ok(())
+
+    /// The file with the patches of every layer applied in order (base layers first).
+    fn patched(&self, source: &str, contents: Vec<u8>, scope: &Scope) -> Result<Vec<u8>> {
+        let Some(patches) = self.patches.get(crate::overrides::output_of(source)) else {
+            return Ok(contents);
+        };
+        let mut text = String::from_utf8(contents).map_err(|_| {
+            Error::Blueprint(format!("{source}: a patched file must be UTF-8 text"))
+        })?;
+        for (patch, _) in patches {
+            let rendered = self.renderer.render_in(patch, scope)?;
+            text = crate::overrides::apply(&text, &rendered)
+                .map_err(|m| Error::Located(Located::new(patch.clone(), (1, 1), m)))?;
+        }
+        Ok(text.into_bytes())
+    }
 }
 
 /// An addon file's error names the catalog entry it was rendering.
@@ -221,30 +303,67 @@ fn for_addon(err: Error, addon: &Json) -> Error {
     }
 }
 
-/// The file with the patches of every layer applied in order (base layers first).
-fn patched(
-    renderer: &Renderer,
-    blueprint: &Blueprint,
-    source: &str,
-    contents: Vec<u8>,
-    context: &Json,
-) -> Result<Vec<u8>> {
-    let Some(patches) = blueprint.patches.get(crate::overrides::output_of(source)) else {
-        return Ok(contents);
-    };
-    let mut text = String::from_utf8(contents)
-        .map_err(|_| Error::Blueprint(format!("{source}: a patched file must be UTF-8 text")))?;
-    for (patch, _) in patches {
-        let rendered = renderer.render(patch, context)?;
-        text = crate::overrides::apply(&text, &rendered)
-            .map_err(|m| Error::Located(crate::error::Located::new(patch.clone(), (1, 1), m)))?;
-    }
-    Ok(text.into_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Enough files for `render_all` to split them across threads (where there are cores).
+    fn render_tree(
+        plan: &mut Plan,
+        renderer: &Renderer,
+        prefix: &str,
+        tree: &FileTree,
+        scope: &Scope,
+    ) -> Result<()> {
+        let files = Files {
+            renderer,
+            patches: &Patches::new(),
+            executable: &BTreeSet::new(),
+        };
+        files.render_tree(plan, prefix, tree, scope)
+    }
+
+    fn big_tree(n: usize, broken: &[usize]) -> (Renderer, FileTree) {
+        let mut tree = FileTree::new();
+        let mut sources = Vec::new();
+        for i in 0..n {
+            let path = format!("d{}/[[ name ]]-{i:04}.yaml.tera", i % 7);
+            let text = if broken.contains(&i) {
+                format!("[[ missing_{i} ]]")
+            } else {
+                format!("n: [[ name ]]-{i}\n")
+            };
+            sources.push((format!("files/{path}"), text.clone()));
+            tree.insert(path, text.into_bytes());
+        }
+        let mut renderer =
+            Renderer::plain(sources.iter().map(|(n, t)| (n.as_str(), t.as_str()))).expect("parses");
+        let names: Vec<String> = tree.keys().map(|p| format!("files/{p}")).collect();
+        renderer.add_paths(names.iter().map(String::as_str));
+        (renderer, tree)
+    }
+
+    #[test]
+    fn a_large_tree_renders_every_file_in_order() {
+        let n = 3 * FILES_PER_THREAD;
+        let (renderer, tree) = big_tree(n, &[]);
+        let mut plan = Plan::default();
+        let scope = Scope::new(&serde_json::json!({"name": "acme"}));
+        render_tree(&mut plan, &renderer, "files/", &tree, &scope).expect("renders");
+        assert_eq!(plan.files.len(), n);
+        let path = RelPath::new("d3/acme-0010.yaml").expect("path");
+        assert_eq!(plan.files[&path], b"n: acme-10\n");
+    }
+
+    #[test]
+    fn a_large_tree_reports_its_first_error() {
+        // In tree order d0/…-0014 comes first (first thread's half); d6/…-0006 is in the last half.
+        let (renderer, tree) = big_tree(3 * FILES_PER_THREAD, &[6, 14]);
+        let scope = Scope::new(&serde_json::json!({"name": "acme"}));
+        let err = render_tree(&mut Plan::default(), &renderer, "files/", &tree, &scope)
+            .expect_err("undefined variable");
+        assert!(err.to_string().contains("missing_14"), "{err}");
+    }
 
     #[test]
     fn relpath_refuses_escapes() {

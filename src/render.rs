@@ -1,6 +1,12 @@
 //! One Tera engine per run. Delimiters are moved to `[[ ]]`, `[% %]` and `[# #]` so Go
 //! templates, Helm, GitHub Actions and Flux/Terraform `${VAR}` pass through untouched.
 //! Undefined variables are errors. Pure: strings in, strings out.
+//!
+//! Hot path: templates and templated paths are compiled once, when the renderer is built;
+//! the context is converted from JSON once per run into a `Scope` (Tera values are
+//! `Arc`-backed, so a per-addon scope is a cheap clone plus one insert).
+use std::collections::HashMap;
+
 use serde_json::Value as Json;
 use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
 
@@ -11,6 +17,30 @@ use crate::error::{Error, Located, Result};
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.
     engines: Vec<(Delimiters, Tera)>,
+    /// Template name → its engine (an index into `engines`).
+    engine_of: HashMap<String, usize>,
+}
+
+/// The name a templated path is registered under (in the default engine).
+fn path_template(name: &str) -> String {
+    format!("path:{name}")
+}
+
+/// A render context, converted from JSON once.
+#[derive(Clone, Default)]
+pub struct Scope(Context);
+
+impl Scope {
+    pub fn new(json: &Json) -> Self {
+        Scope(to_context(json))
+    }
+
+    /// This scope with one more variable (e.g. `addon`).
+    pub fn with(&self, key: &'static str, value: &Json) -> Self {
+        let mut context = self.0.clone();
+        context.insert(key, value);
+        Scope(context)
+    }
 }
 
 /// A template to register: its name (blueprint-relative path), source and delimiters.
@@ -27,6 +57,7 @@ impl Renderer {
     ) -> Result<Self> {
         let mut renderer = Renderer {
             engines: vec![(default.clone(), engine(default)?)],
+            engine_of: HashMap::new(),
         };
         let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
         for source in templates {
@@ -41,12 +72,35 @@ impl Renderer {
                     .engines
                     .push((delimiters.clone(), engine(&delimiters)?));
             }
-            if let Some((_, tera)) = renderer.engines.iter_mut().find(|(d, _)| *d == delimiters) {
-                tera.add_raw_templates(list)
+            if let Some(index) = renderer.engines.iter().position(|(d, _)| *d == delimiters) {
+                for (name, _) in &list {
+                    renderer.engine_of.insert((*name).to_string(), index);
+                }
+                renderer.engines[index]
+                    .1
+                    .add_raw_templates(list)
                     .map_err(|e| template_error(&e))?;
             }
         }
         Ok(renderer)
+    }
+
+    /// Compiles the templated paths among `names` (blueprint-relative, e.g. `files/[[ x ]].yaml`)
+    /// once, so rendering a path does not parse it again. One batch: Tera re-checks every
+    /// template on each addition. If any path does not compile, none is kept, and
+    /// `render_path` parses each where it is used and reports the error there.
+    pub fn add_paths<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) {
+        let (delimiters, tera) = &mut self.engines[0];
+        let paths: Vec<(String, &str)> = names
+            .into_iter()
+            .map(|name| (name, name.split_once('/').map_or(name, |(_, rest)| rest)))
+            .filter(|(_, path)| is_template(delimiters, path))
+            .map(|(name, path)| (path_template(name), path))
+            .collect();
+        let keys: Vec<String> = paths.iter().map(|(key, _)| key.clone()).collect();
+        if tera.add_raw_templates(paths).is_ok() {
+            self.engine_of.extend(keys.into_iter().map(|key| (key, 0)));
+        }
     }
 
     /// With the default delimiters and no templates (tests, one-off strings).
@@ -63,23 +117,36 @@ impl Renderer {
     }
 
     pub fn render(&self, name: &str, context: &Json) -> Result<String> {
-        let tera = self
-            .engines
-            .iter()
-            .map(|(_, t)| t)
-            .find(|t| t.get_template_names().any(|n| n == name))
+        self.render_in(name, &Scope::new(context))
+    }
+
+    /// Renders a registered template in a prepared scope.
+    pub fn render_in(&self, name: &str, scope: &Scope) -> Result<String> {
+        let index = *self
+            .engine_of
+            .get(name)
             .ok_or_else(|| Error::Blueprint(format!("{name}: no such template")))?;
-        tera.render(name, &to_context(context))
+        self.engines[index]
+            .1
+            .render(name, &scope.0)
             .map_err(|e| template_error(&e))
     }
 
     /// A one-off template (a default, a condition, a path), named for messages.
     pub fn render_str(&self, what: &str, source: &str, context: &Json) -> Result<String> {
+        if !is_template(&self.engines[0].0, source) {
+            return Ok(source.to_string());
+        }
+        self.render_str_in(what, source, &Scope::new(context))
+    }
+
+    /// `render_str` in a prepared scope.
+    pub fn render_str_in(&self, what: &str, source: &str, scope: &Scope) -> Result<String> {
         let (delimiters, tera) = &self.engines[0];
         if !is_template(delimiters, source) {
             return Ok(source.to_string());
         }
-        tera.render_str(source, &to_context(context), false)
+        tera.render_str(source, &scope.0, false)
             .map_err(|e| match located(&e) {
                 // A one-off has no file of its own: say which field it is and where in it.
                 Some(at) => Error::Blueprint(format!(
@@ -94,24 +161,28 @@ impl Renderer {
     }
 
     /// A path template (`files/[% if x %]dns.tf[% endif %].tera`): errors point into the
-    /// file's own name, `name` being `prefix` + `path`.
-    pub fn render_path(&self, prefix: &str, path: &str, context: &Json) -> Result<String> {
+    /// file's own name, `name` being `prefix` + `path`. Uses the path compiled by
+    /// `add_paths` when there is one, else parses it here.
+    pub fn render_path(&self, prefix: &str, path: &str, scope: &Scope) -> Result<String> {
         let (delimiters, tera) = &self.engines[0];
         if !is_template(delimiters, path) {
             return Ok(path.to_string());
         }
-        tera.render_str(path, &to_context(context), false)
-            .map_err(|e| {
-                let name = format!("{prefix}{path}");
-                match located(&e) {
-                    Some(at) => Error::Located(Located::new(
-                        name,
-                        (1, prefix.chars().count() + at.column),
-                        format!("in the file name: {}", at.message),
-                    )),
-                    None => Error::Located(Located::new(name, (1, 1), flatten(&e))),
-                }
-            })
+        let name = format!("{prefix}{path}");
+        let key = path_template(&name);
+        let rendered = if self.engine_of.contains_key(&key) {
+            tera.render(&key, &scope.0)
+        } else {
+            tera.render_str(path, &scope.0, false)
+        };
+        rendered.map_err(|e| match located(&e) {
+            Some(at) => Error::Located(Located::new(
+                name,
+                (1, prefix.chars().count() + at.column),
+                format!("in the file name: {}", at.message),
+            )),
+            None => Error::Located(Located::new(name, (1, 1), flatten(&e))),
+        })
     }
 
     /// Evaluates a Tera expression as a condition.
@@ -458,15 +529,25 @@ mod tests {
     }
 
     #[test]
-    fn a_path_error_points_into_the_file_name() {
-        let r = Renderer::plain([]).expect("engine");
-        let err = r
-            .render_path("files/", "[% if x.y %]a[% endif %]", &json!({}))
-            .expect_err("undefined");
-        assert_eq!(
-            err.to_string(),
-            "blueprint files/[% if x.y %]a[% endif %]:1:13: in the file name: Variable `x` is not defined."
+    fn a_path_error_points_into_the_file_name_compiled_or_not() {
+        let path = "[% if x.y %]a[% endif %]";
+        let plain = Renderer::plain([]).expect("engine");
+        let mut compiled = Renderer::plain([]).expect("engine");
+        compiled.add_paths([format!("files/{path}").as_str()]);
+        assert!(
+            compiled
+                .engine_of
+                .contains_key(&path_template(&format!("files/{path}")))
         );
+        for r in [plain, compiled] {
+            let err = r
+                .render_path("files/", path, &Scope::default())
+                .expect_err("undefined");
+            assert_eq!(
+                err.to_string(),
+                "blueprint files/[% if x.y %]a[% endif %]:1:13: in the file name: Variable `x` is not defined."
+            );
+        }
     }
 
     #[test]

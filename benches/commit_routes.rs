@@ -1,0 +1,145 @@
+//! Two ways to commit a planned tree of N files, measured on the same plan (N = 93 and
+//! 2,000 synthetic files of ~1.7 KB):
+//!
+//! - `index+loose`: today's `git::commit` (a loose object per blob and tree, then
+//!   `update_all`, which re-reads and re-hashes every file to fill the index's stat data);
+//! - `mempack+stat`: the same index route, but every object goes to an in-memory pack
+//!   (libgit2 mempack) written as one packfile, and the index takes its stat data from the
+//!   files just written (no re-read, no re-hash).
+//!
+//! Both write the files with `write::stage` first. Before timing, each route's result is
+//! checked with `git fsck --strict` and a clean `git status`. This is the evidence for the
+//! git side of the performance targets (BENCHMARKS.md); the route itself belongs in
+//! `src/git.rs`.
+//!
+//!     cargo bench --bench commit_routes
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use git2::{IndexEntry, IndexTime, Repository, RepositoryInitOptions, Signature};
+
+use scaffold::plan::{Plan, RelPath};
+use scaffold::{git, write};
+
+fn synthetic_plan(n: usize) -> Plan {
+    let mut plan = Plan::default();
+    for i in 0..n {
+        let path = format!("g{}/s{}/f{i}.yaml", i % 10, (i / 10) % 10);
+        let mut text = String::new();
+        for k in 0..(40 + i % 40) {
+            text.push_str(&format!(
+                "key{k}: value-{i}-{k} # a line of about forty bytes\n"
+            ));
+        }
+        plan.add(RelPath::new(&path).expect("path"), text.into_bytes())
+            .expect("distinct");
+    }
+    plan
+}
+
+/// The alternative route: objects into a mempack dumped as one pack; stat data from disk.
+fn commit_mempack(dir: &Path, plan: &Plan) -> git2::Oid {
+    let mut options = RepositoryInitOptions::new();
+    options.initial_head("main");
+    let repo = Repository::init_opts(dir, &options).expect("init");
+    let odb = repo.odb().expect("odb");
+    let mempack = odb.add_new_mempack_backend(1000).expect("mempack");
+    let mut index = repo.index().expect("index");
+    for (path, contents) in &plan.files {
+        let meta = std::fs::symlink_metadata(dir.join(path.as_str())).expect("written");
+        let entry = IndexEntry {
+            ctime: IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+            mtime: IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+            dev: meta.dev() as u32,
+            ino: meta.ino() as u32,
+            mode: 0o100644,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            file_size: meta.size() as u32,
+            id: git2::Oid::ZERO_SHA1,
+            flags: 0,
+            flags_extended: 0,
+            path: path.as_str().as_bytes().to_vec(),
+        };
+        index.add_frombuffer(&entry, contents).expect("blob");
+    }
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("tree");
+    let signature = Signature::now("B", "b@example.org").expect("signature");
+    let commit = repo
+        .commit(None, &signature, &signature, "bench", &tree, &[])
+        .expect("commit");
+    let mut pack = git2::Buf::new();
+    mempack.dump(&repo, &mut pack).expect("dump");
+    let mut writer = odb.packwriter().expect("packwriter");
+    std::io::Write::write_all(&mut writer, &pack).expect("pack");
+    writer.commit().expect("pack written");
+    mempack.reset().expect("reset");
+    repo.reference("refs/heads/main", commit, true, "bench")
+        .expect("main");
+    index.write().expect("index written");
+    commit
+}
+
+fn assert_clean(dir: &Path) {
+    let fsck = Command::new("git")
+        .current_dir(dir)
+        .args(["fsck", "--strict", "--no-progress"])
+        .output()
+        .expect("git fsck");
+    assert!(fsck.status.success(), "fsck: {fsck:?}");
+    let status = Command::new("git")
+        .current_dir(dir)
+        .args(["status", "--porcelain"])
+        .output()
+        .expect("git status");
+    assert!(
+        status.status.success() && status.stdout.is_empty(),
+        "status: {status:?}"
+    );
+}
+
+fn routes(c: &mut Criterion) {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let author = git::Author::parse("B <b@example.org>").expect("author");
+    let mut n = 0u32;
+    let mut fresh = || {
+        n += 1;
+        scratch.path().join(format!("r{n}"))
+    };
+    for files in [93, 2000] {
+        let plan = synthetic_plan(files);
+        for route in ["index+loose", "mempack+stat"] {
+            let run = |target: &Path| {
+                let staged = write::stage(&plan, target).expect("stages");
+                match route {
+                    "index+loose" => {
+                        git::commit(staged.path(), &plan, &author, "bench").expect("commits");
+                    }
+                    _ => {
+                        commit_mempack(staged.path(), &plan);
+                    }
+                }
+                staged.finish().expect("in place");
+            };
+            let check = fresh();
+            run(&check);
+            assert_clean(&check);
+            c.bench_function(&format!("commit/{route} ({files} files)"), |b| {
+                b.iter_batched(&mut fresh, |target| run(&target), BatchSize::PerIteration)
+            });
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10);
+    targets = routes
+}
+criterion_main!(benches);

@@ -1,0 +1,162 @@
+//! Criterion benches of the pipeline's stages on the embedded default blueprint:
+//! `render` (compile the templates), `plan` (answers → every file rendered in memory),
+//! `commit` (stage the plan and commit it), and the `add-addon` and `check` commands
+//! (the release binary on a fresh copy of a repo per iteration). Side-by-side timings
+//! against peers and the filesystem floor are `scripts/bench-compare`.
+//!
+//!     cargo bench --bench pipeline [-- FILTER]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use serde_json::Map;
+
+use scaffold::answers::{self, Sources};
+use scaffold::blueprint::Blueprint;
+use scaffold::{generate, git, write};
+
+const AUTHOR: &str = "B <b@example.org>";
+
+fn default_answers(
+    blueprint: &Blueprint,
+    renderer: &scaffold::render::Renderer,
+) -> answers::Answers {
+    let mut builtins = Map::new();
+    builtins.insert("target_dir_name".into(), "demo".into());
+    answers::gather(
+        blueprint,
+        renderer,
+        Sources {
+            set: Vec::new(),
+            values: Default::default(),
+            prompter: None,
+            builtins,
+        },
+    )
+    .expect("default answers")
+}
+
+fn render_and_plan(c: &mut Criterion) {
+    let blueprint = Blueprint::load("default").expect("default blueprint");
+    c.bench_function("render/compile templates (default)", |b| {
+        b.iter(|| generate::renderer_for(&blueprint).expect("compiles"))
+    });
+    let renderer = generate::renderer_for(&blueprint).expect("compiles");
+    let answers = default_answers(&blueprint, &renderer);
+    let record = generate::record_for(&blueprint, &answers, Map::new());
+    c.bench_function("plan/default --defaults", |b| {
+        b.iter(|| generate::render(&blueprint, &renderer, &answers, &record).expect("renders"))
+    });
+}
+
+fn commit(c: &mut Criterion) {
+    let blueprint = Blueprint::load("default").expect("default blueprint");
+    let renderer = generate::renderer_for(&blueprint).expect("compiles");
+    let answers = default_answers(&blueprint, &renderer);
+    let record = generate::record_for(&blueprint, &answers, Map::new());
+    let plan = generate::render(&blueprint, &renderer, &answers, &record)
+        .expect("renders")
+        .plan;
+    let author = git::Author::parse(AUTHOR).expect("author");
+    let scratch = tempfile::tempdir().expect("scratch");
+    let mut n = 0u32;
+    // Each iteration writes a fresh directory (never a delete between timed runs).
+    c.bench_function("commit/stage + commit (default, 93 files)", |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                scratch.path().join(format!("r{n}"))
+            },
+            |target| {
+                let staged = write::stage(&plan, &target).expect("stages");
+                git::commit(staged.path(), &plan, &author, "bench").expect("commits");
+                staged.finish().expect("moves into place");
+            },
+            BatchSize::PerIteration,
+        )
+    });
+}
+
+fn scaffold(home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_scaffold"));
+    command
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(std::process::Stdio::null());
+    command
+}
+
+fn run(mut command: Command) {
+    let status = command.status().expect("runs");
+    assert!(status.success(), "{command:?} failed");
+}
+
+/// A repo made by `scaffold new --defaults`, and the same repo grown by `extra` user
+/// files committed beside it.
+fn repo(scratch: &Path, name: &str, extra: usize) -> PathBuf {
+    let dir = scratch.join(name);
+    let mut new = scaffold(scratch);
+    new.args(["new", "--defaults", "--author", AUTHOR])
+        .arg(&dir);
+    run(new);
+    if extra > 0 {
+        for i in 0..extra {
+            let file = dir.join(format!("extra/g{}/f{i}.yaml", i % 20));
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&file, format!("name: f{i}\nreplicas: 3\n").repeat(20)).expect("write");
+        }
+        let mut git = Command::new("git");
+        git.current_dir(&dir)
+            .env("HOME", scratch)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(["-c", "user.name=B", "-c", "user.email=b@example.org"])
+            .args(["commit", "-q", "-m", "grown"]);
+        let mut add = Command::new("git");
+        add.current_dir(&dir).args(["add", "-A"]);
+        run(add);
+        run(git);
+    }
+    dir
+}
+
+fn commands(c: &mut Criterion) {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let small = repo(scratch.path(), "default", 0);
+    let grown = repo(scratch.path(), "grown", 1907);
+    let mut n = 0u32;
+    for (label, source) in [("default repo", &small), ("2000-file repo", &grown)] {
+        c.bench_function(&format!("add-addon/velero ({label})"), |b| {
+            b.iter_batched(
+                || {
+                    n += 1;
+                    let copy = scratch.path().join(format!("c{n}"));
+                    run({
+                        let mut cp = Command::new("cp");
+                        cp.arg("-a").arg(source).arg(&copy);
+                        cp
+                    });
+                    copy
+                },
+                |copy| {
+                    let mut add = scaffold(&home);
+                    add.args(["add-addon", "velero", "--author", AUTHOR, "-C"])
+                        .arg(&copy);
+                    run(add);
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    // `scaffold check` is being built on another branch; its bench joins here when it lands.
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = render_and_plan, commit, commands
+}
+criterion_main!(benches);
