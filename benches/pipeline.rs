@@ -151,7 +151,15 @@ fn commands(c: &mut Criterion) {
             )
         });
     }
-    // `scaffold check` is being built on another branch; its bench joins here when it lands.
+    // check only reads the repo, so every iteration runs on the same one (the whole
+    // command: load the vendored schemas, model the repo, run every rule).
+    c.bench_function("check (default repo)", |b| {
+        b.iter(|| {
+            let mut check = scaffold(&home);
+            check.arg("check").arg(&small);
+            run(check);
+        })
+    });
 }
 
 criterion_group! {

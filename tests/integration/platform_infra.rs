@@ -161,33 +161,54 @@ const KOPS_FLAGS: &[(&str, &[&str])] = &[
 ];
 const KOPS_ROOT_FLAGS: &[&str] = &["--name", "--state", "--config", "-v"];
 
+/// Every recipe line of `makefile` that runs `tool SUB ...` with SUB in `table`: the
+/// subcommand, each flag it passes, and the line. Lines of other subcommands are skipped.
+fn flags_passed<'a>(
+    makefile: &'a str,
+    tool: &str,
+    table: &[(&'a str, &'a [&'a str])],
+) -> Vec<(&'a str, &'a [&'a str], Vec<&'a str>, &'a str)> {
+    let call = format!("{tool} ");
+    let mut found = Vec::new();
+    for line in makefile.lines().filter(|l| l.starts_with('\t')) {
+        let Some(at) = line.find(&call) else {
+            continue;
+        };
+        // Up to the end of the command: a shell separator or a closing $( ).
+        let rest = &line[at + call.len()..];
+        let command = &rest[..rest.find([';', '|', ')', '&']).unwrap_or(rest.len())];
+        let Some((sub, allowed)) = table.iter().find(|(sub, _)| command.starts_with(sub)) else {
+            continue;
+        };
+        let flags = command
+            .split_whitespace()
+            .filter(|w| w.starts_with('-'))
+            .map(|w| w.split('=').next().unwrap_or(w))
+            .collect();
+        found.push((*sub, *allowed, flags, line));
+    }
+    found
+}
+
 #[test]
 fn every_kops_command_line_uses_flags_kops_accepts() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
     let makefile = read(&dir, "2-kops/Makefile");
-    let mut checked = 0;
-    for line in makefile.lines().filter(|l| l.starts_with('\t')) {
-        let Some(at) = line.find("kops ") else {
-            continue;
-        };
-        // Up to the end of the command: a shell separator or a closing $( ).
-        let rest = &line[at + 5..];
-        let command = &rest[..rest.find([';', '|', ')', '&']).unwrap_or(rest.len())];
-        let Some((sub, allowed)) = KOPS_FLAGS.iter().find(|(sub, _)| command.starts_with(sub))
-        else {
-            continue;
-        };
-        checked += 1;
-        for word in command.split_whitespace().filter(|w| w.starts_with('-')) {
-            let flag = word.split('=').next().unwrap_or(word);
+    let commands = flags_passed(&makefile, "kops", KOPS_FLAGS);
+    for (sub, allowed, flags, line) in &commands {
+        for flag in flags {
             assert!(
-                allowed.contains(&flag) || KOPS_ROOT_FLAGS.contains(&flag),
+                allowed.contains(flag) || KOPS_ROOT_FLAGS.contains(flag),
                 "kops {sub} has no flag {flag} in v1.34.0: {line}"
             );
         }
     }
-    assert!(checked >= 9, "only {checked} kops command lines found");
+    assert!(
+        commands.len() >= 9,
+        "only {} kops command lines found",
+        commands.len()
+    );
     // The review's blocker: rolling-update builds its own credential.
     for line in makefile
         .lines()
@@ -213,27 +234,16 @@ fn every_flux_command_line_uses_flags_flux_accepts() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
     let makefile = read(&dir, "3-bridge/Makefile");
-    let mut checked = 0;
-    for line in makefile.lines().filter(|l| l.starts_with('\t')) {
-        let Some(at) = line.find("flux ") else {
-            continue;
-        };
-        let rest = &line[at + 5..];
-        let command = &rest[..rest.find([';', '|', ')', '&']).unwrap_or(rest.len())];
-        let Some((sub, allowed)) = FLUX_FLAGS.iter().find(|(sub, _)| command.starts_with(sub))
-        else {
-            continue;
-        };
-        checked += 1;
-        for word in command.split_whitespace().filter(|w| w.starts_with('-')) {
-            let flag = word.split('=').next().unwrap_or(word);
+    let commands = flags_passed(&makefile, "flux", FLUX_FLAGS);
+    for (sub, allowed, flags, line) in &commands {
+        for flag in flags {
             assert!(
-                allowed.contains(&flag),
+                allowed.contains(flag),
                 "flux {sub} has no flag {flag}: {line}"
             );
         }
     }
-    assert_eq!(checked, 3, "flux command lines found");
+    assert_eq!(commands.len(), 3, "flux command lines found");
 }
 
 #[test]
