@@ -253,3 +253,23 @@ fn blueprint_test_reports_each_case() {
             && c.problems.is_empty())
     );
 }
+
+#[test]
+fn update_has_no_json_shape_yet_and_refuses_json() {
+    let env = Env::new();
+    let made = run(env.scaffold().args(["new", "u", "--defaults", "-q"]));
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let out = run(env
+        .scaffold()
+        .args(["update", "--json", "-C"])
+        .arg(env.path("u")));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .starts_with("error: --json: update has no JSON output yet")
+            && out.stderr.lines().count() == 1,
+        "{}",
+        out.stderr
+    );
+}
