@@ -165,6 +165,9 @@ pub fn failed(op: &str, dir: &Path, source: git2::Error) -> Error {
     }
 }
 
+/// What the caller says on stderr when `resolve_author` fell back.
+pub const FALLBACK_AUTHOR_NOTE: &str = "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>";
+
 /// --author, else git config, else a fallback said on stderr by the caller.
 pub fn resolve_author(flag: Option<&str>) -> Result<(Author, bool)> {
     if let Some(text) = flag {

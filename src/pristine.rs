@@ -37,11 +37,7 @@ pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
             mtime: IndexTime::new(0, 0),
             dev: 0,
             ino: 0,
-            mode: if plan.executable.contains(path) {
-                0o100755
-            } else {
-                0o100644
-            },
+            mode: plan.mode_of(path) as u32,
             uid: 0,
             gid: 0,
             file_size: u32::try_from(contents.len()).unwrap_or(u32::MAX),

@@ -84,9 +84,7 @@ pub fn apply(
     };
     let (author, fallback) = git::resolve_author(options.author)?;
     if fallback {
-        ui::note(
-            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
-        );
+        ui::note(git::FALLBACK_AUTHOR_NOTE);
     }
     let commit = prepared.commit(&author, message)?;
     pristine::store(root, base, message)?;

@@ -95,9 +95,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         None => git::resolve_author(None)?,
     };
     if fallback {
-        ui::note(
-            "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>",
-        );
+        ui::note(git::FALLBACK_AUTHOR_NOTE);
     }
     let message = format!(
         "scaffold: new platform from blueprint {} {}",
