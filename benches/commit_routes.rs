@@ -1,16 +1,16 @@
 //! Two ways to commit a planned tree of N files, measured on the same plan (N = 93 and
 //! 2,000 synthetic files of ~1.7 KB):
 //!
-//! - `git::commit`: the route `scaffold new` takes, which since issue 17 is the mempack
-//!   route below moved into `src/git.rs` (before, it wrote a loose object per blob);
-//! - `mempack+stat`: the reference copy of that route kept here: every object goes to an
-//!   in-memory pack (libgit2 mempack) written as one packfile, and the index takes its stat
-//!   data from the files just written (no re-read, no re-hash).
+//! - `git::commit`: the route `scaffold new` takes: blobs, trees and commits written by
+//!   `src/pack.rs` as one packfile without deltas, with its `.idx`, and index entries whose
+//!   stat data comes from the files just written;
+//! - `packbuilder`: the route before it, kept here for comparison: every object into a
+//!   libgit2 mempack, dumped through libgit2's packbuilder (which searches for deltas) and
+//!   indexed by libgit2's indexer (which inflates and hashes every object again).
 //!
-//! Both write the files with `write::stage` first. Before timing, each route's result is
+//! Both write the files with `write::fill` first. Before timing, each route's result is
 //! checked with `git fsck --strict` and a clean `git status`. This is the evidence for the
-//! git side of the performance targets (BENCHMARKS.md); the route itself belongs in
-//! `src/git.rs`.
+//! git side of the performance targets (BENCHMARKS.md).
 //!
 //!     cargo bench --bench commit_routes
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -41,8 +41,8 @@ fn synthetic_plan(n: usize) -> Plan {
     plan
 }
 
-/// The alternative route: objects into a mempack dumped as one pack; stat data from disk.
-fn commit_mempack(dir: &Path, plan: &Plan) -> git2::Oid {
+/// The earlier route: objects into a mempack dumped through the packbuilder; stat from disk.
+fn commit_packbuilder(dir: &Path, plan: &Plan) -> git2::Oid {
     let mut options = RepositoryInitOptions::new();
     options.initial_head("main");
     let repo = Repository::init_opts(dir, &options).expect("init");
@@ -114,15 +114,17 @@ fn routes(c: &mut Criterion) {
     };
     for files in [93, 2000] {
         let plan = synthetic_plan(files);
-        for route in ["git::commit", "mempack+stat"] {
+        for route in ["git::commit", "packbuilder"] {
             let run = |target: &Path| {
-                let staged = write::stage(&plan, target).expect("stages");
+                let staged = write::staging_dir(target).expect("staging");
+                let written = write::fill(&staged, &plan).expect("written");
                 match route {
                     "git::commit" => {
-                        git::commit(staged.path(), &plan, &author, "bench").expect("commits");
+                        git::commit(staged.path(), &plan, &written, &author, "bench")
+                            .expect("commits");
                     }
                     _ => {
-                        commit_mempack(staged.path(), &plan);
+                        commit_packbuilder(staged.path(), &plan);
                     }
                 }
                 staged.finish().expect("in place");

@@ -70,8 +70,9 @@ fn commit(c: &mut Criterion) {
                 scratch.path().join(format!("r{n}"))
             },
             |target| {
-                let staged = write::stage(&plan, &target).expect("stages");
-                git::commit(staged.path(), &plan, &author, "bench").expect("commits");
+                let staged = write::staging_dir(&target).expect("staging");
+                let written = write::fill(&staged, &plan).expect("written");
+                git::commit(staged.path(), &plan, &written, &author, "bench").expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,

@@ -1,13 +1,14 @@
 //! git2 for `new` and the author: initialise the repository on `main` and commit the plan
 //! in one commit, building blobs straight from the planned bytes (no re-reading of files).
 //! Changes to an existing repo go through `transaction`, which uses the helpers here.
-use std::io::Write;
 use std::path::Path;
 
-use git2::{IndexEntry, IndexTime, Oid, Repository, RepositoryInitOptions, Signature};
+use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
 
 use crate::error::{Error, Result};
+use crate::pack::PackBuilder;
 use crate::plan::Plan;
+use crate::write::Written;
 
 pub struct Author {
     pub name: String,
@@ -43,23 +44,45 @@ impl Author {
     }
 }
 
-/// Initialises `dir` on `main` and commits the plan: blobs and index entries come from the
-/// planned bytes, stat data from the files just staged (so `git status` needs no re-hash).
-/// Every object goes to an in-memory pack written as one packfile: one file for the whole
-/// commit instead of one loose object per blob (BENCHMARKS.md, `benches/commit_routes.rs`).
-pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result<String> {
+/// Initialises `dir` on `main`, commits the plan and records it as the pristine base
+/// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). Blob ids and index
+/// entries come from the planned bytes, stat data from the files just staged (so
+/// `git status` needs no re-hash). Every object goes into one packfile written by `pack`:
+/// one file instead of a loose object per blob, and no delta search (BENCHMARKS.md).
+/// Both refs move only once the pack is on disk.
+pub fn commit(
+    dir: &Path,
+    plan: &Plan,
+    written: &Written,
+    author: &Author,
+    message: &str,
+) -> Result<String> {
+    if written.stats().len() != plan.files.len() {
+        return Err(Error::RepoState(format!(
+            "`{}`: {} files staged for a plan of {}; nothing was committed",
+            dir.display(),
+            written.stats().len(),
+            plan.files.len()
+        )));
+    }
     let mut options = RepositoryInitOptions::new();
     options.initial_head("main");
     let repo = Repository::init_opts(dir, &options).map_err(|e| failed("initialise", dir, e))?;
     let fail = |e| failed("commit", dir, e);
-    let odb = repo.odb().map_err(fail)?;
-    // Above the default backends' priorities, so every write lands in memory.
-    let mempack = odb.add_new_mempack_backend(1000).map_err(fail)?;
+    // While committing, the repo's only object store is in memory: libgit2 checks that a
+    // tree's blobs exist and builds trees and commits there, and no write first looks for
+    // (and touches) a copy on disk, as the default stores would for every object.
+    let odb = git2::Odb::new().map_err(fail)?;
+    let mempack = odb.add_new_mempack_backend(1).map_err(fail)?;
+    repo.set_odb(&odb).map_err(fail)?;
+    let mut pack = PackBuilder::new();
     let mut index = repo.index().map_err(fail)?;
-    for (path, contents) in &plan.files {
-        // The entry's id is filled in from the buffer; the rest is the staged file's stat.
-        let entry = entry_for(dir, path.as_str(), Oid::ZERO_SHA1, plan.mode_of(path))?;
-        index.add_frombuffer(&entry, contents).map_err(fail)?;
+    for ((path, contents), stat) in plan.files.iter().zip(written.stats()) {
+        let id = repo.blob(contents).map_err(fail)?;
+        pack.add(id, ObjectType::Blob, contents)?;
+        index
+            .add(&entry_from(stat, path.as_str(), id, plan.mode_of(path)))
+            .map_err(fail)?;
     }
     let tree = repo
         .find_tree(index.write_tree().map_err(fail)?)
@@ -68,14 +91,15 @@ pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result
     let oid = repo
         .commit(None, &signature, &signature, message, &tree, &[])
         .map_err(fail)?;
-    let mut pack = git2::Buf::new();
-    mempack.dump(&repo, &mut pack).map_err(fail)?;
-    let mut writer = odb.packwriter().map_err(fail)?;
-    writer
-        .write_all(&pack)
-        .map_err(|e| Error::io_path("write a pack in", dir, e))?;
-    writer.commit().map_err(fail)?;
-    mempack.reset().map_err(fail)?;
+    let base = crate::pristine::base_commit(&repo, None, &tree, None, message).map_err(fail)?;
+    // Trees and commits are few and small: copied from memory into the pack.
+    let mut in_memory = vec![oid, base];
+    trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
+    for id in in_memory {
+        let object = odb.read(id).map_err(fail)?;
+        pack.add(id, object.kind(), object.data())?;
+    }
+    pack.finish().write_to(&repo.path().join("objects"))?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(
@@ -85,8 +109,26 @@ pub fn commit(dir: &Path, plan: &Plan, author: &Author, message: &str) -> Result
         &format!("commit (initial): {summary}"),
     )
     .map_err(fail)?;
+    repo.reference(crate::pristine::BASE_REF, base, false, "scaffold: base")
+        .map_err(fail)?;
+    mempack.reset().map_err(fail)?;
     index.write().map_err(fail)?;
     Ok(oid.to_string())
+}
+
+/// `tree` and every tree below it.
+fn trees_under(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    out: &mut Vec<Oid>,
+) -> std::result::Result<(), git2::Error> {
+    out.push(tree.id());
+    for entry in tree.iter() {
+        if entry.kind() == Some(ObjectType::Tree) {
+            trees_under(repo, &repo.find_tree(entry.id())?, out)?;
+        }
+    }
+    Ok(())
 }
 
 /// A branch name by git's own rules (`git check-ref-format --branch`), which libgit2's
@@ -95,25 +137,39 @@ pub fn is_valid_branch(name: &str) -> bool {
     !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false)
 }
 
-/// A digest of a plan's paths and bytes (git's object hash over a canonical listing).
+/// A digest of a plan's paths and bytes: git's blob id of the canonical listing
+/// `path\0len\0bytes…`, hashed as it streams by rather than copied into one buffer first
+/// (records store this value, so it must not change).
 pub fn digest(plan: &Plan) -> String {
-    let mut listing = Vec::new();
-    for (path, contents) in &plan.files {
-        listing.extend_from_slice(path.as_str().as_bytes());
-        listing.push(0);
-        listing.extend_from_slice(contents.len().to_string().as_bytes());
-        listing.push(0);
-        listing.extend_from_slice(contents);
+    use sha1::{Digest, Sha1};
+    let lengths: Vec<String> = plan.files.values().map(|c| c.len().to_string()).collect();
+    let total: usize = plan
+        .files
+        .iter()
+        .zip(&lengths)
+        .map(|((path, contents), len)| path.as_str().len() + 1 + len.len() + 1 + contents.len())
+        .sum();
+    let mut hasher = Sha1::new();
+    hasher.update(format!("blob {total}\0").as_bytes());
+    for ((path, contents), len) in plan.files.iter().zip(&lengths) {
+        hasher.update(path.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(len.as_bytes());
+        hasher.update([0]);
+        hasher.update(contents);
     }
-    Oid::hash_object(git2::ObjectType::Blob, &listing)
-        .map(|oid| oid.to_string())
-        .unwrap_or_default()
+    crate::pack::hex(&hasher.finalize())
 }
 
 /// An index entry for `path` holding blob `id`, with the stat data of the file on disk.
 pub fn entry_for(root: &Path, path: &str, id: Oid, mode: i32) -> Result<IndexEntry> {
     let full = root.join(path);
     let meta = std::fs::symlink_metadata(&full).map_err(|e| Error::io_path("inspect", &full, e))?;
+    Ok(entry_from(&meta, path, id, mode))
+}
+
+/// An index entry for `path` holding blob `id`, with the stat data `meta`.
+fn entry_from(meta: &std::fs::Metadata, path: &str, id: Oid, mode: i32) -> IndexEntry {
     #[cfg(unix)]
     let (ctime, mtime, dev, ino, uid, gid) = {
         use std::os::unix::fs::MetadataExt;
@@ -129,7 +185,7 @@ pub fn entry_for(root: &Path, path: &str, id: Oid, mode: i32) -> Result<IndexEnt
     #[cfg(not(unix))]
     let (ctime, mtime, dev, ino, uid, gid) =
         (IndexTime::new(0, 0), IndexTime::new(0, 0), 0, 0, 0, 0);
-    Ok(IndexEntry {
+    IndexEntry {
         ctime,
         mtime,
         dev,
@@ -142,7 +198,7 @@ pub fn entry_for(root: &Path, path: &str, id: Oid, mode: i32) -> Result<IndexEnt
         flags: 0,
         flags_extended: 0,
         path: path.as_bytes().to_vec(),
-    })
+    }
 }
 
 pub fn signature(author: &Author) -> Result<Signature<'static>> {
@@ -183,4 +239,17 @@ pub fn resolve_author(flag: Option<&str>) -> Result<(Author, bool)> {
             true,
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_is_the_blob_id_of_the_listing() {
+        let plan = Plan::of_texts(&[("a/b.yaml", "one\n"), ("c.tf", ""), ("d/e/f", "x")]);
+        let listing = b"a/b.yaml\x004\x00one\nc.tf\x000\x00d/e/f\x001\x00x";
+        let expected = Oid::hash_object(ObjectType::Blob, listing).expect("hash");
+        assert_eq!(digest(&plan), expected.to_string());
+    }
 }

@@ -26,6 +26,7 @@ pub mod locate;
 pub mod manifest;
 pub mod merge;
 pub mod overrides;
+pub mod pack;
 pub mod plan;
 pub mod pristine;
 pub mod prompt;

@@ -172,18 +172,19 @@ pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
 
 /// The errors `scaffold new` refuses a blueprint for, before asking anything: every check
 /// that needs no answers (templates parse, read only names in scope). Embedded blueprints
-/// are linted by scaffold's own tests and skip this.
-pub fn static_findings(blueprint: &Blueprint) -> Vec<Finding> {
+/// are linted by scaffold's own tests and skip this. Also returns the renderer the checks
+/// compiled, when every template compiled, so `new` does not compile them twice.
+pub fn static_findings(blueprint: &Blueprint) -> (Vec<Finding>, Option<Renderer>) {
     if blueprint.origin.starts_with("embedded:") {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let mut found = Findings(Vec::new(), format!("{}/", blueprint.origin));
-    check_templates(blueprint, &mut found);
+    let renderer = check_templates(blueprint, &mut found);
     check_delimiter_clashes(blueprint, &mut found);
     check_overrides(blueprint, &mut found);
     found.0.sort();
     found.0.dedup();
-    found.0
+    (found.0, renderer)
 }
 
 fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {

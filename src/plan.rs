@@ -105,7 +105,8 @@ impl Plan {
 }
 
 /// Template names are the blueprint-relative paths, so errors point at the source file.
-pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> {
+/// The texts are borrowed from the blueprint: Tera keeps its own copy of each.
+pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
     let mut sources = Vec::new();
     for (prefix, tree) in blueprint.template_trees() {
         for (path, bytes) in tree {
@@ -115,7 +116,7 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
                         "{prefix}{path}: a .tera template must be UTF-8 text"
                     ))
                 })?;
-                sources.push((format!("{prefix}{path}"), text.to_string()));
+                sources.push((format!("{prefix}{path}"), text));
             }
         }
     }
@@ -123,7 +124,7 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, String)>> 
     for (path, bytes) in blueprint.patches.values().flatten() {
         let text = std::str::from_utf8(bytes)
             .map_err(|_| Error::Blueprint(format!("{path}: a patch must be UTF-8 text")))?;
-        sources.push((path.clone(), text.to_string()));
+        sources.push((path.clone(), text));
     }
     Ok(sources)
 }

@@ -61,19 +61,22 @@ pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
     {
         return Ok(parent.id().to_string());
     }
-    let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    let id = repo
-        .commit(
-            Some(BASE_REF),
-            &signature,
-            &signature,
-            message,
-            &tree,
-            &parents,
-        )
-        .map_err(fail)?;
+    let id = base_commit(&repo, Some(BASE_REF), &tree, parent.as_ref(), message).map_err(fail)?;
     Ok(id.to_string())
+}
+
+/// A base commit of `tree` on top of `parent`, moving `update_ref` if given (`new` gives
+/// none: it writes the commit into the same pack as the first one and moves both refs then).
+pub fn base_commit(
+    repo: &Repository,
+    update_ref: Option<&str>,
+    tree: &git2::Tree<'_>,
+    parent: Option<&git2::Commit<'_>>,
+    message: &str,
+) -> std::result::Result<Oid, git2::Error> {
+    let signature = Signature::now("scaffold", "scaffold@localhost")?;
+    let parents: Vec<&git2::Commit<'_>> = parent.into_iter().collect();
+    repo.commit(update_ref, &signature, &signature, message, tree, &parents)
 }
 
 /// The stored base whose answers record is `record_bytes` (the newest such), if any.

@@ -4,7 +4,9 @@
 //! point) is staged inside itself and its entries are moved in, so the directory, its
 //! permissions and its owner stay. A failure before the move leaves nothing behind; a staging
 //! directory left by a SIGKILL carries its pid in its name, and the next run removes it.
+use std::collections::HashSet;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -154,24 +156,50 @@ pub fn staging_dir(target: &Path) -> Result<Staged> {
     })
 }
 
-/// Writes the plan into `staged`.
-pub fn fill(staged: &Staged, plan: &Plan) -> Result<()> {
-    for (path, contents) in &plan.files {
-        let full = staged.dir.join(path.as_str());
-        if let Some(parent) = full.parent() {
-            fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
-        }
-        fs::write(&full, contents).map_err(|e| Error::io_path("write", &full, e))?;
-        #[cfg(unix)]
-        if plan.executable.contains(path) {
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&full, fs::Permissions::from_mode(0o755))
-                .map_err(|e| Error::io_path("set permissions of", &full, e))?;
-        }
+/// The stat data of every file `fill` wrote, in plan order: what the git index records,
+/// taken from the open file so nothing is looked up by path again.
+pub struct Written(Vec<fs::Metadata>);
+
+impl Written {
+    pub fn stats(&self) -> &[fs::Metadata] {
+        &self.0
     }
-    Ok(())
 }
 
+/// Writes the plan into `staged`. Each directory is created once (the plan is sorted, and
+/// `made` remembers every directory created with its parents); each file is new.
+pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
+    let mut made: HashSet<&str> = HashSet::new();
+    let mut stats = Vec::with_capacity(plan.files.len());
+    for (path, contents) in &plan.files {
+        if let Some((dir, _)) = path.as_str().rsplit_once('/')
+            && !made.contains(dir)
+        {
+            let full = staged.dir.join(dir);
+            fs::create_dir_all(&full).map_err(|e| Error::io_path("create", &full, e))?;
+            let mut parent = Some(dir);
+            while let Some(d) = parent {
+                made.insert(d);
+                parent = d.rsplit_once('/').map(|(p, _)| p);
+            }
+        }
+        let full = staged.dir.join(path.as_str());
+        let write = |full: &Path| -> std::io::Result<fs::Metadata> {
+            let mut file = fs::File::create_new(full)?;
+            file.write_all(contents)?;
+            #[cfg(unix)]
+            if plan.executable.contains(path) {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(fs::Permissions::from_mode(0o755))?;
+            }
+            file.metadata()
+        };
+        stats.push(write(&full).map_err(|e| Error::io_path("write", &full, e))?);
+    }
+    Ok(Written(stats))
+}
+
+/// A staged copy of `plan`, for callers that do not commit it.
 pub fn stage(plan: &Plan, target: &Path) -> Result<Staged> {
     let staged = staging_dir(target)?;
     fill(&staged, plan)?;

@@ -30,7 +30,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Op
     // on its own (with the partials it may include), so every syntax error is reported.
     let whole = generate::renderer_for(blueprint);
     let mut clean = true;
-    let partials: Vec<&(String, String)> = sources
+    let partials: Vec<&(String, &str)> = sources
         .iter()
         .filter(|(n, _)| n.starts_with("partials/"))
         .collect();
@@ -87,12 +87,12 @@ fn compile_alone(
     name: &str,
     text: &str,
     delimiters: &crate::blueprint::Delimiters,
-    partials: &[&(String, String)],
+    partials: &[&(String, &str)],
 ) -> crate::error::Result<Renderer> {
     let others = partials
         .iter()
         .filter(|(n, _)| n != name)
-        .map(|(n, t)| (n.as_str(), t.as_str()));
+        .map(|(n, t)| (n.as_str(), *t));
     let sources = std::iter::once((name, text))
         .chain(others)
         .map(|(n, t)| crate::render::Source {
@@ -164,6 +164,10 @@ const OPTIONAL_ADDON_FIELDS: &[&str] = &[
 /// `addon.FIELD` (and `a.FIELD` for `for a in addons`) with a field no entry has reads as
 /// undefined, which `if` takes for false: a misspelt field would drop output silently.
 fn check_addon_fields(name: &str, text: &str, fields: &[String], found: &mut Findings) {
+    // Every alias is `addon` or a loop over `addons`: a text without the word reads none.
+    if !text.contains(ADDON_BUILTIN) {
+        return;
+    }
     static LOOP: std::sync::LazyLock<Option<Regex>> =
         std::sync::LazyLock::new(|| Regex::new(r"\bfor\s+(\w+)\s+in\s+addons\b").ok());
     static FIELD: std::sync::LazyLock<Option<Regex>> =

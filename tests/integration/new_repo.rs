@@ -122,6 +122,46 @@ fn a_non_empty_target_is_refused_and_left_alone() {
     assert_eq!(out.code, 3, "{}", out.stderr);
 }
 
+/// `new` writes its objects as one packfile and idx of its own (src/pack.rs): git must
+/// accept them as it accepts its own, and the base ref must share the commit's tree.
+#[test]
+fn the_first_commit_is_one_pack_git_verifies() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["new", "acme", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("acme");
+    env.git(
+        &dir,
+        &["fsck", "--strict", "--no-dangling", "--no-progress"],
+    );
+    let packs: Vec<_> = std::fs::read_dir(dir.join(".git/objects/pack"))
+        .expect("pack dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(packs.len(), 2, "one pack and its idx: {packs:?}");
+    let idx = packs
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .expect("an idx");
+    let verified = env.git(&dir, &["verify-pack", "-v", idx.to_str().expect("utf-8")]);
+    let objects = env
+        .git(&dir, &["rev-list", "--objects", "--all"])
+        .lines()
+        .count();
+    assert!(
+        verified.contains(&format!("non delta: {objects} objects")),
+        "every object undeltified and nothing else in the pack: {verified}"
+    );
+    // No loose objects beside the pack.
+    let loose = env.git(&dir, &["count-objects", "-v"]);
+    assert!(loose.contains("count: 0\n"), "{loose}");
+    assert_eq!(
+        env.git(&dir, &["rev-parse", "HEAD^{tree}"]),
+        env.git(&dir, &["rev-parse", "refs/scaffold/base^{tree}"])
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
+
 #[test]
 fn an_empty_target_directory_is_used() {
     let env = Env::new();

@@ -1,0 +1,240 @@
+//! One git packfile and its index, built from objects already in memory (gitformat-pack(5):
+//! pack version 2, idx version 2). `new` writes its whole first commit this way.
+//!
+//! Why not libgit2's packbuilder (`Mempack::dump`): it searches every object for deltas,
+//! which was 30 % of `new`'s CPU at 2,000 files while the files of a fresh repo share
+//! little. Here each object is deflated once, at zlib's fastest level (what `git add` uses
+//! for loose objects), and the `.idx` comes from the offsets recorded on the way, so
+//! nothing is inflated or hashed a second time. `git gc` deltifies later, as for any repo.
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use flate2::{Compress, Compression, FlushCompress, Status};
+use git2::{ObjectType, Oid};
+use sha1::{Digest, Sha1};
+
+use crate::error::{Error, Result};
+
+/// Offsets at or above this go to the idx's 64-bit table.
+const LARGE_OFFSET: u64 = 0x8000_0000;
+
+pub struct PackBuilder {
+    bytes: Vec<u8>,
+    objects: Vec<Entry>,
+    ids: HashSet<Oid>,
+    /// One deflate state for every object, reset between them (building one costs more
+    /// than compressing a small file).
+    deflate: Compress,
+}
+
+struct Entry {
+    id: Oid,
+    offset: u64,
+    crc: u32,
+}
+
+impl Default for PackBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PackBuilder {
+    pub fn new() -> Self {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"PACK");
+        bytes.extend_from_slice(&2u32.to_be_bytes());
+        bytes.extend_from_slice(&0u32.to_be_bytes()); // the count, filled in by `finish`
+        PackBuilder {
+            bytes,
+            objects: Vec::new(),
+            ids: HashSet::new(),
+            deflate: Compress::new(Compression::fast(), true),
+        }
+    }
+
+    /// Appends one whole (undeltified) object whose id the caller has computed; an object
+    /// already in the pack (two files with the same bytes, two equal trees) is not repeated.
+    pub fn add(&mut self, id: Oid, kind: ObjectType, data: &[u8]) -> Result<()> {
+        if !self.ids.insert(id) {
+            return Ok(());
+        }
+        let offset = self.bytes.len();
+        let code: u8 = match kind {
+            ObjectType::Commit => 1,
+            ObjectType::Tree => 2,
+            ObjectType::Tag => 4,
+            _ => 3,
+        };
+        // Type and size: 4 size bits in the first byte, then 7 per byte, low bits first.
+        let mut size = data.len();
+        let mut byte = (code << 4) | (size & 0x0f) as u8;
+        size >>= 4;
+        while size > 0 {
+            self.bytes.push(byte | 0x80);
+            byte = (size & 0x7f) as u8;
+            size >>= 7;
+        }
+        self.bytes.push(byte);
+        self.deflate.reset();
+        let mut input = data;
+        loop {
+            self.bytes.reserve(input.len() / 2 + 64);
+            let read = self.deflate.total_in();
+            let status = self
+                .deflate
+                .compress_vec(input, &mut self.bytes, FlushCompress::Finish)
+                .map_err(|e| Error::Io {
+                    context: "compress an object for the pack".into(),
+                    source: std::io::Error::other(e),
+                })?;
+            input = &input[(self.deflate.total_in() - read) as usize..];
+            if status == Status::StreamEnd {
+                break;
+            }
+        }
+        self.objects.push(Entry {
+            id,
+            offset: offset as u64,
+            crc: crc32fast::hash(&self.bytes[offset..]),
+        });
+        Ok(())
+    }
+
+    /// The pack and idx bytes, and the pack's name (`pack-<checksum>`).
+    pub fn finish(mut self) -> Finished {
+        let count = u32::try_from(self.objects.len()).unwrap_or(u32::MAX);
+        self.bytes[8..12].copy_from_slice(&count.to_be_bytes());
+        let checksum: [u8; 20] = Sha1::digest(&self.bytes).into();
+        self.bytes.extend_from_slice(&checksum);
+
+        self.objects.sort_by_key(|entry| entry.id);
+        let mut idx = Vec::with_capacity(1072 + self.objects.len() * 28);
+        idx.extend_from_slice(b"\xfftOc");
+        idx.extend_from_slice(&2u32.to_be_bytes());
+        let mut fanout = [0u32; 256];
+        for entry in &self.objects {
+            fanout[entry.id.as_bytes()[0] as usize] += 1;
+        }
+        let mut running = 0u32;
+        for slot in fanout {
+            running += slot;
+            idx.extend_from_slice(&running.to_be_bytes());
+        }
+        for entry in &self.objects {
+            idx.extend_from_slice(entry.id.as_bytes());
+        }
+        for entry in &self.objects {
+            idx.extend_from_slice(&entry.crc.to_be_bytes());
+        }
+        let mut large = Vec::new();
+        for entry in &self.objects {
+            let small = if entry.offset < LARGE_OFFSET {
+                entry.offset as u32
+            } else {
+                large.push(entry.offset);
+                0x8000_0000 | (large.len() as u32 - 1)
+            };
+            idx.extend_from_slice(&small.to_be_bytes());
+        }
+        for offset in large {
+            idx.extend_from_slice(&offset.to_be_bytes());
+        }
+        idx.extend_from_slice(&checksum);
+        let idx_checksum: [u8; 20] = Sha1::digest(&idx).into();
+        idx.extend_from_slice(&idx_checksum);
+
+        let name = format!("pack-{}", hex(&checksum));
+        Finished {
+            pack: self.bytes,
+            idx,
+            name,
+        }
+    }
+}
+
+pub struct Finished {
+    pack: Vec<u8>,
+    idx: Vec<u8>,
+    name: String,
+}
+
+impl Finished {
+    /// Writes `<name>.pack`, then `<name>.idx` (git finds a pack by its idx, so the pack is
+    /// whole before anything can see it), read-only as git leaves them.
+    pub fn write_to(&self, objects_dir: &Path) -> Result<()> {
+        let dir = objects_dir.join("pack");
+        for (extension, bytes) in [("pack", &self.pack), ("idx", &self.idx)] {
+            let path = dir.join(format!("{}.{extension}", self.name));
+            write_read_only(&path, bytes).map_err(|e| Error::io_path("write", &path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Lower-case hex, as git spells ids and checksums.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Written under a temporary name and renamed, so a pack file is never seen half written.
+fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = PathBuf::from(format!("{}.tmp", path.display()));
+    std::fs::write(&temporary, bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o444))?;
+    }
+    std::fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_use_the_variable_length_header() {
+        // 4 bits in the first byte, then 7 per continuation byte.
+        let mut pack = PackBuilder::new();
+        let data = vec![b'x'; 300];
+        let id = Oid::hash_object(ObjectType::Blob, &data).expect("hash");
+        pack.add(id, ObjectType::Blob, &data).expect("add");
+        // 300 = 0b1_0010_1100: low nibble 1100 with the continuation bit, then 0b10010.
+        assert_eq!(&pack.bytes[12..14], &[0x80 | (3 << 4) | 0x0c, 0x12]);
+    }
+
+    #[test]
+    fn git_reads_what_is_written() {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let repo = git2::Repository::init(dir.path()).expect("init");
+        let mut pack = PackBuilder::new();
+        let mut ids = Vec::new();
+        for n in 0..40 {
+            // Every tenth file has the same bytes: one object in the pack.
+            let data = if n % 10 == 0 {
+                "same\n".to_string()
+            } else {
+                format!("file {n}\n").repeat(n * 7)
+            };
+            let id = Oid::hash_object(ObjectType::Blob, data.as_bytes()).expect("hash");
+            pack.add(id, ObjectType::Blob, data.as_bytes())
+                .expect("add");
+            ids.push((id, data));
+        }
+        let finished = pack.finish();
+        assert_eq!(
+            &finished.pack[8..12],
+            &37u32.to_be_bytes(),
+            "36 distinct + 1 shared"
+        );
+        finished
+            .write_to(&repo.path().join("objects"))
+            .expect("write");
+        let repo = git2::Repository::open(dir.path()).expect("reopen");
+        for (id, data) in ids {
+            let blob = repo.find_blob(id).expect("blob in the pack");
+            assert_eq!(blob.content(), data.as_bytes());
+        }
+    }
+}
