@@ -120,8 +120,15 @@ fn routes(c: &mut Criterion) {
                 let written = write::fill(&staged, &plan).expect("written");
                 match route {
                     "git::commit" => {
-                        git::commit(staged.path(), &plan, &written, &author, "bench")
-                            .expect("commits");
+                        git::commit(
+                            staged.path(),
+                            &plan,
+                            &written,
+                            git::Blobs::of(&plan).expect("hashed"),
+                            &author,
+                            "bench",
+                        )
+                        .expect("commits");
                     }
                     _ => {
                         commit_packbuilder(staged.path(), &plan);

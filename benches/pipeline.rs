@@ -72,7 +72,15 @@ fn commit(c: &mut Criterion) {
             |target| {
                 let staged = write::staging_dir(&target).expect("staging");
                 let written = write::fill(&staged, &plan).expect("written");
-                git::commit(staged.path(), &plan, &written, &author, "bench").expect("commits");
+                git::commit(
+                    staged.path(),
+                    &plan,
+                    &written,
+                    git::Blobs::of(&plan).expect("hashed"),
+                    &author,
+                    "bench",
+                )
+                .expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,

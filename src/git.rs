@@ -44,49 +44,74 @@ impl Author {
     }
 }
 
+/// Every blob of a plan, hashed and deflated into a pack: all `commit` needs of the files'
+/// bytes. It touches no disk, so `new` builds it while the files are being written.
+pub struct Blobs {
+    pack: PackBuilder,
+    ids: Vec<Oid>,
+}
+
+impl Blobs {
+    pub fn of(plan: &Plan) -> Result<Blobs> {
+        let mut pack = PackBuilder::new();
+        let mut ids = Vec::with_capacity(plan.files.len());
+        for contents in plan.files.values() {
+            let id = Oid::hash_object(ObjectType::Blob, contents)
+                .map_err(|e| failed("hash a file for", Path::new("."), e))?;
+            pack.add(id, ObjectType::Blob, contents)?;
+            ids.push(id);
+        }
+        Ok(Blobs { pack, ids })
+    }
+}
+
 /// Initialises `dir` on `main`, commits the plan and records it as the pristine base
-/// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). Blob ids and index
-/// entries come from the planned bytes, stat data from the files just staged (so
-/// `git status` needs no re-hash). Every object goes into one packfile written by `pack`:
-/// one file instead of a loose object per blob, and no delta search (BENCHMARKS.md).
-/// Both refs move only once the pack is on disk.
+/// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
+/// blob ids from `blobs` and stat data from the files `written` (so `git status` needs no
+/// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
+/// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
+/// the pack is on disk.
 pub fn commit(
     dir: &Path,
     plan: &Plan,
     written: &Written,
+    blobs: Blobs,
     author: &Author,
     message: &str,
 ) -> Result<String> {
-    if written.stats().len() != plan.files.len() {
+    let files = plan.files.len();
+    if written.stats().len() != files || blobs.ids.len() != files {
         return Err(Error::RepoState(format!(
-            "`{}`: {} files staged for a plan of {}; nothing was committed",
+            "`{}`: {} files staged and {} hashed for a plan of {files}; nothing was committed",
             dir.display(),
             written.stats().len(),
-            plan.files.len()
+            blobs.ids.len(),
         )));
     }
     let mut options = RepositoryInitOptions::new();
     options.initial_head("main");
     let repo = Repository::init_opts(dir, &options).map_err(|e| failed("initialise", dir, e))?;
     let fail = |e| failed("commit", dir, e);
-    // While committing, the repo's only object store is in memory: libgit2 checks that a
-    // tree's blobs exist and builds trees and commits there, and no write first looks for
-    // (and touches) a copy on disk, as the default stores would for every object.
+    // Trees and commits are built by libgit2 in an object store in memory, the repo's
+    // only one while committing (so no write first looks for a copy on disk). The blobs
+    // are in `blobs.pack`, where libgit2 cannot see them: its check that a tree's blobs
+    // exist is off until the index and trees are written (tests run `git fsck --strict` on
+    // the result).
     let odb = git2::Odb::new().map_err(fail)?;
     let mempack = odb.add_new_mempack_backend(1).map_err(fail)?;
     repo.set_odb(&odb).map_err(fail)?;
-    let mut pack = PackBuilder::new();
+    let Blobs { mut pack, ids } = blobs;
     let mut index = repo.index().map_err(fail)?;
-    for ((path, contents), stat) in plan.files.iter().zip(written.stats()) {
-        let id = repo.blob(contents).map_err(fail)?;
-        pack.add(id, ObjectType::Blob, contents)?;
-        index
-            .add(&entry_from(stat, path.as_str(), id, plan.mode_of(path)))
-            .map_err(fail)?;
-    }
-    let tree = repo
-        .find_tree(index.write_tree().map_err(fail)?)
-        .map_err(fail)?;
+    let tree = {
+        let _unchecked = UncheckedObjects::begin();
+        for (((path, _), stat), id) in plan.files.iter().zip(written.stats()).zip(ids) {
+            index
+                .add(&entry_from(stat, path.as_str(), id, plan.mode_of(path)))
+                .map_err(fail)?;
+        }
+        index.write_tree().map_err(fail)?
+    };
+    let tree = repo.find_tree(tree).map_err(fail)?;
     let signature = signature(author)?;
     let oid = repo
         .commit(None, &signature, &signature, message, &tree, &[])
@@ -114,6 +139,23 @@ pub fn commit(
     mempack.reset().map_err(fail)?;
     index.write().map_err(fail)?;
     Ok(oid.to_string())
+}
+
+/// libgit2's check that objects a new object names exist, off while alive (it is a
+/// process-wide setting) and back on when dropped, on every path out.
+struct UncheckedObjects;
+
+impl UncheckedObjects {
+    fn begin() -> Self {
+        git2::opts::strict_object_creation(false);
+        UncheckedObjects
+    }
+}
+
+impl Drop for UncheckedObjects {
+    fn drop(&mut self) {
+        git2::opts::strict_object_creation(true);
+    }
 }
 
 /// `tree` and every tree below it.

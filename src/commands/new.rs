@@ -115,9 +115,18 @@ pub fn run(args: NewArgs) -> Result<()> {
     let staged = write::staging_dir(&args.dir)?;
     critical.staging(staged.path().to_path_buf());
     signals::test_seam("new-staged")?;
-    let written = write::fill(&staged, plan)?;
+    // The blobs are hashed and packed on a second core while the files are written.
+    let (written, blobs) = std::thread::scope(|s| {
+        let blobs = s.spawn(|| git::Blobs::of(plan));
+        let written = write::fill(&staged, plan);
+        let blobs = blobs
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (written, blobs)
+    });
+    let (written, blobs) = (written?, blobs?);
     signals::test_seam("new-written")?;
-    let commit = git::commit(staged.path(), plan, &written, &author, &message)?;
+    let commit = git::commit(staged.path(), plan, &written, blobs, &author, &message)?;
     signals::test_seam("new-committed")?;
     staged.finish()?;
     critical.done(args.dir.clone());
