@@ -186,10 +186,10 @@ struct RenderedFile {
 /// A rendered file, or None when it renders away.
 type Rendered = Result<Option<RenderedFile>>;
 
-/// Below this many files per thread, a thread costs more than it saves.
-const FILES_PER_THREAD: usize = 200;
-
 impl Files<'_> {
+    /// Renders `tree` in order, so the first error reported is the first in the tree. One
+    /// thread: rendering is a tenth of `new` at 2,000 files, and a second render thread
+    /// measured no faster while it cost a second malloc arena (BENCHMARKS.md).
     fn render_tree(
         &self,
         plan: &mut Plan,
@@ -197,9 +197,10 @@ impl Files<'_> {
         tree: &FileTree,
         scope: &Scope,
     ) -> Result<()> {
-        let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
-        for file in self.render_all(prefix, &entries, scope) {
-            let Some(file) = file? else { continue };
+        for (path, bytes) in tree {
+            let Some(file) = self.render_one(prefix, path, bytes, scope)? else {
+                continue;
+            };
             if self.executable.contains(&file.source) {
                 plan.executable.insert(file.path.clone());
             }
@@ -207,35 +208,6 @@ impl Files<'_> {
             plan.add(file.path, file.contents)?;
         }
         Ok(())
-    }
-
-    /// Renders `entries` in order, split across the cores when there are enough of them.
-    /// Results stay in input order, so the first error reported is the first in the tree.
-    fn render_all(
-        &self,
-        prefix: &str,
-        entries: &[(&String, &Vec<u8>)],
-        scope: &Scope,
-    ) -> Vec<Rendered> {
-        let one = |(path, bytes): &(&String, &Vec<u8>)| self.render_one(prefix, path, bytes, scope);
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(entries.len() / FILES_PER_THREAD)
-            .max(1);
-        if threads == 1 {
-            return entries.iter().map(one).collect();
-        }
-        let chunk = entries.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let parts: Vec<_> = entries
-                .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|part| part.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
     }
 
     /// One blueprint file: its rendered path and contents (patched), or None when it is
@@ -308,7 +280,6 @@ fn for_addon(err: Error, addon: &Json) -> Error {
 mod tests {
     use super::*;
 
-    /// Enough files for `render_all` to split them across threads (where there are cores).
     fn render_tree(
         plan: &mut Plan,
         renderer: &Renderer,
@@ -346,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_large_tree_renders_every_file_in_order() {
-        let n = 3 * FILES_PER_THREAD;
+        let n = 600;
         let (renderer, tree) = big_tree(n, &[]);
         let mut plan = Plan::default();
         let scope = Scope::new(&serde_json::json!({"name": "acme"}));
@@ -358,8 +329,8 @@ mod tests {
 
     #[test]
     fn a_large_tree_reports_its_first_error() {
-        // In tree order d0/…-0014 comes first (first thread's half); d6/…-0006 is in the last half.
-        let (renderer, tree) = big_tree(3 * FILES_PER_THREAD, &[6, 14]);
+        // In tree order d0/…-0014 comes before d6/…-0006.
+        let (renderer, tree) = big_tree(600, &[6, 14]);
         let scope = Scope::new(&serde_json::json!({"name": "acme"}));
         let err = render_tree(&mut Plan::default(), &renderer, "files/", &tree, &scope)
             .expect_err("undefined variable");
