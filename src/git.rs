@@ -55,9 +55,9 @@ impl Blobs {
     pub fn of(plan: &Plan) -> Result<Blobs> {
         let mut pack = PackBuilder::new();
         let mut ids = Vec::with_capacity(plan.files.len());
-        for contents in plan.files.values() {
+        for (path, contents) in &plan.files {
             let id = Oid::hash_object(ObjectType::Blob, contents)
-                .map_err(|e| failed("hash a file for", Path::new("."), e))?;
+                .map_err(|e| failed("hash", Path::new(path.as_str()), e))?;
             pack.add(id, ObjectType::Blob, contents)?;
             ids.push(id);
         }
