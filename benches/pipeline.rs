@@ -148,6 +148,15 @@ fn commands(c: &mut Criterion) {
                         cp.arg("-a").arg(source).arg(&copy);
                         cp
                     });
+                    // A copy's index has stale stat data (new inodes), so any status
+                    // would re-read every file; a repo in use has a fresh index.
+                    run({
+                        let mut refresh = Command::new("git");
+                        refresh
+                            .current_dir(&copy)
+                            .args(["update-index", "-q", "--refresh"]);
+                        refresh
+                    });
                     copy
                 },
                 |copy| {
