@@ -166,8 +166,8 @@ impl Written {
     }
 }
 
-/// Writes the plan into `staged`. Each directory is created once (the plan is sorted, and
-/// `made` remembers every directory created with its parents); each file is new.
+/// Writes the plan into `staged`. Each directory is created once (`made` remembers every
+/// directory created, with its parents); each file is new.
 pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
     let mut made: HashSet<&str> = HashSet::new();
     let mut stats = Vec::with_capacity(plan.files.len());

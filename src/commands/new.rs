@@ -99,9 +99,9 @@ pub fn run(args: NewArgs) -> Result<()> {
         "scaffold: new platform from blueprint {} {}",
         blueprint.manifest.name, blueprint.manifest.version
     );
-    // Said after the repo is written, rendered before: the compiled templates and the
-    // blueprint's bytes are freed while the files are written (freeing 2,000 compiled
-    // templates costs a tenth of the run), so the run holds one copy of the output.
+    // Said after the repo is written, rendered before, so that the compiled templates and
+    // the blueprint can be freed on another thread while the files are written (dropping
+    // 2,000 compiled templates took 5–8 % of the run).
     let next_steps = match &blueprint.manifest.next_steps {
         Some(template) if !args.json && ui::verbosity() > ui::Verbosity::Quiet => {
             let context = answers::context_of(&answers, &Map::new());
