@@ -23,8 +23,11 @@ pub struct Rendered {
     pub addons: Map<String, Json>,
 }
 
+/// The renderer of a run: templated paths, patches and the shared templates (partials,
+/// components), compiled once. File templates are compiled where they are rendered, a
+/// chunk at a time (`plan::build`).
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
-    let sources = plan::template_sources(blueprint)?;
+    let sources = plan::shared_sources(blueprint)?;
     let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
     let mut renderer = Renderer::new(
         &default,

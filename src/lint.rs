@@ -160,11 +160,11 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
 /// `manifest_text` is the text of its own `blueprint.yaml`.
 pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
     let mut found = Findings::default();
-    let renderer = check_templates(blueprint, &mut found);
+    let compiled = check_templates(blueprint, &mut found);
     check_delimiter_clashes(blueprint, &mut found);
     check_overrides(blueprint, &mut found);
     check_catalog(blueprint, &mut found);
-    if let Some(renderer) = renderer {
+    if compiled && let Ok(renderer) = crate::generate::renderer_for(blueprint) {
         check_defaults_and_render(blueprint, &renderer, manifest_text, &mut found);
     }
     found.0
@@ -172,19 +172,18 @@ pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
 
 /// The errors `scaffold new` refuses a blueprint for, before asking anything: every check
 /// that needs no answers (templates parse, read only names in scope). Embedded blueprints
-/// are linted by scaffold's own tests and skip this. Also returns the renderer the checks
-/// compiled, when every template compiled, so `new` does not compile them twice.
-pub fn static_findings(blueprint: &Blueprint) -> (Vec<Finding>, Option<Renderer>) {
+/// are linted by scaffold's own tests and skip this.
+pub fn static_findings(blueprint: &Blueprint) -> Vec<Finding> {
     if blueprint.origin.starts_with("embedded:") {
-        return (Vec::new(), None);
+        return Vec::new();
     }
     let mut found = Findings(Vec::new(), format!("{}/", blueprint.origin));
-    let renderer = check_templates(blueprint, &mut found);
+    check_templates(blueprint, &mut found);
     check_delimiter_clashes(blueprint, &mut found);
     check_overrides(blueprint, &mut found);
     found.0.sort();
     found.0.dedup();
-    (found.0, renderer)
+    found.0
 }
 
 fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {

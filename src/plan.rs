@@ -7,7 +7,6 @@ use serde_json::Value as Json;
 
 use crate::blueprint::{Blueprint, FileTree};
 use crate::error::{Error, Located, Result};
-use crate::overrides::Patches;
 use crate::render::{Renderer, Scope};
 
 /// A repo-relative path that cannot escape the repo: no `..`, no absolute path, no empty
@@ -129,6 +128,57 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
     Ok(sources)
 }
 
+/// A template other templates may use, so every engine holds it: a partial, a file that
+/// defines a component (every template sees every component), a patch. A file that only
+/// mentions the word is shared too, which costs a compile and nothing else.
+fn is_shared(name: &str, text: &str) -> bool {
+    name.starts_with("partials/") || text.contains("component")
+}
+
+/// The templates the renderer of a whole run holds: the shared ones and the patches.
+/// File templates are compiled `TEMPLATES_PER_CHUNK` at a time where they are rendered.
+pub fn shared_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
+    let patches: BTreeSet<&str> = blueprint
+        .patches
+        .values()
+        .flatten()
+        .map(|(path, _)| path.as_str())
+        .collect();
+    Ok(template_sources(blueprint)?
+        .into_iter()
+        .filter(|(name, text)| is_shared(name, text) || patches.contains(name.as_str()))
+        .collect())
+}
+
+/// How many templates one engine compiles at a time. Tera's compiled form of a template is
+/// about 6x its text (12 KB for a 1.8 KB file, allocator overhead included): compiled all at
+/// once, 2,000 templates held 24 MB (BENCHMARKS.md); a chunk is compiled, used and dropped.
+pub const TEMPLATES_PER_CHUNK: usize = 200;
+
+/// One engine for `chunk` (blueprint-relative names and texts) and the `shared` templates.
+pub fn compile_chunk(
+    blueprint: &Blueprint,
+    chunk: &[(String, &str)],
+    shared: &[(String, &str)],
+) -> Result<Renderer> {
+    let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    let names: BTreeSet<&str> = chunk.iter().map(|(name, _)| name.as_str()).collect();
+    let others = shared
+        .iter()
+        .filter(|(name, _)| !names.contains(name.as_str()));
+    Renderer::new(
+        &default,
+        chunk
+            .iter()
+            .chain(others)
+            .map(|(name, text)| crate::render::Source {
+                name,
+                text,
+                delimiters: blueprint.delimiters_for(name),
+            }),
+    )
+}
+
 /// Every blueprint-relative name whose path may be a template (for `Renderer::add_paths`).
 pub fn path_names(blueprint: &Blueprint) -> impl Iterator<Item = String> + '_ {
     [
@@ -150,30 +200,36 @@ pub fn build(
     let mut plan = Plan::default();
     let scope = Scope::new(context);
     let files = Files {
+        blueprint,
         renderer,
-        patches: &blueprint.patches,
-        executable: &blueprint.executable,
+        shared: shared_sources(blueprint)?,
     };
-    files.render_tree(&mut plan, "files/", &blueprint.files, &scope)?;
-    let scopes: Vec<Scope> = addons.iter().map(|a| scope.with("addon", a)).collect();
-    for (addon, scope) in addons.iter().zip(&scopes) {
-        files
-            .render_tree(&mut plan, "addon-files/", &blueprint.addon_files, scope)
-            .map_err(|e| for_addon(e, addon))?;
-    }
-    for (addon, scope) in addons.iter().zip(&scopes) {
-        crate::overrides::apply_addon_patches(&mut plan, renderer, scope, addon)?;
+    files.render_tree(
+        &mut plan,
+        "files/",
+        &blueprint.files,
+        &[(None, scope.clone())],
+    )?;
+    let scopes: Vec<(Option<&Json>, Scope)> = addons
+        .iter()
+        .map(|a| (Some(a), scope.with("addon", a)))
+        .collect();
+    files.render_tree(&mut plan, "addon-files/", &blueprint.addon_files, &scopes)?;
+    for (addon, scope) in &scopes {
+        if let Some(addon) = addon {
+            crate::overrides::apply_addon_patches(&mut plan, renderer, scope, addon)?;
+        }
     }
     Ok(plan)
 }
 
 /// What rendering a blueprint file needs besides the file and its scope.
 struct Files<'a> {
+    blueprint: &'a Blueprint,
+    /// Paths, patches and the shared templates, compiled once for the run.
     renderer: &'a Renderer,
-    /// Patches laid over inherited files, by blueprint-relative path.
-    patches: &'a Patches,
-    /// Blueprint-relative paths written with the executable bit.
-    executable: &'a BTreeSet<String>,
+    /// The templates every chunk's engine holds besides its own.
+    shared: Vec<(String, &'a str)>,
 }
 
 /// One blueprint file rendered: its repo path, bytes and blueprint-relative source.
@@ -187,32 +243,59 @@ struct RenderedFile {
 type Rendered = Result<Option<RenderedFile>>;
 
 impl Files<'_> {
-    /// Renders `tree` in order, so the first error reported is the first in the tree. One
-    /// thread: rendering is a tenth of `new` at 2,000 files, and a second render thread
-    /// measured no faster while it cost a second malloc arena (BENCHMARKS.md).
+    /// Renders `tree` once per scope (once for the repo, once per addon under
+    /// `addon-files/`), a chunk of templates at a time: each chunk is compiled, rendered in
+    /// every scope and dropped, so the run never holds every compiled template at once.
+    /// Within a scope, files render in tree order; one thread (a second render thread
+    /// measured no faster at 2,000 files and cost a malloc arena, BENCHMARKS.md).
     fn render_tree(
         &self,
         plan: &mut Plan,
         prefix: &str,
         tree: &FileTree,
-        scope: &Scope,
+        scopes: &[(Option<&Json>, Scope)],
     ) -> Result<()> {
-        for (path, bytes) in tree {
-            let Some(file) = self.render_one(prefix, path, bytes, scope)? else {
-                continue;
-            };
-            if self.executable.contains(&file.source) {
-                plan.executable.insert(file.path.clone());
+        let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
+        for chunk in entries.chunks(TEMPLATES_PER_CHUNK) {
+            let mut templates = Vec::new();
+            for (path, bytes) in chunk.iter().filter(|(path, _)| path.ends_with(".tera")) {
+                let text = std::str::from_utf8(bytes).map_err(|_| {
+                    Error::Blueprint(format!(
+                        "{prefix}{path}: a .tera template must be UTF-8 text"
+                    ))
+                })?;
+                templates.push((format!("{prefix}{path}"), text));
             }
-            plan.sources.insert(file.path.clone(), file.source);
-            plan.add(file.path, file.contents)?;
+            let compiled = compile_chunk(self.blueprint, &templates, &self.shared)?;
+            for (addon, scope) in scopes {
+                for (path, bytes) in chunk {
+                    let rendered = self.render_one(&compiled, prefix, path, bytes, scope);
+                    let file = match (rendered, addon) {
+                        (Err(e), Some(addon)) => return Err(for_addon(e, addon)),
+                        (rendered, _) => rendered?,
+                    };
+                    let Some(file) = file else { continue };
+                    if self.blueprint.executable.contains(&file.source) {
+                        plan.executable.insert(file.path.clone());
+                    }
+                    plan.sources.insert(file.path.clone(), file.source);
+                    plan.add(file.path, file.contents)?;
+                }
+            }
         }
         Ok(())
     }
 
     /// One blueprint file: its rendered path and contents (patched), or None when it is
     /// conditional and renders away (an empty path segment, or an empty template).
-    fn render_one(&self, prefix: &str, source_path: &str, bytes: &[u8], scope: &Scope) -> Rendered {
+    fn render_one(
+        &self,
+        compiled: &Renderer,
+        prefix: &str,
+        source_path: &str,
+        bytes: &[u8],
+        scope: &Scope,
+    ) -> Rendered {
         let rendered_path = self.renderer.render_path(prefix, source_path, scope)?;
         let source = format!("{prefix}{source_path}");
         if rendered_path.starts_with('/') {
@@ -229,7 +312,7 @@ impl Files<'_> {
         }
         let (path, contents) = match rendered_path.strip_suffix(".tera") {
             Some(stripped) => {
-                let text = self.renderer.render_in(&source, scope)?;
+                let text = compiled.render_in(&source, scope)?;
                 if text.trim().is_empty() {
                     return Ok(None);
                 }
@@ -249,7 +332,11 @@ impl Files<'_> {
 
     /// The file with the patches of every layer applied in order (base layers first).
     fn patched(&self, source: &str, contents: Vec<u8>, scope: &Scope) -> Result<Vec<u8>> {
-        let Some(patches) = self.patches.get(crate::overrides::output_of(source)) else {
+        let Some(patches) = self
+            .blueprint
+            .patches
+            .get(crate::overrides::output_of(source))
+        else {
             return Ok(contents);
         };
         let mut text = String::from_utf8(contents).map_err(|_| {
@@ -280,48 +367,51 @@ fn for_addon(err: Error, addon: &Json) -> Error {
 mod tests {
     use super::*;
 
-    fn render_tree(
-        plan: &mut Plan,
-        renderer: &Renderer,
-        prefix: &str,
-        tree: &FileTree,
-        scope: &Scope,
-    ) -> Result<()> {
-        let files = Files {
-            renderer,
-            patches: &Patches::new(),
-            executable: &BTreeSet::new(),
+    /// A blueprint on disk with `n` templated files under `files/` (more than one chunk),
+    /// `broken` ones reading an undefined name, and `extra` files as given.
+    fn big_blueprint(n: usize, broken: &[usize], extra: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let write = |path: &str, text: &str| {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
         };
-        files.render_tree(plan, prefix, tree, scope)
-    }
-
-    fn big_tree(n: usize, broken: &[usize]) -> (Renderer, FileTree) {
-        let mut tree = FileTree::new();
-        let mut sources = Vec::new();
+        write(
+            "blueprint.yaml",
+            "name: big\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n",
+        );
         for i in 0..n {
-            let path = format!("d{}/[[ name ]]-{i:04}.yaml.tera", i % 7);
             let text = if broken.contains(&i) {
                 format!("[[ missing_{i} ]]")
             } else {
                 format!("n: [[ name ]]-{i}\n")
             };
-            sources.push((format!("files/{path}"), text.clone()));
-            tree.insert(path, text.into_bytes());
+            write(
+                &format!("files/d{}/[[ name ]]-{i:04}.yaml.tera", i % 7),
+                &text,
+            );
         }
-        let mut renderer =
-            Renderer::plain(sources.iter().map(|(n, t)| (n.as_str(), t.as_str()))).expect("parses");
-        let names: Vec<String> = tree.keys().map(|p| format!("files/{p}")).collect();
-        renderer.add_paths(names.iter().map(String::as_str));
-        (renderer, tree)
+        for (path, text) in extra {
+            write(path, text);
+        }
+        dir
+    }
+
+    fn render(dir: &tempfile::TempDir) -> Result<Plan> {
+        let blueprint = Blueprint::load(&dir.path().display().to_string()).expect("loads");
+        let renderer = crate::generate::renderer_for(&blueprint).expect("compiles");
+        build(
+            &blueprint,
+            &renderer,
+            &serde_json::json!({"name": "acme"}),
+            &[],
+        )
     }
 
     #[test]
     fn a_large_tree_renders_every_file_in_order() {
-        let n = 600;
-        let (renderer, tree) = big_tree(n, &[]);
-        let mut plan = Plan::default();
-        let scope = Scope::new(&serde_json::json!({"name": "acme"}));
-        render_tree(&mut plan, &renderer, "files/", &tree, &scope).expect("renders");
+        let n = 3 * TEMPLATES_PER_CHUNK;
+        let plan = render(&big_blueprint(n, &[], &[])).expect("renders");
         assert_eq!(plan.files.len(), n);
         let path = RelPath::new("d3/acme-0010.yaml").expect("path");
         assert_eq!(plan.files[&path], b"n: acme-10\n");
@@ -330,11 +420,28 @@ mod tests {
     #[test]
     fn a_large_tree_reports_its_first_error() {
         // In tree order d0/…-0014 comes before d6/…-0006.
-        let (renderer, tree) = big_tree(600, &[6, 14]);
-        let scope = Scope::new(&serde_json::json!({"name": "acme"}));
-        let err = render_tree(&mut Plan::default(), &renderer, "files/", &tree, &scope)
+        let err = render(&big_blueprint(3 * TEMPLATES_PER_CHUNK, &[6, 14], &[]))
             .expect_err("undefined variable");
         assert!(err.to_string().contains("missing_14"), "{err}");
+    }
+
+    #[test]
+    fn every_chunk_sees_partials_and_components_of_any_file() {
+        // `a-first` sorts into the first chunk, `zz-last` into the last.
+        let extra = [
+            ("partials/label.tera", "label-[[ name ]]"),
+            (
+                "files/a-first.yaml.tera",
+                "[% component tag(v) %]tag-[[ v ]][% endcomponent tag %]first\n",
+            ),
+            (
+                "files/zz-last.yaml.tera",
+                "[% include \"partials/label.tera\" %] [[<tag v={name} />]]\n",
+            ),
+        ];
+        let plan = render(&big_blueprint(2 * TEMPLATES_PER_CHUNK, &[], &extra)).expect("renders");
+        let last = RelPath::new("zz-last.yaml").expect("path");
+        assert_eq!(plan.files[&last], b"label-acme tag-acme\n");
     }
 
     #[test]

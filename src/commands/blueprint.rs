@@ -162,10 +162,10 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What `new` does first: the blueprint's templates compiled once, a blueprint with lint
-/// errors refused before anything is asked; warnings are shown.
+/// What `new` does first: a blueprint with lint errors is refused before anything is
+/// asked (warnings are shown); then its renderer.
 pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> {
-    let (findings, renderer) = lint::static_findings(blueprint);
+    let findings = lint::static_findings(blueprint);
     for finding in &findings {
         eprintln!("{finding}");
     }
@@ -176,10 +176,7 @@ pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> 
             blueprint.origin
         )));
     }
-    match renderer {
-        Some(renderer) => Ok(renderer),
-        None => crate::generate::renderer_for(blueprint),
-    }
+    crate::generate::renderer_for(blueprint)
 }
 
 pub fn test(selector: &str, as_json: bool) -> Result<()> {

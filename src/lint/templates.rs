@@ -7,79 +7,82 @@ use serde_json::Value as Json;
 use super::{ADDON_BUILTIN, BUILTINS, Findings};
 use crate::blueprint::Blueprint;
 use crate::error::Error;
-use crate::generate;
 use crate::locate::{self, locate, position};
 use crate::plan;
 use crate::render::Renderer;
 use crate::scope;
 
-/// Parses each template on its own (so every syntax error is reported) and checks that
-/// every name it reads is in scope: an answer or a built-in, `addon` under addon-files/,
-/// and only fields some catalog entry has on `addon`. Path templates too.
-pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> Option<Renderer> {
-    let sources = match plan::template_sources(blueprint) {
-        Ok(s) => s,
+/// Parses each template (so every syntax error is reported) and checks that every name it
+/// reads is in scope: an answer or a built-in, `addon` under addon-files/, and only fields
+/// some catalog entry has on `addon`. Path templates too. Templates are compiled as
+/// rendering compiles them, a chunk at a time with the shared ones (`plan::compile_chunk`);
+/// only when a chunk fails is each of its templates compiled on its own (with the partials
+/// it may include). True when every template compiled.
+pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bool {
+    let (sources, shared) = match plan::template_sources(blueprint)
+        .and_then(|sources| Ok((sources, plan::shared_sources(blueprint)?)))
+    {
+        Ok(both) => both,
         Err(e) => {
             found.report_error(&e);
-            return None;
+            return false;
         }
     };
     let keys = blueprint.question_keys();
     let addon_fields = addon_fields(blueprint);
-    // One engine for the whole blueprint; only when it fails is each template compiled
-    // on its own (with the partials it may include), so every syntax error is reported.
-    let whole = generate::renderer_for(blueprint);
-    let mut clean = true;
     let partials: Vec<&(String, &str)> = sources
         .iter()
         .filter(|(n, _)| n.starts_with("partials/"))
         .collect();
-    for (name, text) in &sources {
-        let delimiters = blueprint.delimiters_for(name);
-        let variables = match &whole {
-            Ok(renderer) => renderer.variables(name),
-            Err(_) => match compile_alone(name, text, &delimiters, &partials) {
-                Ok(single) => single.variables(name),
-                Err(e) => {
-                    clean = false;
-                    match &e {
-                        // A partial's own error is reported once, with the partial.
-                        Error::Located(at) if at.file != *name => {}
-                        Error::Located(_) => found.report_error(&e),
-                        other => {
-                            let message = other.to_string();
-                            if !partials
-                                .iter()
-                                .any(|(p, _)| p != name && message.contains(p.as_str()))
-                            {
-                                found.error_text(name, &message);
+    let mut compiled = true;
+    for chunk in sources.chunks(plan::TEMPLATES_PER_CHUNK) {
+        let engine = plan::compile_chunk(blueprint, chunk, &shared);
+        let mut clean = true;
+        for (name, text) in chunk {
+            let delimiters = blueprint.delimiters_for(name);
+            let variables = match &engine {
+                Ok(renderer) => renderer.variables(name),
+                Err(_) => match compile_alone(name, text, &delimiters, &partials) {
+                    Ok(single) => single.variables(name),
+                    Err(e) => {
+                        clean = false;
+                        match &e {
+                            // A partial's own error is reported once, with the partial.
+                            Error::Located(at) if at.file != *name => {}
+                            Error::Located(_) => found.report_error(&e),
+                            other => {
+                                let message = other.to_string();
+                                if !partials
+                                    .iter()
+                                    .any(|(p, _)| p != name && message.contains(p.as_str()))
+                                {
+                                    found.error_text(name, &message);
+                                }
                             }
                         }
+                        continue;
                     }
-                    continue;
+                },
+            };
+            let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
+            for var in variables {
+                if let Some(message) = out_of_scope(&var, &keys, in_addon) {
+                    let at =
+                        locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
+                    found.error(name, at, message);
                 }
-            },
-        };
-        let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
-        for var in variables {
-            if let Some(message) = out_of_scope(&var, &keys, in_addon) {
-                let at =
-                    locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
-                found.error(name, at, message);
             }
+            check_addon_fields(name, text, &addon_fields, found);
         }
-        check_addon_fields(name, text, &addon_fields, found);
-    }
-    check_path_templates(blueprint, &keys, found);
-    match whole {
-        Ok(renderer) => Some(renderer),
-        Err(e) => {
+        if let Err(e) = engine {
+            compiled = false;
             if clean {
                 found.report_error(&e); // no template fails alone: they fail together
             }
-            None
         }
     }
+    check_path_templates(blueprint, &keys, found);
+    compiled
 }
 
 /// One template compiled with the partials it may include.
