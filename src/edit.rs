@@ -177,7 +177,13 @@ pub fn merge(
                 contents: after.clone(),
                 before: None,
             }),
-            (None, Some(after), Some(disk)) if &disk == after => {}
+            // Already on disk as scaffold would write it, but maybe not committed: still a
+            // change, so the commit holds it and an uncommitted copy is refused as dirty.
+            (None, Some(after), Some(disk)) if &disk == after => out.changes.push(Change::Write {
+                path: path.clone(),
+                contents: after.clone(),
+                before: Some(disk),
+            }),
             (None, Some(_), Some(_)) => conflict(ConflictKind::Exists),
             (Some(_), None, None) => {}
             (Some(before), None, Some(disk)) if &disk == before => {

@@ -4,7 +4,7 @@
 //! the command that gets out of it.
 use std::path::Path;
 
-use git2::{Repository, RepositoryState, Status, StatusOptions};
+use git2::{Repository, RepositoryState, Status, StatusOptions, StatusShow};
 
 use crate::error::{Error, Result};
 use crate::git::failed;
@@ -76,28 +76,40 @@ fn check_files(
             root.display()
         )));
     }
-    let mut options = StatusOptions::new();
-    options
+    // Two questions, asked so that the cost follows scaffold's files, not the repo: what
+    // is staged anywhere (the index against HEAD, no work-tree scan), and the full status
+    // of scaffold's own paths only (matched literally, so the work tree is read for them).
+    let read = |options: &mut StatusOptions| {
+        repo.statuses(Some(options))
+            .map_err(|e| failed("read the status", root, e))
+    };
+    let staged = read(StatusOptions::new().show(StatusShow::Index))?;
+    let mut ours_options = StatusOptions::new();
+    ours_options
         .include_untracked(true)
         .recurse_untracked_dirs(true)
-        .include_ignored(false);
-    let statuses = repo
-        .statuses(Some(&mut options))
-        .map_err(|e| failed("read the status", root, e))?;
-    let staged_flags = Status::INDEX_NEW
-        | Status::INDEX_MODIFIED
-        | Status::INDEX_DELETED
-        | Status::INDEX_RENAMED
-        | Status::INDEX_TYPECHANGE;
+        .include_ignored(false)
+        .disable_pathspec_match(true);
+    for path in paths {
+        ours_options.pathspec(path);
+    }
+    let ours = if paths.is_empty() {
+        None
+    } else {
+        Some(read(&mut ours_options)?)
+    };
     let mut foreign_staged = Vec::new();
     let mut dirty = Vec::new();
-    for entry in statuses.iter() {
+    for entry in staged.iter() {
         let Ok(path) = entry.path() else { continue };
-        let ours = paths.contains(&path);
-        let status = entry.status();
-        if status.intersects(staged_flags) && !ours {
+        if !paths.contains(&path) && !entry.status().is_empty() {
             foreign_staged.push(path.to_string());
-        } else if ours && !status.is_empty() && status != Status::IGNORED {
+        }
+    }
+    for entry in ours.iter().flat_map(|statuses| statuses.iter()) {
+        let Ok(path) = entry.path() else { continue };
+        let status = entry.status();
+        if paths.contains(&path) && !status.is_empty() && status != Status::IGNORED {
             dirty.push(path.to_string());
         }
     }

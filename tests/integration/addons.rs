@@ -373,6 +373,41 @@ fn refusals_name_the_problem_and_change_nothing() {
     );
 }
 
+/// The work-tree status is read for scaffold's own paths only: an uncommitted file where
+/// scaffold would write is refused even when it holds exactly scaffold's bytes (it would
+/// otherwise stay out of the commit), and a file anywhere else (even in an untracked
+/// directory) is not scaffold's business and stays out of its commit.
+#[test]
+fn an_untracked_file_in_the_way_is_refused_and_others_are_left_alone() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p", "");
+    let twin = new_repo(&env, "twin", "");
+    assert_eq!(in_repo(&env, &twin, &["add-addon", "velero"]).code, 0);
+    let file = "1-prerequisites/addon-velero.tf";
+    std::fs::copy(twin.join(file), dir.join(file)).expect("copy");
+    std::fs::create_dir_all(dir.join("notes/drafts")).expect("mkdir");
+    std::fs::write(dir.join("notes/drafts/todo.md"), "mine\n").expect("write");
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("uncommitted changes in {file}")),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("notes/drafts"), "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
+
+    let out = in_repo(&env, &dir, &["add-addon", "velero", "--allow-dirty"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        env.git(&dir, &["status", "--porcelain"]),
+        "?? notes/\n",
+        "scaffold's file is committed; the other untracked file stays untracked"
+    );
+}
+
 #[test]
 fn uncommitted_changes_in_a_file_to_edit_are_refused_unless_allowed() {
     let env = Env::new();
