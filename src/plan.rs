@@ -128,11 +128,17 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
     Ok(sources)
 }
 
-/// A template other templates may use, so every engine holds it: a partial, a file that
-/// defines a component (every template sees every component), a patch. A file that only
-/// mentions the word is shared too, which costs a compile and nothing else.
-fn is_shared(name: &str, text: &str) -> bool {
-    name.starts_with("partials/") || text.contains("component")
+/// A template other templates may use, so every engine holds it: a partial, or a file that
+/// defines a component (every template sees every component): a block tag whose first word
+/// is `component`, after the block delimiter and an optional `-`.
+fn is_shared(name: &str, text: &str, block_start: &str) -> bool {
+    name.starts_with("partials/")
+        || text.match_indices(block_start).any(|(at, _)| {
+            let tag = text[at + block_start.len()..].trim_start_matches('-');
+            let tag = tag.trim_start();
+            tag.strip_prefix("component")
+                .is_some_and(|rest| rest.starts_with(char::is_whitespace))
+        })
 }
 
 /// The templates the renderer of a whole run holds: the shared ones and the patches.
@@ -146,7 +152,10 @@ pub fn shared_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
         .collect();
     Ok(template_sources(blueprint)?
         .into_iter()
-        .filter(|(name, text)| is_shared(name, text) || patches.contains(name.as_str()))
+        .filter(|(name, text)| {
+            let delimiters = blueprint.delimiters_for(name);
+            is_shared(name, text, &delimiters.block[0]) || patches.contains(name.as_str())
+        })
         .collect())
 }
 
@@ -442,6 +451,22 @@ mod tests {
         let plan = render(&big_blueprint(2 * TEMPLATES_PER_CHUNK, &[], &extra)).expect("renders");
         let last = RelPath::new("zz-last.yaml").expect("path");
         assert_eq!(plan.files[&last], b"label-acme tag-acme\n");
+    }
+
+    #[test]
+    fn only_partials_and_component_definitions_are_shared() {
+        assert!(is_shared("partials/x.tera", "anything", "[%"));
+        assert!(is_shared("files/a.tera", "x\n[% component tag(v) %]", "[%"));
+        assert!(is_shared("files/a.tera", "[%- component tag(v) -%]", "[%"));
+        assert!(is_shared("files/a.tera", "{%component tag(v) %}", "{%"));
+        // Kubernetes labels and closing tags are not definitions.
+        assert!(!is_shared(
+            "files/a.tera",
+            "app.kubernetes.io/component: web",
+            "[%"
+        ));
+        assert!(!is_shared("files/a.tera", "[% endcomponent tag %]", "[%"));
+        assert!(!is_shared("files/a.tera", "[% components_list %]", "[%"));
     }
 
     #[test]

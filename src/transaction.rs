@@ -310,13 +310,18 @@ fn draft_journal(
     Ok(journal)
 }
 
+/// Writes the journal under a temporary name and renames it over the old one: it is
+/// rewritten while the change runs (each directory created is recorded first), and a
+/// SIGKILL mid-write must leave the previous, whole journal, never a truncated one.
 fn save_json(dir: &Path, journal: &Journal) -> Result<()> {
     let path = dir.join("journal.json");
+    let temporary = dir.join("journal.json.tmp");
     let text = serde_json::to_vec(journal).map_err(|e| Error::io("journal", e.into()))?;
-    let file = fs::File::create(&path).map_err(|e| Error::io_path("create", &path, e))?;
+    let file = fs::File::create(&temporary).map_err(|e| Error::io_path("create", &temporary, e))?;
     std::io::Write::write_all(&mut &file, &text)
         .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io_path("write", &path, e))
+        .map_err(|e| Error::io_path("write", &temporary, e))?;
+    fs::rename(&temporary, &path).map_err(|e| Error::io_path("write", &path, e))
 }
 
 fn permissions(meta: &fs::Metadata) -> u32 {
