@@ -328,17 +328,10 @@ fn a_bug_is_one_line_and_rolled_back() {
 #[test]
 fn a_real_full_disk_mid_change_restores_the_repo() {
     let env = Env::new();
-    let small = env.path("small");
-    std::fs::create_dir(&small).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&small)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here");
+    let Some(mount) = env.tmpfs("small", "8m") else {
         return;
-    }
+    };
+    let small = mount.0.clone();
     let out = run(env
         .scaffold()
         .current_dir(&small)
@@ -362,7 +355,7 @@ fn a_real_full_disk_mid_change_restores_the_repo() {
     assert!(result.is_ok());
     let out = in_repo(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
     let after = snapshot(&env, &dir);
-    let _ = Command::new("umount").arg(&small).status();
+    drop(mount);
     assert_eq!(out.code, 4, "{}", out.stderr);
     assert!(
         out.stderr.contains("No space left on device"),

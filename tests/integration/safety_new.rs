@@ -215,24 +215,17 @@ fn a_full_disk_while_committing_leaves_nothing() {
 #[test]
 fn a_real_full_disk_leaves_nothing_behind() {
     let env = Env::new();
-    let small = env.path("small");
-    std::fs::create_dir(&small).expect("mkdir");
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-        .arg(&small)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here");
+    let Some(mount) = env.tmpfs("small", "256k") else {
         return;
-    }
+    };
+    let small = mount.0.clone();
     let out = run(env.scaffold().args(["new", "small/repo", "--defaults"]));
     let leftover: Vec<String> = std::fs::read_dir(&small)
         .expect("read")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    let _ = std::process::Command::new("umount").arg(&small).status();
+    drop(mount);
     assert_eq!(out.code, 4, "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(

@@ -34,6 +34,23 @@ impl Env {
         self.work.path().join(rel)
     }
 
+    /// A tmpfs of `size` (e.g. `256k`) mounted at `rel`, for real full-disk cases; None
+    /// (the caller skips) where this machine does not allow mounting. Unmounted on drop,
+    /// so a failed assertion does not leave it mounted.
+    pub fn tmpfs(&self, rel: &str, size: &str) -> Option<Mount> {
+        let dir = self.path(rel);
+        std::fs::create_dir(&dir).expect("mkdir");
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount a tmpfs here");
+        }
+        mounted.then_some(Mount(dir))
+    }
+
     pub fn scaffold(&self) -> Command {
         let mut cmd = Command::cargo_bin("scaffold").expect("binary");
         cmd.current_dir(self.work.path())
@@ -106,4 +123,13 @@ pub fn answers(dir: &Path) -> serde_yaml::Value {
 
 pub fn answer(dir: &Path, key: &str) -> serde_yaml::Value {
     answers(dir)["answers"][key].clone()
+}
+
+/// A mount made by a test, unmounted when dropped.
+pub struct Mount(pub PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
 }
