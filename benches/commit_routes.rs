@@ -1,14 +1,15 @@
 //! Two ways to commit a planned tree of N files, measured on the same plan (N = 93 and
 //! 2,000 synthetic files of ~1.7 KB):
 //!
-//! - `git::commit`: the route `scaffold new` takes: blobs, trees and commits written by
-//!   `src/pack.rs` as one packfile without deltas, with its `.idx`, and index entries whose
-//!   stat data comes from the files just written;
+//! - `git::commit`: the route `scaffold new` takes (`commands::new::fill_and_commit`): blobs
+//!   hashed and packed on a second core while the files are written, then trees and commits
+//!   added, all written by `src/pack.rs` as one packfile without deltas with its `.idx`, and
+//!   index entries whose stat data comes from the files just written;
 //! - `packbuilder`: the route before it, kept here for comparison: every object into a
 //!   libgit2 mempack, dumped through libgit2's packbuilder (which searches for deltas) and
 //!   indexed by libgit2's indexer (which inflates and hashes every object again).
 //!
-//! Both write the files with `write::fill` first. Before timing, each route's result is
+//! Both write the files with `write::fill`. Before timing, each route's result is
 //! checked with `git fsck --strict` and a clean `git status`. This is the evidence for the
 //! git side of the performance targets (BENCHMARKS.md).
 //!
@@ -22,6 +23,7 @@ use std::process::Command;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use git2::{IndexEntry, IndexTime, Repository, RepositoryInitOptions, Signature};
 
+use scaffold::commands::new::fill_and_commit;
 use scaffold::plan::{Plan, RelPath};
 use scaffold::{git, write};
 
@@ -117,20 +119,12 @@ fn routes(c: &mut Criterion) {
         for route in ["git::commit", "packbuilder"] {
             let run = |target: &Path| {
                 let staged = write::staging_dir(target).expect("staging");
-                let written = write::fill(&staged, &plan).expect("written");
                 match route {
                     "git::commit" => {
-                        git::commit(
-                            staged.path(),
-                            &plan,
-                            &written,
-                            git::Blobs::of(&plan).expect("hashed"),
-                            &author,
-                            "bench",
-                        )
-                        .expect("commits");
+                        fill_and_commit(&staged, &plan, &author, "bench").expect("commits");
                     }
                     _ => {
+                        write::fill(&staged, &plan).expect("written");
                         commit_packbuilder(staged.path(), &plan);
                     }
                 }

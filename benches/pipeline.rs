@@ -15,6 +15,7 @@ use serde_json::Map;
 
 use scaffold::answers::{self, Sources};
 use scaffold::blueprint::Blueprint;
+use scaffold::commands::new::fill_and_commit;
 use scaffold::{generate, git, write};
 
 const AUTHOR: &str = "B <b@example.org>";
@@ -71,16 +72,7 @@ fn commit(c: &mut Criterion) {
             },
             |target| {
                 let staged = write::staging_dir(&target).expect("staging");
-                let written = write::fill(&staged, &plan).expect("written");
-                git::commit(
-                    staged.path(),
-                    &plan,
-                    &written,
-                    git::Blobs::of(&plan).expect("hashed"),
-                    &author,
-                    "bench",
-                )
-                .expect("commits");
+                fill_and_commit(&staged, &plan, &author, "bench").expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,

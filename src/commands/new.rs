@@ -113,18 +113,7 @@ pub fn run(args: NewArgs) -> Result<()> {
     let staged = write::staging_dir(&args.dir)?;
     critical.staging(staged.path().to_path_buf());
     signals::test_seam("new-staged")?;
-    // The blobs are hashed and packed on a second core while the files are written.
-    let (written, blobs) = std::thread::scope(|s| {
-        let blobs = s.spawn(|| git::Blobs::of(plan));
-        let written = write::fill(&staged, plan);
-        let blobs = blobs
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (written, blobs)
-    });
-    let (written, blobs) = (written?, blobs?);
-    signals::test_seam("new-written")?;
-    let commit = git::commit(staged.path(), plan, &written, blobs, &author, &message)?;
+    let commit = fill_and_commit(&staged, plan, &author, &message)?;
     signals::test_seam("new-committed")?;
     staged.finish()?;
     critical.done(args.dir.clone());
@@ -143,6 +132,28 @@ pub fn run(args: NewArgs) -> Result<()> {
         println!("\n{}", next.trim_end());
     }
     Ok(())
+}
+
+/// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
+/// commit benches time. The blobs are hashed and packed on a second core while the files
+/// are written.
+pub fn fill_and_commit(
+    staged: &write::Staged,
+    plan: &crate::plan::Plan,
+    author: &git::Author,
+    message: &str,
+) -> Result<String> {
+    let (written, blobs) = std::thread::scope(|s| {
+        let blobs = s.spawn(|| git::Blobs::of(plan));
+        let written = write::fill(staged, plan);
+        let blobs = blobs
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (written, blobs)
+    });
+    let (written, blobs) = (written?, blobs?);
+    signals::test_seam("new-written")?;
+    git::commit(staged.path(), plan, &written, blobs, author, message)
 }
 
 pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>> {
