@@ -2,7 +2,7 @@
 //! idempotency, custom charts, user edits kept, and every refusal.
 use std::path::Path;
 
-use crate::support::{Env, Output, answer, run};
+use crate::support::{Env, Output, answer, podinfo_app, run};
 
 fn new_repo(env: &Env, name: &str, addons: &str) -> std::path::PathBuf {
     let out = run(env
@@ -181,22 +181,7 @@ fn catalog_overrides_and_custom_charts() {
         "{release}"
     );
 
-    let out = in_repo(
-        &env,
-        &dir,
-        &[
-            "add-addon",
-            "web",
-            "--chart",
-            "podinfo",
-            "--repo",
-            "oci://ghcr.io/stefanprodan/charts",
-            "--version",
-            "6.14.1",
-            "--layer",
-            "apps",
-        ],
-    );
+    let out = in_repo(&env, &dir, &podinfo_app("web"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let source = std::fs::read_to_string(dir.join("apps/prod/web/source.yaml")).expect("source");
     assert!(

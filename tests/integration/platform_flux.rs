@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml::Value;
 
-use crate::support::{Env, run};
+use crate::support::{Env, podinfo_app, run};
 
 const AUTHOR: &str = "Test Author <test@example.org>";
 
@@ -31,22 +31,6 @@ fn scaffold_in(env: &Env, dir: &Path, args: &[&str]) {
         .args(["--author", AUTHOR, "-C"])
         .arg(dir));
     assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-}
-
-/// A chart outside the catalog, as an app: `add-addon NAME --chart podinfo ...`.
-fn podinfo_app(name: &str) -> Vec<&str> {
-    vec![
-        "add-addon",
-        name,
-        "--chart",
-        "podinfo",
-        "--repo",
-        "oci://ghcr.io/stefanprodan/charts",
-        "--version",
-        "6.14.1",
-        "--layer",
-        "apps",
-    ]
 }
 
 fn assert_has(text: &str, needles: &[&str]) {

@@ -133,3 +133,19 @@ impl Drop for Mount {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// A chart outside the catalog, as an app: `add-addon NAME --chart podinfo ...`.
+pub fn podinfo_app(name: &str) -> Vec<&str> {
+    vec![
+        "add-addon",
+        name,
+        "--chart",
+        "podinfo",
+        "--repo",
+        "oci://ghcr.io/stefanprodan/charts",
+        "--version",
+        "6.14.1",
+        "--layer",
+        "apps",
+    ]
+}
