@@ -185,6 +185,25 @@ pub struct Check {
     pub key: String,
     pub expr: String,
     pub error: String,
+    /// `warning`: a failed check is reported and the answer kept (the default, `error`,
+    /// refuses the answer).
+    #[serde(default, skip_serializing_if = "CheckSeverity::is_error")]
+    pub severity: CheckSeverity,
+}
+
+/// What a failed blueprint check does to the answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckSeverity {
+    #[default]
+    Error,
+    Warning,
+}
+
+impl CheckSeverity {
+    pub fn is_error(&self) -> bool {
+        *self == CheckSeverity::Error
+    }
 }
 
 /// Why a child manifest does not fit its base: the section and key to point at.

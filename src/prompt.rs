@@ -49,6 +49,10 @@ impl Prompter for Terminal {
         eprintln!("  {message}");
     }
 
+    fn warned(&mut self, message: &str) {
+        eprintln!("  warning: {message}");
+    }
+
     fn ask(&mut self, prompt: &Prompt<'_>) -> Result<Json> {
         // Only while a prompt waits: later, Ctrl-C must reach the write's own cleanup.
         let _interrupt = interrupt::Guard::install();

@@ -261,6 +261,13 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
     tera.register_filter("upper_snake", |s: &str, _: Kwargs, _: &State| {
         upper_snake(s)
     });
+    // `is matching(pat=REGEX)`: Tera 2 has no regex test; checks and defaults need one.
+    tera.register_test("matching", |s: &str, kwargs: Kwargs, _: &State| {
+        let pattern = kwargs.must_get::<&str>("pat")?;
+        let regex = regex::Regex::new(pattern)
+            .map_err(|e| tera::Error::message(format!("matching: bad pattern: {e}")))?;
+        Ok(regex.is_match(s))
+    });
     Ok(tera)
 }
 

@@ -20,6 +20,9 @@ pub struct Answers {
     pub values: Map<String, Json>,
     /// Keys whose question was asked (its `when` held) and is not secret: what gets recorded.
     pub recorded: Vec<String>,
+    /// Failed `severity: warning` checks, one line each (`key: `value` message`); the
+    /// answers stand.
+    pub warnings: Vec<String>,
 }
 
 /// Asks one question; `check` parses and validates a typed-in answer.
@@ -27,6 +30,8 @@ pub trait Prompter {
     fn ask(&mut self, question: &Prompt<'_>) -> Result<Json>;
     /// Says why an answer was refused before the question is asked again.
     fn refused(&mut self, _message: &str) {}
+    /// Says why an accepted answer deserves a second look (a failed warning check).
+    fn warned(&mut self, _message: &str) {}
 }
 
 /// How often a refused answer is asked again before giving up.
@@ -218,16 +223,22 @@ fn collect(
             None => {
                 let default = default_of(question, blueprint, renderer, &context)?;
                 match sources.prompter.as_deref_mut() {
-                    Some(prompter) => ask(
-                        prompter,
-                        key,
-                        &Prompt {
-                            question,
-                            default,
-                            choices: choices.clone(),
-                            check: &check,
-                        },
-                    )?,
+                    Some(prompter) => {
+                        let value = ask(
+                            prompter,
+                            key,
+                            &Prompt {
+                                question,
+                                default,
+                                choices: choices.clone(),
+                                check: &check,
+                            },
+                        )?;
+                        for warning in warnings_on(blueprint, renderer, &context, key, &value)? {
+                            prompter.warned(&warning);
+                        }
+                        value
+                    }
                     None => match default {
                         Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
                         None if question.secret => {
@@ -260,7 +271,11 @@ fn collect(
         if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
             let message = renderer.render_str("check error", &check.error, &context)?;
             let value = answers.values.get(&check.key).map(show).unwrap_or_default();
-            return Err(Error::Input(format!("{}: `{value}` {message}", check.key)));
+            let line = format!("{}: `{value}` {message}", check.key);
+            if check.severity.is_error() {
+                return Err(Error::Input(line));
+            }
+            answers.warnings.push(line);
         }
     }
     Ok(answers)
@@ -295,7 +310,8 @@ fn cross_check(
     if let Json::Object(map) = &mut context {
         map.insert(key.to_string(), value.clone());
     }
-    for check in blueprint.manifest.checks.iter().filter(|c| c.key == key) {
+    let refusing = blueprint.manifest.checks.iter();
+    for check in refusing.filter(|c| c.key == key && c.severity.is_error()) {
         let holds = renderer
             .truth(&format!("check on `{key}`"), &check.expr, &context)
             .map_err(|e| e.to_string())?;
@@ -307,6 +323,29 @@ fn cross_check(
         }
     }
     Ok(value)
+}
+
+/// The failed warning checks on `key` once it has its value, one line each.
+fn warnings_on(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    context: &Json,
+    key: &str,
+    value: &Json,
+) -> Result<Vec<String>> {
+    let mut context = context.clone();
+    if let Json::Object(map) = &mut context {
+        map.insert(key.to_string(), value.clone());
+    }
+    let mut warnings = Vec::new();
+    let warning_checks = blueprint.manifest.checks.iter();
+    for check in warning_checks.filter(|c| c.key == key && !c.severity.is_error()) {
+        if !renderer.truth(&format!("check on `{key}`"), &check.expr, &context)? {
+            let message = renderer.render_str("check error", &check.error, &context)?;
+            warnings.push(format!("{key}: `{}` {message}", show(value)));
+        }
+    }
+    Ok(warnings)
 }
 
 /// Whether a question's rules read other answers (templated patterns, keys_from, checks).

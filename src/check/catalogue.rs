@@ -158,6 +158,12 @@ pub static RULES: &[Rule] = &[
         "make the irsa entry's namespace/serviceAccount match the chart's serviceAccount.name",
     ),
     rule(
+        "kops.api-access",
+        W,
+        "an internal API load balancer admits private ranges only (kubernetesApiAccess): it sees each client's own address",
+        "drop the public CIDR from adminCidrs (2-kops/values.yaml); reach the API from the VPC (bastion, CI runner, SSM port forward) or through a VPN/Transit Gateway range routed into it",
+    ),
+    rule(
         "make.flags",
         E,
         "every kops/terraform/flux command in a Makefile uses flags of the pinned tool version",

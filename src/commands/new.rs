@@ -56,6 +56,9 @@ pub fn run(args: NewArgs) -> Result<()> {
             builtins,
         },
     )?;
+    for warning in &answers.warnings {
+        crate::ui::note(format!("warning: {warning}"));
+    }
     let record = generate::record_for(&blueprint, &answers, Map::new());
     let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
     let plan = &rendered.plan;

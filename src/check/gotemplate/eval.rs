@@ -231,6 +231,12 @@ fn call(name: &str, args: Vec<V>, line: usize) -> Result<V, RenderError> {
             .into_iter()
             .find(truthy)
             .unwrap_or(V::J(Json::Bool(false))),
+        // sprig's `has NEEDLE LIST`. A list not known yet (a Terraform output) holds
+        // nothing: what a template guards with `not (has ...)` is then rendered and checked.
+        "has" => V::J(Json::Bool(match args.get(1) {
+            Some(V::J(Json::Array(items))) => items.iter().any(|item| print(&wrap(item)) == s(0)),
+            _ => false,
+        })),
         _ if any_unknown && name != "fail" && name != "default" => V::Unknown,
         "eq" => V::J(Json::Bool(s(0) == s(1))),
         "ne" => V::J(Json::Bool(s(0) != s(1))),

@@ -1,4 +1,4 @@
-//! kops.render, kops.schema, kops.imds, kops.irsa.
+//! kops.render, kops.schema, kops.imds, kops.irsa, kops.api-access.
 use serde_json::Value as Json;
 
 use super::Context;
@@ -70,6 +70,60 @@ pub fn run(context: &Context, findings: &mut Findings) {
         }
     }
     irsa(context, findings);
+    api_access(context, findings);
+}
+
+/// Whether an IPv4 CIDR lies inside the private blocks of RFC 1918. Anything that is not
+/// an IPv4 CIDR (an unknown Terraform output, IPv6) is `None`.
+fn rfc1918(cidr: &str) -> Option<bool> {
+    let (address, prefix) = cidr.split_once('/')?;
+    let address: std::net::Ipv4Addr = address.parse().ok()?;
+    let prefix: u8 = prefix.parse().ok().filter(|p| *p <= 32)?;
+    let [a, b, ..] = address.octets();
+    Some(
+        (a == 10 && prefix >= 8)
+            || (a == 172 && (16..32).contains(&b) && prefix >= 12)
+            || (a == 192 && b == 168 && prefix >= 16),
+    )
+}
+
+/// An internal API load balancer sees each client's own address (kops v1.34.0
+/// pkg/model/awsmodel/api_loadbalancer.go opens 443 to kubernetesApiAccess only): a
+/// public range there admits nobody, and the operator is locked out.
+fn api_access(context: &Context, findings: &mut Findings) {
+    for (template, cluster) in context.kops_clusters() {
+        if yaml::str_at(cluster, "spec/api/loadBalancer/type") != Some("Internal") {
+            continue;
+        }
+        let access = yaml::at(cluster, "spec/kubernetesApiAccess").and_then(Json::as_array);
+        for cidr in access.into_iter().flatten().filter_map(Json::as_str) {
+            if rfc1918(cidr) != Some(false) {
+                continue;
+            }
+            let rendered = context.kops.iter().find(|r| r.template == template);
+            let (file, line) = rendered
+                .into_iter()
+                .flat_map(|r| r.values_files.iter())
+                .find_map(|f| {
+                    let text = context.repo.text(f)?;
+                    let line = model::line_in(text, &format!("- {cidr}"));
+                    (line > 0).then(|| (f.clone(), line))
+                })
+                .unwrap_or_else(|| {
+                    let text = context.repo.text(template).unwrap_or("");
+                    (
+                        template.to_string(),
+                        model::line_in(text, "kubernetesApiAccess:"),
+                    )
+                });
+            findings.add(
+                "kops.api-access",
+                &file,
+                line,
+                format!("{cidr} is not a private range: the API load balancer is internal, so no client with a public address reaches it"),
+            );
+        }
+    }
 }
 
 /// Service account names a HelmRelease's chart will use: `name` under any key containing
@@ -148,5 +202,24 @@ fn irsa(context: &Context, findings: &mut Findings) {
                 findings.add("kops.irsa", &file, line, format!("IRSA role for ServiceAccount {namespace}/{name}: no HelmRelease in {namespace} uses a ServiceAccount of that name"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc1918;
+
+    #[test]
+    fn rfc1918_blocks_and_their_edges() {
+        assert_eq!(rfc1918("10.0.0.0/16"), Some(true));
+        assert_eq!(rfc1918("172.31.0.0/16"), Some(true));
+        assert_eq!(rfc1918("192.168.4.0/24"), Some(true));
+        assert_eq!(rfc1918("172.32.0.0/16"), Some(false));
+        assert_eq!(rfc1918("10.0.0.0/7"), Some(false));
+        assert_eq!(rfc1918("203.0.113.0/24"), Some(false));
+        assert_eq!(rfc1918("0.0.0.0/0"), Some(false));
+        assert_eq!(rfc1918("100.64.0.0/10"), Some(false));
+        assert_eq!(rfc1918("UNKNOWN"), None);
+        assert_eq!(rfc1918("fd00::/8"), None);
     }
 }
