@@ -67,17 +67,34 @@ impl Tools {
 
     /// `make TARGET` in `dir` with these tools first on PATH.
     fn make(&self, dir: &Path, target: &str) -> crate::support::Output {
+        self.make_with(dir, target, &[])
+    }
+
+    /// `make TARGET` with these tools first on PATH and `vars` in the environment.
+    fn make_with(&self, dir: &Path, target: &str, vars: &[(&str, &str)]) -> crate::support::Output {
         let path = format!(
             "{}:{}",
             self.dir.path().display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        run(Command::new("make")
+        let mut command = Command::new("make");
+        command
             .arg(target)
             .current_dir(dir)
             .env("PATH", path)
             .env_remove("KUBECONFIG")
-            .env_remove("MAKEFLAGS"))
+            .env_remove("MAKEFLAGS")
+            .env_remove("GIT_PASSWORD")
+            .env_remove("GIT_USERNAME")
+            .env_remove("DNS_IGNORE_NS_CHECK");
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        run(&mut command)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
     }
 }
 
@@ -149,6 +166,10 @@ fn kops_update_reads_the_admin_kubeconfig_and_upgrades_run_control_plane_first()
             "kops",
             r#"case "$1" in
   version) echo 1.34.0 ;;
+  toolbox) printf 'kind: Cluster\nmetadata:\n  name: c\n' > cluster.yaml ;;
+  get)
+    stamp="$(sed -n 's|^    scaffold.dev/rendered-spec-sha256: ||p' cluster.yaml)"
+    echo "[{\"kind\": \"Cluster\", \"metadata\": {\"name\": \"c\", \"annotations\": {\"scaffold.dev/rendered-spec-sha256\": $stamp}}}]" ;;
   update)
     echo "env KUBECONFIG=${KUBECONFIG:-} KOPS_STATE_STORE=$KOPS_STATE_STORE" >> "$LOG"
     mkdir -p kops-tf/data
@@ -409,4 +430,325 @@ if [ "$1" = init ]; then echo "env TF_VAR_state_bucket=${TF_VAR_state_bucket:-}"
     let out = partial.make(&again.join("1-prerequisites"), "state-bootstrap");
     assert_ne!(out.code, 0);
     assert!(!again.join("terraform-backend.hcl").exists());
+}
+
+/// A kops stand-in with a state store: `toolbox template` writes what `render.yaml`
+/// next to it holds (the template as this checkout renders it), `replace` stores
+/// cluster.yaml, `get all -o json|yaml` reads the store back with each object's kind,
+/// name and annotations, `update cluster` writes kops-tf/.
+const KOPS_WITH_STORE: &str = r#"here="$(dirname "$0")"
+case "$1" in
+  version) echo 1.34.0 ;;
+  toolbox) cp "$here/render.yaml" cluster.yaml ;;
+  replace) cp cluster.yaml "$here/store.yaml" ;;
+  get)
+    test -f "$here/store.yaml" || { echo "cluster not found" >&2; exit 1; }
+    case "$*" in
+      *yaml*) cat "$here/store.yaml" ;;
+      *) awk 'function emit() { if (kind != "") { if (n++) printf ","; printf "{\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"annotations\":{\"scaffold.dev/rendered-spec-sha256\":%s}}}", kind, name, (stamp == "" ? "\"\"" : stamp) } kind = ""; name = ""; stamp = "" }
+           BEGIN { printf "[" } /^kind:/ { kind = $2 } /^    scaffold.dev\/rendered-spec-sha256:/ { stamp = $2 } /^  name:/ { name = $2 } /^---$/ { emit() } END { emit(); printf "]\n" }' "$here/store.yaml" ;;
+    esac ;;
+  update)
+    mkdir -p kops-tf/data
+    printf 'locals {\n  cluster_name = "c"\n}\n' > kops-tf/kubernetes.tf ;;
+esac"#;
+
+const SPEC_A: &str = "apiVersion: kops.k8s.io/v1alpha2\nkind: Cluster\nmetadata:\n  name: prod.demo.example.com\nspec:\n  kubernetesVersion: 1.34.1\n---\napiVersion: kops.k8s.io/v1alpha2\nkind: InstanceGroup\nmetadata:\n  labels:\n    kops.k8s.io/cluster: prod.demo.example.com\n  name: nodes\nspec:\n  machineType: m6i.large\n";
+
+/// Review issue A3: `cluster-diff` shows the change and writes nothing to the state
+/// store; `cluster-update` stamps every stored object with the sha256 of the render;
+/// `apply` and `cluster-render` refuse a stored spec this checkout did not render
+/// (another operator's branch), and name an instance group git no longer has.
+#[test]
+fn kops_changes_are_shown_before_they_are_stored_and_apply_refuses_a_spec_git_did_not_render() {
+    let Some((_env, dir)) = repo_with(&["make", "jq", "sha256sum", "awk", "diff"]) else {
+        return;
+    };
+    let kops_dir = dir.join("2-kops");
+    let tools = Tools::new(&[
+        (
+            "terraform",
+            r#"if [ "$1" = output ]; then echo '{"kops_state_bucket": {"value": "demo-kops-state"}}'; fi"#,
+        ),
+        ("kops", KOPS_WITH_STORE),
+    ]);
+    let stored = tools.path("store.yaml");
+    let render = |spec: &str| std::fs::write(tools.path("render.yaml"), spec).expect("render");
+    let writes = |tools: &Tools| {
+        tools
+            .log()
+            .iter()
+            .filter(|c| c.starts_with("kops replace"))
+            .count()
+    };
+
+    // First install: nothing stored yet; the dry run says so and writes nothing.
+    render(SPEC_A);
+    let out = tools.make(&kops_dir, "cluster-diff");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("holds no cluster"), "{}", out.stdout);
+    assert!(!stored.exists() && writes(&tools) == 0, "{:?}", tools.log());
+
+    let out = tools.make(&kops_dir, "cluster-update");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let store = read(&stored);
+    assert_eq!(
+        store
+            .matches("    scaffold.dev/rendered-spec-sha256: \"")
+            .count(),
+        2,
+        "every object is stamped: {store}"
+    );
+    assert!(
+        tools
+            .log()
+            .iter()
+            .any(|c| c.starts_with("kops update cluster"))
+    );
+    let out = tools.make(&kops_dir, "apply");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(tools.log().contains(&"terraform apply".to_string()));
+
+    // Operator A tries a change on a branch: the dry run shows it, the store keeps git's.
+    let spec_b = SPEC_A.replace("m6i.large", "m6i.xlarge");
+    render(&spec_b);
+    let out = tools.make(&kops_dir, "cluster-diff");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("-  machineType: m6i.large")
+            && out.stdout.contains("+  machineType: m6i.xlarge"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(read(&stored), store, "the dry run wrote to the state store");
+    assert_eq!(writes(&tools), 1);
+    // ... and writes it anyway.
+    let out = tools.make(&kops_dir, "cluster-update");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+
+    // Operator B, on the default branch, renders A's spec from git: nothing is applied.
+    render(SPEC_A);
+    let applies = |tools: &Tools| {
+        tools
+            .log()
+            .iter()
+            .filter(|c| *c == "terraform apply")
+            .count()
+    };
+    let renders = |tools: &Tools| {
+        tools
+            .log()
+            .iter()
+            .filter(|c| c.starts_with("kops update"))
+            .count()
+    };
+    let (applied, rendered) = (applies(&tools), renders(&tools));
+    let out = tools.make(&kops_dir, "apply");
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("not the one rendered from this commit")
+            && out
+                .stderr
+                .contains("Cluster prod.demo.example.com: stored from another render"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(applies(&tools), applied);
+    let out = tools.make(&kops_dir, "cluster-render");
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert_eq!(renders(&tools), rendered);
+
+    // Back to git's spec, plus an instance group git no longer has.
+    let out = tools.make(&kops_dir, "cluster-update");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let mut store = read(&stored);
+    store.push_str("---\napiVersion: kops.k8s.io/v1alpha2\nkind: InstanceGroup\nmetadata:\n  annotations:\n    scaffold.dev/rendered-spec-sha256: \"0000\"\n  name: old-nodes\nspec: {}\n");
+    std::fs::write(&stored, store).expect("store");
+    let out = tools.make(&kops_dir, "apply");
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("InstanceGroup old-nodes: not in cluster-template.yaml")
+            && out
+                .stderr
+                .contains("kops delete instancegroup old-nodes --yes"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(applies(&tools), applied);
+}
+
+/// flux stand-ins for `make flux-bootstrap`: the pinned version, a passing pre-check,
+/// and a remote that has the branch.
+fn flux_tools() -> Tools {
+    Tools::new(&[
+        (
+            "flux",
+            r#"if [ "$1" = version ]; then echo '{"flux": "v2.9.4"}'; fi"#,
+        ),
+        ("git", "true"),
+    ])
+}
+
+/// Review issue A2: an https:// URL bootstraps with token auth (the sync keeps https,
+/// flux2 v2.9.4 cmd/flux/bootstrap_git.go) and needs GIT_PASSWORD; ssh:// keeps the
+/// agent and deploy-key path.
+#[test]
+fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs() {
+    let Some((env, ssh_dir)) = repo_with(&["make", "jq"]) else {
+        return;
+    };
+    let https_url = "https://git.example.org/platform/demo.git";
+    let https_dir = generate(&env, "web", &["--set", &format!("git_url={https_url}")]);
+    for dir in [&ssh_dir, &https_dir] {
+        std::fs::write(dir.join("2-kops/kubeconfig"), "apiVersion: v1\n").expect("kubeconfig");
+    }
+
+    let tools = flux_tools();
+    let out = tools.make(&https_dir.join("3-bridge"), "flux-bootstrap");
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("GIT_PASSWORD is not set"),
+        "{}",
+        out.stderr
+    );
+    assert!(!tools.log().iter().any(|c| c.starts_with("flux bootstrap")));
+
+    let out = tools.make_with(
+        &https_dir.join("3-bridge"),
+        "flux-bootstrap",
+        &[("GIT_PASSWORD", "token"), ("GIT_USERNAME", "oauth2")],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let bootstrap = format!(
+        "flux bootstrap git --url={https_url} --branch=main --path=clusters/prod --token-auth --username=oauth2"
+    );
+    assert!(tools.log().contains(&bootstrap), "{:?}", tools.log());
+
+    let ssh = flux_tools();
+    let out = ssh.make(&ssh_dir.join("3-bridge"), "flux-bootstrap");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let call = ssh
+        .log()
+        .into_iter()
+        .find(|c| c.starts_with("flux bootstrap"))
+        .expect("bootstrap ran");
+    assert_eq!(
+        call,
+        "flux bootstrap git --url=ssh://git@github.com/example-org/demo.git --branch=main --path=clusters/prod"
+    );
+
+    // The runbook names the credential of each.
+    let readme = read(&https_dir.join("README.md"));
+    assert!(
+        readme.contains("GIT_PASSWORD") && readme.contains("--token-auth"),
+        "{readme}"
+    );
+    let readme = read(&ssh_dir.join("README.md"));
+    assert!(readme.contains("deploy key"), "{readme}");
+}
+
+/// Review issue A-m6: the key that encrypts every state and the two state buckets carry
+/// prevent_destroy; only teardown's `make destroy` (after state-local) lifts it, for
+/// that one run, whatever terraform destroy returns.
+#[test]
+fn only_teardown_destroys_the_platform_key_and_the_state_buckets() {
+    let Some((_env, dir)) = repo_with(&["make"]) else {
+        return;
+    };
+    let root = dir.join("1-prerequisites");
+    for (file, resource) in [
+        ("kms.tf", "resource \"aws_kms_key\" \"platform\""),
+        (
+            "state-bucket.tf",
+            "resource \"aws_s3_bucket\" \"kops_state\"",
+        ),
+        (
+            "terraform-state-bucket.tf",
+            "resource \"aws_s3_bucket\" \"terraform_state\"",
+        ),
+    ] {
+        let text = read(&root.join(file));
+        let block = &text[text.find(resource).expect(resource)..];
+        let block = &block[..block.find("\n}\n").expect("end of block")];
+        assert!(block.contains("prevent_destroy = true"), "{file}: {block}");
+    }
+    // terraform destroy sees the override; it is gone afterwards, also when destroy fails.
+    let tools = Tools::new(&[(
+        "terraform",
+        r#"if [ "$1" = destroy ]; then cp destroy_override.tf "$(dirname "$0")/seen.tf"; exit "${DESTROY_EXIT:-0}"; fi"#,
+    )]);
+    let refused = tools.make(&root, "destroy");
+    assert_ne!(refused.code, 0);
+    assert!(
+        !tools.path("seen.tf").exists(),
+        "destroy ran before state-local"
+    );
+    std::fs::write(root.join("backend_override.tf"), "").expect("local backend");
+    for exit in ["0", "1"] {
+        let out = tools.make_with(&root, "destroy", &[("DESTROY_EXIT", exit)]);
+        assert_eq!(out.code != 0, exit == "1", "{}{}", out.stdout, out.stderr);
+        let seen = read(&tools.path("seen.tf"));
+        for resource in [
+            "resource \"aws_kms_key\" \"platform\" {",
+            "resource \"aws_s3_bucket\" \"kops_state\" {",
+            "resource \"aws_s3_bucket\" \"terraform_state\" {",
+        ] {
+            assert!(seen.contains(resource), "{seen}");
+        }
+        assert_eq!(seen.matches("prevent_destroy = false").count(), 3, "{seen}");
+        assert!(!root.join("destroy_override.tf").exists());
+    }
+}
+
+/// Review issue A-m16: a state migration that fails leaves the backend file unwritten
+/// (a re-run bootstraps again instead of pointing at an empty backend), and a failed
+/// move back to local state leaves no override behind.
+#[test]
+fn a_failed_state_migration_can_be_run_again() {
+    let Some((_env, dir)) = repo_with(&["make", "jq"]) else {
+        return;
+    };
+    let root = dir.join("1-prerequisites");
+    let tools = Tools::new(&[(
+        "terraform",
+        r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [
+  {"address": "aws_kms_key.platform", "values": {"arn": "arn:aws:kms:eu-west-1:111111111111:key/k1"}},
+  {"address": "aws_s3_bucket.terraform_state", "values": {"bucket": "demo-prod-tfstate-111111111111"}}]}}}'; fi
+if [ "$1 $2" = "init -migrate-state" ]; then exit 1; fi"#,
+    )]);
+    let out = tools.make(&root, "state-bootstrap");
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("still in terraform.tfstate"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join("terraform-backend.hcl").exists());
+    assert!(
+        root.join("backend_override.tf").exists(),
+        "the local backend stays in use"
+    );
+    // The re-run gets past the "already bootstrapped" guard and re-initialises locally.
+    let again = tools.make(&root, "state-bootstrap");
+    assert!(
+        !again.stderr.contains("is bootstrapped"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        tools
+            .log()
+            .contains(&"terraform init -reconfigure".to_string())
+    );
+
+    std::fs::write(
+        dir.join("terraform-backend.hcl"),
+        "bucket = \"b\"\nregion = \"eu-west-1\"\n",
+    )
+    .expect("backend");
+    std::fs::remove_file(root.join("backend_override.tf")).expect("reset");
+    let out = tools.make(&root, "state-local");
+    assert_ne!(out.code, 0);
+    assert!(!root.join("backend_override.tf").exists());
 }

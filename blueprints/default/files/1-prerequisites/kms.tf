@@ -11,6 +11,13 @@ resource "aws_kms_key" "platform" {
   enable_key_rotation     = true
   deletion_window_in_days = 30
 
+  # It encrypts every Terraform state, the kops secrets and the etcd backups: a
+  # plain `terraform destroy` here must not schedule its deletion. Teardown's
+  # `make destroy` lifts this for one run (destroy_override.tf).
+  lifecycle {
+    prevent_destroy = true
+  }
+
   policy = jsonencode({
     Version = "2012-10-17"
     Statement = [
@@ -24,7 +31,7 @@ resource "aws_kms_key" "platform" {
       {
         Sid       = "CloudWatchLogsOfThisAccount"
         Effect    = "Allow"
-        Principal = { Service = "logs.${var.region}.amazonaws.com" }
+        Principal = { Service = "logs.${var.region}.${local.dns_suffix}" }
         Action    = ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"]
         Resource  = "*"
         Condition = {

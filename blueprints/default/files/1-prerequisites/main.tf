@@ -6,6 +6,11 @@ locals {
   name_prefix = "${var.name}-${var.environment}"
   account_id  = data.aws_caller_identity.current.account_id
   partition   = data.aws_partition.current.partition
+  # amazonaws.com, or amazonaws.com.cn in aws-cn: service principals and
+  # kms:ViaService names end in it; com.amazonaws (cn.com.amazonaws) prefixes
+  # VPC endpoint service names.
+  dns_suffix         = data.aws_partition.current.dns_suffix
+  reverse_dns_prefix = data.aws_partition.current.reverse_dns_prefix
 
   # S3 bucket names are global and at most 63 characters: a shortened prefix,
   # a purpose and the account id keep them unique and short enough.

@@ -5,6 +5,11 @@ resource "aws_s3_bucket" "kops_state" {
   #checkov:skip=CKV_AWS_144:Cross-region replication is a disaster-recovery decision per organization; versioning and etcd-manager backups cover recovery in the region.
   #checkov:skip=CKV2_AWS_62:Nothing consumes S3 event notifications of the kops state store.
   bucket = "${local.bucket_base}-kops-state-${local.account_id}"
+
+  # Teardown's `make destroy` lifts this for one run (destroy_override.tf).
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 resource "aws_s3_bucket_ownership_controls" "kops_state" {

@@ -7,6 +7,11 @@ resource "aws_s3_bucket" "terraform_state" {
   #checkov:skip=CKV_AWS_144:Cross-region replication is a disaster-recovery decision per organization; versioning keeps every earlier state.
   #checkov:skip=CKV2_AWS_62:Nothing consumes S3 event notifications of the state bucket.
   bucket = "${local.bucket_base}-tfstate-${local.account_id}"
+
+  # Teardown's `make destroy` lifts this for one run (destroy_override.tf).
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 resource "aws_s3_bucket_ownership_controls" "terraform_state" {
