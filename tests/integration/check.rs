@@ -405,8 +405,8 @@ fn kops_schema() {
         replace(
             d,
             TEMPLATE,
-            "  channel: stable\n",
-            "  channel: stable\n  bogusField: true\n",
+            "  cloudProvider: aws\n",
+            "  cloudProvider: aws\n  bogusField: true\n",
         )
     });
 }
@@ -426,6 +426,18 @@ fn kops_irsa() {
             "2-kops/values.yaml",
             "serviceAccount: cert-manager",
             "serviceAccount: cert-manager-x",
+        )
+    });
+}
+
+#[test]
+fn kops_api_access() {
+    breaks("kops.api-access", |_, d| {
+        replace(
+            d,
+            "2-kops/values.yaml",
+            "adminCidrs: []",
+            "adminCidrs:\n  - 203.0.113.0/24",
         )
     });
 }

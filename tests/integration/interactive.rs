@@ -50,8 +50,10 @@ fn every_prompt_is_answered_through_a_pty() {
     enter(
         &mut p,
         "CIDRs allowed to reach the API",
-        "10.40.0.0/16,192.168.10.0/24",
+        "10.40.0.0/16,203.0.113.0/24",
     );
+    // A public range cannot reach the internal API: warned at once, and kept.
+    p.exp_string("warning: admin_cidrs").expect("warning at the prompt");
     p.exp_string("Instance metadata hop limit").expect("select");
     p.exp_string("2").expect("choices drawn");
     settle();
@@ -87,7 +89,7 @@ fn every_prompt_is_answered_through_a_pty() {
         "https://git.example.org/platform/pty.git"
     );
     let cidrs: Vec<String> = serde_yaml::from_value(answer(&dir, "admin_cidrs")).expect("list");
-    assert_eq!(cidrs, ["10.40.0.0/16", "192.168.10.0/24"]);
+    assert_eq!(cidrs, ["10.40.0.0/16", "203.0.113.0/24"]);
 }
 
 /// Selects switch the terminal to raw mode only once drawn, and that switch drops input

@@ -527,8 +527,8 @@ fn terraform_state_lives_in_s3_with_locking() {
         );
         assert!(versions.contains("use_lockfile = true"), "{root}");
         assert!(
-            versions.contains("required_version = \"~> 1.10\""),
-            "{root}: use_lockfile needs 1.10"
+            versions.contains("required_version = \"~> 1.11\""),
+            "{root}: use_lockfile needs 1.10, write-only arguments 1.11"
         );
         let makefile = read(&dir, &format!("{root}/Makefile"));
         assert!(

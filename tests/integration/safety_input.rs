@@ -235,9 +235,9 @@ const NEW_SET: &[Case] = &[
         &["admin_cidrs: `0.0.0.0/33` is not an IPv4 CIDR such as 10.0.0.0/16"],
     ),
     (
-        &["--set", "admin_cidrs="],
+        &["--set", "zones="],
         2,
-        &["admin_cidrs: needs at least 1 item(s)"],
+        &["zones: needs at least 1 item(s)"],
     ),
     (
         &["--set", "git_url=ftp://x"],

@@ -3,7 +3,7 @@
 # module, plus your own resources (custom.tf). State in S3 (see
 # ../1-prerequisites/versions.tf); 3-bridge reads it from there.
 terraform {
-  required_version = "~> 1.10"
+  required_version = "~> 1.11"
 
   backend "s3" {
     key          = "2-kops/terraform.tfstate"

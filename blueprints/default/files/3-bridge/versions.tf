@@ -7,7 +7,7 @@
 # State in S3 (see ../1-prerequisites/versions.tf), like the two other roots,
 # whose states it reads with terraform_remote_state (data.tf).
 terraform {
-  required_version = "~> 1.10"
+  required_version = "~> 1.11"
 
   backend "s3" {
     key          = "3-bridge/terraform.tfstate"
