@@ -53,7 +53,8 @@ fn every_prompt_is_answered_through_a_pty() {
         "10.40.0.0/16,203.0.113.0/24",
     );
     // A public range cannot reach the internal API: warned at once, and kept.
-    p.exp_string("warning: admin_cidrs").expect("warning at the prompt");
+    p.exp_string("warning: admin_cidrs")
+        .expect("warning at the prompt");
     p.exp_string("Instance metadata hop limit").expect("select");
     p.exp_string("2").expect("choices drawn");
     settle();

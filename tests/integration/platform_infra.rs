@@ -261,7 +261,7 @@ fn velero_may_use_the_kms_key_of_its_bucket() {
         "{key}"
     );
     assert!(
-        key.contains("\"kms:ViaService\" = \"s3.${var.region}.amazonaws.com\""),
+        key.contains("\"kms:ViaService\" = \"s3.${var.region}.${local.dns_suffix}\""),
         "{key}"
     );
 }
@@ -629,9 +629,17 @@ fn network_and_security_details_an_expert_expects() {
         !template.contains("\n  sshAccess:"),
         "port 22 open with no key installed"
     );
+    // The only external policies: AWS's managed SSM policy (break-glass access).
+    let external: Vec<&str> = template
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- arn:"))
+        .collect();
     assert!(
-        !template.contains("externalPolicies"),
-        "no unjustified ec2:DescribeTags policy"
+        external.len() == 2
+            && external
+                .iter()
+                .all(|l| l.ends_with(":iam::aws:policy/AmazonSSMManagedInstanceCore")),
+        "{external:?}"
     );
     assert!(!dir.join("1-prerequisites/iam.tf").exists());
     assert!(!read(&dir, "1-prerequisites/kms.tf").contains("through S3 (kms:ViaService)"));
@@ -660,6 +668,26 @@ fn network_and_security_details_an_expert_expects() {
     assert!(network.contains("key         = local.karpenter_subnet_tag"));
     assert!(network.contains("data \"aws_route_table\" \"private\""));
     assert!(network.contains("route.nat_gateway_id == var.nat_gateway_ids[each.key]"));
+    // Review issue A-m5: a subnet on the main route table (no explicit association)
+    // and centralised egress (Transit Gateway, endpoint, appliance) both pass.
+    assert!(
+        network.contains("name   = \"association.main\""),
+        "{network}"
+    );
+    assert!(network.contains(
+        "route_table_id = coalesce(one(data.aws_route_tables.private_explicit[each.key].ids), one(data.aws_route_tables.main.ids))"
+    ));
+    for egress in [
+        "transit_gateway_id",
+        "vpc_endpoint_id",
+        "network_interface_id",
+    ] {
+        assert!(
+            network.contains(&format!("route.{egress} != \"\"")),
+            "{egress}"
+        );
+    }
+    assert!(!network.contains("subnet_id = each.value\n\n  lifecycle"));
     assert!(
         read(&existing, "1-prerequisites/outputs.tf").contains("output \"vpc_additional_cidrs\"")
     );
@@ -710,4 +738,230 @@ fn generated_terraform_is_terraform_fmt_clean() {
             out.stdout, out.stderr
         );
     }
+}
+
+/// Review issue A1: the API load balancer is internal, so the VPC's own CIDRs are always
+/// admitted (a bastion, CI runner or SSM port forward inside it), admin CIDRs add routed
+/// private ranges once each, and a public admin CIDR is warned about by `new` and by
+/// `scaffold check` (file:line in values.yaml) but kept.
+#[test]
+fn internal_api_admits_the_vpc_and_warns_on_public_admin_cidrs() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &[]);
+    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let access = &template[template.find("  kubernetesApiAccess:\n").expect("access")..];
+    let access = &access[..access.find("  sshKeyName").expect("end")];
+    assert!(
+        access.starts_with("  kubernetesApiAccess:\n  - {{ .vpc_cidr }}\n  {{- range .vpc_additional_cidrs }}\n  - {{ . }}\n"),
+        "{access}"
+    );
+    assert!(
+        access.contains("{{- if and (ne . $.vpc_cidr) (not (has . $.vpc_additional_cidrs)) }}"),
+        "an admin CIDR equal to a VPC CIDR would be a duplicate kops task: {access}"
+    );
+    assert!(template.contains("      type: Internal\n"));
+    assert!(read(&dir, "2-kops/values.yaml").contains("\nadminCidrs: []\n"));
+    let blueprint = read(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        "blueprints/default/blueprint.yaml",
+    );
+    assert!(!blueprint.contains("and SSH"), "no SSH is opened (m10)");
+
+    // A public range: `new` warns and keeps it, `check` points at the line.
+    let out = run(env.scaffold().args([
+        "new",
+        "office",
+        "--defaults",
+        "--set",
+        "admin_cidrs=10.8.0.0/16,203.0.113.0/24",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("warning: admin_cidrs:") && out.stderr.contains("never reaches it"),
+        "{}",
+        out.stderr
+    );
+    let office = env.path("office");
+    let values = read(&office, "2-kops/values.yaml");
+    let line = values
+        .lines()
+        .position(|l| l == "  - 203.0.113.0/24")
+        .expect("kept")
+        + 1;
+    let check =
+        run(env
+            .scaffold()
+            .arg("check")
+            .arg(&office)
+            .args(["--rule", "kops.api-access", "--json"]));
+    assert_eq!(check.code, 0, "a warning: {}", check.stdout);
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).expect("json");
+    let findings = report["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0]["file"], "2-kops/values.yaml");
+    assert_eq!(findings[0]["line"], line);
+    assert_eq!(findings[0]["severity"], "warning");
+    assert!(
+        findings[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("203.0.113.0/24")
+    );
+
+    // Private ranges only: no warning anywhere.
+    let out = run(env.scaffold().args([
+        "new",
+        "vpn",
+        "--defaults",
+        "--set",
+        "admin_cidrs=10.8.0.0/16,192.168.0.0/24,172.20.0.0/16",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    let check = run(env.scaffold().arg("check").arg(env.path("vpn")).args([
+        "--rule",
+        "kops.api-access",
+        "--json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).expect("json");
+    assert_eq!(
+        report["findings"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+}
+
+/// Review issue A-m3: the node image and recommended versions come from the channel of
+/// the pinned kops release, not kops' live master branch; Renovate moves it with
+/// KOPS_VERSION in one PR.
+#[test]
+fn kops_channel_is_the_pinned_release_and_moves_with_it() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &[]);
+    let template = read(&dir, "2-kops/cluster-template.yaml");
+    assert!(
+        template.contains("\n  channel: {{ .kopsChannel }}\n"),
+        "{template}"
+    );
+    let values = read(&dir, "2-kops/values.yaml");
+    let channel = "https://raw.githubusercontent.com/kubernetes/kops/v1.34.0/channels/stable";
+    assert!(
+        values.contains(&format!("\nkopsChannel: {channel}\n")),
+        "{values}"
+    );
+    let renovate: serde_json::Value =
+        serde_json::from_str(&read(&dir, "renovate.json")).expect("renovate.json");
+    let kops = renovate["customManagers"]
+        .as_array()
+        .expect("managers")
+        .iter()
+        .find(|m| m["depNameTemplate"] == "kubernetes/kops")
+        .expect("kops manager");
+    let patterns: Vec<regex::Regex> = kops["matchStrings"]
+        .as_array()
+        .expect("matchStrings")
+        .iter()
+        .map(|p| regex::Regex::new(p.as_str().expect("string")).expect("regex"))
+        .collect();
+    let files: Vec<regex::Regex> = kops["fileMatch"]
+        .as_array()
+        .expect("fileMatch")
+        .iter()
+        .map(|p| regex::Regex::new(p.as_str().expect("string")).expect("regex"))
+        .collect();
+    for (file, text) in [
+        ("2-kops/values.yaml", values.as_str()),
+        ("2-kops/Makefile", &read(&dir, "2-kops/Makefile")),
+    ] {
+        assert!(files.iter().any(|f| f.is_match(file)), "{file}");
+        let versions: Vec<String> = patterns
+            .iter()
+            .filter_map(|p| p.captures(text))
+            .map(|c| c["currentValue"].to_string())
+            .collect();
+        assert_eq!(versions, ["1.34.0"], "{file}");
+    }
+}
+
+/// Review issues A-m11 and A-m12: a node stuck at boot is reachable through SSM (AWS's
+/// managed policy on the node roles, switchable in values.yaml), and a prod environment
+/// gets three control planes (etcd quorum, no API downtime on a roll) by default.
+#[test]
+fn nodes_have_break_glass_access_and_prod_defaults_to_three_control_planes() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &[]);
+    let template = read(&dir, "2-kops/cluster-template.yaml");
+    assert!(
+        template.contains("  {{- if .nodeSsmAccess }}\n  externalPolicies:\n    node:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n    control-plane:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n  {{- end }}\n"),
+        "{template}"
+    );
+    assert!(read(&dir, "2-kops/values.yaml").contains("\nnodeSsmAccess: true\n"));
+    assert!(read(&dir, "1-prerequisites/outputs.tf").contains("output \"partition\""));
+    let zones = |dir: &Path| -> Vec<String> {
+        let values = yaml(dir, "2-kops/values.yaml");
+        serde_yaml::from_value(values["controlPlaneZones"].clone()).expect("zones")
+    };
+    assert_eq!(zones(&dir), ["eu-west-1a", "eu-west-1b", "eu-west-1c"]);
+    let dev = generate(&env, "dev", &["--set", "environment=dev"]);
+    assert_eq!(zones(&dev), ["eu-west-1a"]);
+    let two = generate(&env, "two", &["--set", "zones=eu-west-1a,eu-west-1b"]);
+    assert_eq!(zones(&two), ["eu-west-1a"]);
+}
+
+/// Review issues A-m8 (fresh) and m8 (round one): cert-manager may write ACME challenge
+/// TXT records only, as kops' own policy; service names follow the partition.
+#[test]
+fn acme_records_only_and_partition_aware_service_names() {
+    let env = Env::new();
+    let dir = generate(
+        &env,
+        "demo",
+        &["--set", "addons=cert-manager,velero,external-secrets"],
+    );
+    let cert_manager = read(&dir, "1-prerequisites/addon-cert-manager.tf");
+    let txt = statement(&cert_manager, "ChangeTxtRecords");
+    assert!(
+        txt.contains("\"route53:ChangeResourceRecordSetsNormalizedRecordNames\" = [")
+            && txt.contains("\"_acme-challenge.*\",")
+            && txt.contains("\"ForAllValues:StringLike\""),
+        "{txt}"
+    );
+    let velero = read(&dir, "1-prerequisites/addon-velero.tf");
+    let writes = statement(&velero, "EbsSnapshotWrites");
+    assert!(
+        writes.contains("ec2:${var.region}:${local.account_id}:volume/*")
+            && writes.contains("ec2:${var.region}::snapshot/*")
+            && !writes.contains("ec2:*"),
+        "{writes}"
+    );
+    let main = read(&dir, "1-prerequisites/main.tf");
+    assert!(main.contains("data.aws_partition.current.dns_suffix"));
+    for file in [
+        "kms.tf",
+        "network.tf",
+        "addon-velero.tf",
+        "addon-external-secrets.tf",
+    ] {
+        let text = read(&dir, &format!("1-prerequisites/{file}"));
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            let regional = line.contains("${var.region}.amazonaws.com")
+                || line.contains("com.amazonaws.${var.region}");
+            assert!(!regional, "{file}: {line}");
+        }
+    }
+}
+
+/// Review issue A-m7: authentik's generated passwords never reach the Terraform state.
+#[test]
+fn authentik_passwords_stay_out_of_terraform_state() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &["--set", "addons=authentik"]);
+    let tf = read(&dir, "1-prerequisites/addon-authentik.tf");
+    assert!(tf.contains("ephemeral \"aws_secretsmanager_random_password\" \"authentik\" {"));
+    assert!(!tf.contains("data \"aws_secretsmanager_random_password\""));
+    assert!(
+        tf.contains("secret_string_wo = jsonencode({")
+            && tf.contains("secret_string_wo_version = 1")
+    );
+    assert!(!tf.contains("secret_string ="), "{tf}");
 }
