@@ -510,12 +510,25 @@ fn kops_changes_are_shown_before_they_are_stored_and_apply_refuses_a_spec_git_di
     assert!(tools.log().contains(&"terraform apply".to_string()));
     // Review issue A-m1: once the bridge is initialised, its apply follows (Karpenter's
     // user data carries the new nodeup hash).
-    let before = tools.log().iter().filter(|c| *c == "terraform apply").count();
+    let before = tools
+        .log()
+        .iter()
+        .filter(|c| *c == "terraform apply")
+        .count();
     std::fs::create_dir_all(dir.join("3-bridge/.terraform")).expect("bridge init");
     let out = tools.make(&kops_dir, "apply");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let after = tools.log().iter().filter(|c| *c == "terraform apply").count();
-    assert_eq!(after, before + 2, "2-kops, then 3-bridge: {:?}", tools.log());
+    let after = tools
+        .log()
+        .iter()
+        .filter(|c| *c == "terraform apply")
+        .count();
+    assert_eq!(
+        after,
+        before + 2,
+        "2-kops, then 3-bridge: {:?}",
+        tools.log()
+    );
 
     // Operator A tries a change on a branch: the dry run shows it, the store keeps git's.
     let spec_b = SPEC_A.replace("m6i.large", "m6i.xlarge");
