@@ -601,9 +601,10 @@ fn a_suppression_with_a_reason_silences_one_finding() {
         "# scaffold:ignore kops.imds",
     );
     let (code, findings) = check(&env, &dir, &["--rule", "kops.imds"]);
+    // One finding per control-plane group the template renders (prod: three).
     assert_eq!(
         findings.len(),
-        1,
+        3,
         "a suppression without a reason is ignored: {findings:#?}"
     );
     assert_eq!(code, 1);
@@ -634,7 +635,8 @@ fn human_output_is_grouped_by_file_and_uncoloured_when_piped() {
         "{finding}"
     );
     assert!(!out.stdout.contains('\x1b'), "no colour when piped");
-    assert_eq!(out.stderr, "error: check: 1 error, 0 warnings\n");
+    // One per control-plane group the template renders (prod: three).
+    assert_eq!(out.stderr, "error: check: 3 errors, 0 warnings\n");
 }
 
 #[test]

@@ -289,7 +289,7 @@ fn karpenter_user_data_comes_from_the_applied_kops_state() {
     // The runbook applies the bridge after 2-kops' apply, not after cluster-update.
     let readme = read(&dir, "README.md");
     let changing = &readme[readme.find("## Changing the cluster").expect("section")..];
-    let apply = changing.find("make apply\n").expect("2-kops apply");
+    let apply = changing.find("make apply ").expect("2-kops apply");
     let bridge_apply = changing
         .find("make -C ../3-bridge apply")
         .expect("bridge apply");
