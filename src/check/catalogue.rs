@@ -164,6 +164,12 @@ pub static RULES: &[Rule] = &[
         "drop the public CIDR from adminCidrs (2-kops/values.yaml); reach the API from the VPC (bastion, CI runner, SSM port forward) or through a VPN/Transit Gateway range routed into it",
     ),
     rule(
+        "kops.karpenter-kubelet",
+        E,
+        "an EC2NodeClass's kubelet sizing (maxPods, kubeReserved, systemReserved) equals the kubelet kops boots the manager: Karpenter instance group with",
+        "change both together: the instance group's kubelet in the kops template/values and the EC2NodeClass's spec.kubelet",
+    ),
+    rule(
         "make.flags",
         E,
         "every kops/terraform/flux command in a Makefile uses flags of the pinned tool version",

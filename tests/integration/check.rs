@@ -443,6 +443,14 @@ fn kops_api_access() {
 }
 
 #[test]
+fn kops_karpenter_kubelet() {
+    // Review issue A-m17: the values and the EC2NodeClass drift apart.
+    breaks("kops.karpenter-kubelet", |_, d| {
+        replace(d, "2-kops/values.yaml", "  maxPods: 110", "  maxPods: 64")
+    });
+}
+
+#[test]
 fn make_flags() {
     breaks("make.flags", |_, d| {
         replace(

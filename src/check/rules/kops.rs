@@ -1,4 +1,4 @@
-//! kops.render, kops.schema, kops.imds, kops.irsa, kops.api-access.
+//! kops.render, kops.schema, kops.imds, kops.irsa, kops.api-access, kops.karpenter-kubelet.
 use serde_json::Value as Json;
 
 use super::Context;
@@ -71,6 +71,70 @@ pub fn run(context: &Context, findings: &mut Findings) {
     }
     irsa(context, findings);
     api_access(context, findings);
+    karpenter_kubelet(context, findings);
+}
+
+/// The kubelet settings Karpenter sizes instances by. With a Custom image the
+/// EC2NodeClass's `spec.kubelet` is not applied to the node: kops' nodeup boots it with
+/// the kubelet of the `manager: Karpenter` instance group. The two must agree, or
+/// Karpenter launches instances for pods that do not fit (or too few).
+const SIZING_KEYS: [&str; 3] = ["maxPods", "kubeReserved", "systemReserved"];
+
+/// A value not known offline: a Terraform output or a Flux substitution.
+fn unknown(value: &Json) -> bool {
+    match value {
+        Json::String(s) => s.contains(crate::check::kops::UNKNOWN) || s.contains("${"),
+        Json::Array(items) => items.iter().any(unknown),
+        Json::Object(map) => map.values().any(unknown),
+        _ => false,
+    }
+}
+
+fn karpenter_kubelet(context: &Context, findings: &mut Findings) {
+    let groups: Vec<(&str, &Json)> = context
+        .kops
+        .iter()
+        .flat_map(|r| {
+            r.result.iter().flatten().filter_map(move |d| {
+                let karpenter = yaml::str_at(&d.value, "kind") == Some("InstanceGroup")
+                    && yaml::str_at(&d.value, "spec/manager") == Some("Karpenter");
+                let name = yaml::str_at(&d.value, "metadata/name").unwrap_or("");
+                karpenter.then(|| {
+                    (
+                        name,
+                        yaml::at(&d.value, "spec/kubelet").unwrap_or(&Json::Null),
+                    )
+                })
+            })
+        })
+        .collect();
+    for (class, _) in context.objects("EC2NodeClass") {
+        let Some(sizing) = class.spec("kubelet") else {
+            continue;
+        };
+        for (group, kubelet) in &groups {
+            for key in SIZING_KEYS {
+                let (booted, assumed) = (kubelet.get(key), sizing.get(key));
+                if booted == assumed || booted.is_some_and(unknown) || assumed.is_some_and(unknown)
+                {
+                    continue;
+                }
+                let show = |v: Option<&Json>| v.map_or("unset".to_string(), Json::to_string);
+                let line = class.line_of(&format!("{key}:"));
+                findings.add(
+                    "kops.karpenter-kubelet",
+                    &class.file,
+                    line,
+                    format!(
+                        "EC2NodeClass {}: kubelet.{key} is {}, but kops boots the nodes of InstanceGroup {group} with {}",
+                        class.name,
+                        show(assumed),
+                        show(booted)
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Whether an IPv4 CIDR lies inside the private blocks of RFC 1918. Anything that is not
