@@ -892,7 +892,7 @@ fn nodes_have_break_glass_access_and_prod_defaults_to_three_control_planes() {
     let dir = generate(&env, "demo", &[]);
     let template = read(&dir, "2-kops/cluster-template.yaml");
     assert!(
-        template.contains("  {{- if .nodeSsmAccess }}\n  externalPolicies:\n    node:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n    control-plane:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n  {{- end }}\n"),
+        template.contains("  {{- if .nodeSsmAccess }}\n  externalPolicies:\n    node:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n    master:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n  {{- end }}\n"),
         "{template}"
     );
     assert!(read(&dir, "2-kops/values.yaml").contains("\nnodeSsmAccess: true\n"));
