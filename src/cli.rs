@@ -59,7 +59,7 @@ pub enum Command {
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
     #[command(
-        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b\n  scaffold update --blueprint default --dry-run\n  scaffold update --conflicts=markers"
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b,us-east-1c\n  scaffold update --blueprint default --dry-run\n  scaffold update --conflicts=markers"
     )]
     Update(UpdateArgs),
     /// Write, check and inspect blueprints.
