@@ -197,16 +197,10 @@ fn istio_by_name_brings_the_gateway_api_and_one_gateway_owner() {
         repositories,
         ["infrastructure/addons/istio-base/source.yaml"]
     );
-    let dns = doc(
-        &dir,
-        "infrastructure/addons/external-dns/release.yaml",
-        "HelmRelease",
-    );
-    assert!(
-        dns["spec"]["values"]["sources"]
-            .as_sequence()
-            .expect("sources")
-            .contains(&Value::from("gateway-httproute"))
+    // With the Gateway API CRDs (istio brings them), external-dns watches HTTPRoutes too.
+    assert_eq!(
+        dns_sources(&dir),
+        ["service", "ingress", "gateway-httproute"]
     );
     let lbc = doc(
         &dir,
@@ -480,4 +474,147 @@ fn list_addons_says_what_each_addon_needs_from_the_operator() {
             .expect("words")
             .contains("Route53 zone")
     );
+}
+
+fn dns_sources(dir: &Path) -> Vec<String> {
+    let dns = doc(
+        dir,
+        "infrastructure/addons/external-dns/release.yaml",
+        "HelmRelease",
+    );
+    dns["spec"]["values"]["sources"]
+        .as_sequence()
+        .expect("sources")
+        .iter()
+        .filter_map(|s| s.as_str().map(String::from))
+        .collect()
+}
+
+/// `check --json` on a repo: exit code and findings.
+fn check_json(env: &Env, dir: &Path) -> (i32, Vec<serde_json::Value>) {
+    let out = run(env
+        .scaffold()
+        .arg("check")
+        .arg(dir)
+        .args(["--json", "--skip", "tf.backend"]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("check --json ({e}): {}\n{}", out.stdout, out.stderr));
+    (
+        out.code,
+        report["findings"].as_array().cloned().unwrap_or_default(),
+    )
+}
+
+/// The 1-based line of the first line of `path` equal to `line` once trimmed.
+fn line_number(dir: &Path, path: &str, line: &str) -> usize {
+    read(dir, path)
+        .lines()
+        .position(|l| l.trim() == line)
+        .unwrap_or_else(|| panic!("{path}: no line {line:?}"))
+        + 1
+}
+
+// Review N-B1: the default repo installs no Gateway API CRDs, so external-dns must not
+// watch HTTPRoutes (it exits after 60 s and `apps`, waiting on it, is never applied).
+#[test]
+fn external_dns_watches_gateway_routes_only_with_the_gateway_api_crds() {
+    let env = Env::new();
+    let dir = new_repo(&env, "plain", "external-dns");
+    assert_eq!(dns_sources(&dir), ["service", "ingress"]);
+    assert!(
+        !all_text(&env, &dir)
+            .iter()
+            .any(|(p, t)| p.ends_with(".yaml") && t.contains("gateway-httproute")),
+        "a repo without the Gateway API CRDs mentions gateway-httproute"
+    );
+    let (code, findings) = check_json(&env, &dir);
+    assert_eq!(code, 0, "{findings:#?}");
+    // Adding istio brings the CRDs, and the source with them; removing it takes it away.
+    scaffold_in(&env, &dir, &["add-addon", "istio"]);
+    assert_eq!(
+        dns_sources(&dir),
+        ["service", "ingress", "gateway-httproute"]
+    );
+    scaffold_in(&env, &dir, &["remove-addon", "istio"]);
+    assert_eq!(dns_sources(&dir), ["service", "ingress"]);
+}
+
+// The guard of N-B1's class: a hand edit that re-adds the source without the Gateway API
+// is an error at the list item, naming the addon that installs the API.
+#[test]
+fn check_reports_a_gateway_source_without_the_gateway_api_at_its_line() {
+    let env = Env::new();
+    let dir = new_repo(&env, "edited", "external-dns");
+    let release = "infrastructure/addons/external-dns/release.yaml";
+    let text = read(&dir, release);
+    std::fs::write(
+        dir.join(release),
+        text.replacen(
+            "    - ingress\n",
+            "    - ingress\n    - gateway-httproute\n",
+            1,
+        ),
+    )
+    .expect("write");
+    let (code, findings) = check_json(&env, &dir);
+    assert_eq!(code, 1, "{findings:#?}");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let finding = &findings[0];
+    assert_eq!(finding["rule"], "order.watched-api");
+    assert_eq!(finding["file"], release);
+    assert_eq!(
+        finding["line"],
+        line_number(&dir, release, "- gateway-httproute")
+    );
+    let message = finding["message"].as_str().expect("message");
+    assert_has(
+        message,
+        &[
+            "gateway.networking.k8s.io",
+            "gateway-api-crds",
+            "addon-external-dns",
+        ],
+    );
+}
+
+// The same guard in the blueprint: a catalog entry that turns the feature on outside
+// `values_when` of the addon bringing the API is refused where it is written.
+#[test]
+fn a_catalog_entry_turning_on_a_feature_without_its_addon_is_refused() {
+    let env = Env::new();
+    let blueprint = env.path("bp");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default");
+    for entry in walkdir::WalkDir::new(&source) {
+        let entry = entry.expect("walk");
+        let to = blueprint.join(entry.path().strip_prefix(&source).expect("prefix"));
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &to).expect("copy");
+        }
+    }
+    let entry = blueprint.join("addons/external-dns.yaml");
+    let text = std::fs::read_to_string(&entry).expect("entry");
+    let edited = text.replacen(
+        "    - ingress\n",
+        "    - ingress\n    - gateway-httproute\n",
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&entry, edited).expect("write");
+    let out = run(env
+        .scaffold()
+        .args(["new", "refused", "--defaults", "--blueprint"])
+        .arg(&blueprint));
+    // 5: a blueprint that does not render.
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert_has(
+        &out.stderr,
+        &[
+            "addons/external-dns.yaml",
+            "gateway-api-routes",
+            "values_when: gateway-api-crds",
+        ],
+    );
+    assert!(!env.path("refused").exists());
 }
