@@ -217,26 +217,98 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     let env = Env::new();
     let dir = new_repo(&env, "acme", "external-secrets,authentik");
     let tf = read(&dir, "1-prerequisites/addon-external-secrets.tf");
-    assert_has(
-        &tf,
-        &[
-            "secret:${var.name}/${var.environment}/*",
-            "parameter/${var.name}/${var.environment}/*",
-        ],
-    );
     assert!(!tf.contains("secret:*\""), "{tf}");
     assert!(!tf.contains("secretsmanager:ListSecrets"), "{tf}");
-    for store in docs(
+    // Review N-M2: two roles, two prefixes. The controller's own role (application
+    // stores) reads only apps/; the platform role only platform/.
+    let own = &tf[..tf
+        .find("external_secrets_platform\"")
+        .expect("platform policy")];
+    let platform = &tf[tf
+        .find("external_secrets_platform\"")
+        .expect("platform policy")..];
+    assert_has(
+        own,
+        &[
+            "secret:${var.name}/${var.environment}/apps/*",
+            "parameter/${var.name}/${var.environment}/apps/*",
+        ],
+    );
+    assert!(!own.contains("/platform/"), "{own}");
+    assert_has(
+        platform,
+        &["secret:${var.name}/${var.environment}/platform/*"],
+    );
+    assert!(!platform.contains("/apps/"), "{platform}");
+    let kops = read(&dir, "2-kops/values.yaml");
+    assert_has(
+        &kops,
+        &[
+            "serviceAccount: external-secrets-platform",
+            "external_secrets_platform_policy_arn",
+        ],
+    );
+    let configs = docs(
         &dir,
         "infrastructure/addons-config/external-secrets/configs.yaml",
-    ) {
-        let conditions = &store["spec"]["conditions"];
+    );
+    let store = |name: &str| {
+        configs
+            .iter()
+            .find(|d| d["kind"] == "ClusterSecretStore" && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no store {name}"))
+            .clone()
+    };
+    for name in ["aws-secrets-manager", "aws-parameter-store"] {
+        let app = store(name);
+        let conditions = app["spec"]["conditions"].as_sequence().expect("conditions");
+        assert_eq!(conditions.len(), 1, "{name}: only labelled namespaces");
         assert_eq!(
             conditions[0]["namespaceSelector"]["matchLabels"]["platform-secrets"],
             "allowed"
         );
-        assert_eq!(conditions[1]["namespaces"][0], "authentik");
+        assert!(app["spec"]["provider"]["aws"]["auth"].is_null(), "{name}");
     }
+    let platform_store = store("platform-secrets-manager");
+    assert_eq!(
+        platform_store["spec"]["conditions"],
+        serde_yaml::from_str::<Value>("[{namespaces: [authentik]}]").expect("yaml")
+    );
+    let jwt = &platform_store["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
+    assert_eq!(jwt["name"], "external-secrets-platform");
+    assert_eq!(jwt["namespace"], "external-secrets");
+    let account = configs
+        .iter()
+        .find(|d| d["kind"] == "ServiceAccount")
+        .expect("platform ServiceAccount");
+    assert_eq!(
+        account["metadata"]["annotations"]["eks.amazonaws.com/audience"],
+        "amazonaws.com"
+    );
+    // authentik's secret lives under platform/ and is read through the platform store.
+    let secret = doc(
+        &dir,
+        "infrastructure/addons-config/authentik/configs.yaml",
+        "ExternalSecret",
+    );
+    assert_eq!(
+        secret["spec"]["secretStoreRef"]["name"],
+        "platform-secrets-manager"
+    );
+    assert_eq!(
+        secret["spec"]["dataFrom"][0]["extract"]["key"],
+        "acme/prod/platform/authentik"
+    );
+    assert_has(
+        &read(&dir, "1-prerequisites/addon-authentik.tf"),
+        &["\"${var.name}/${var.environment}/platform/authentik\""],
+    );
+    assert_has(
+        &read(&dir, "README.md"),
+        &["acme/prod/apps/", "platform-secrets-manager"],
+    );
+    let bridge = read(&dir, "3-bridge/addon-external-secrets.tf");
+    assert_has(&bridge, &["EXTERNAL_SECRETS_PLATFORM_ROLE_ARN"]);
 }
 
 #[test]
