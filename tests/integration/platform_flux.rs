@@ -83,7 +83,12 @@ fn ui_addons_get_tls_from_the_istio_gateway_and_a_cert_manager_certificate() {
         "infrastructure/addons-config/istio/configs.yaml",
         "Gateway",
     );
-    let listener = &gateway["spec"]["listeners"][0];
+    let listener = gateway["spec"]["listeners"]
+        .as_sequence()
+        .expect("listeners")
+        .iter()
+        .find(|l| l["name"] == "https")
+        .expect("https listener");
     assert_eq!(listener["protocol"], "HTTPS");
     assert_eq!(
         listener["tls"]["certificateRefs"][0]["name"],
@@ -689,4 +694,105 @@ fn a_catalog_entry_turning_on_a_feature_without_its_addon_is_refused() {
         ],
     );
     assert!(!env.path("refused").exists());
+}
+
+// Review N-M1 (authentik trusts the gateway's forwarded headers from kops' pod range),
+// N-m7 (client IPs reach the gateway; port 80 redirects), N-m2 (drift detection leaves
+// istiod's webhook failurePolicy alone), N-m10 (Reloader annotation only with Reloader).
+#[test]
+fn the_gateway_passes_client_ip_and_scheme_and_keeps_istio_webhooks_fail_closed() {
+    let env = Env::new();
+    let dir = new_repo(&env, "front", "authentik");
+    let authentik = doc(
+        &dir,
+        "infrastructure/addons/authentik/release.yaml",
+        "HelmRelease",
+    );
+    let values = &authentik["spec"]["values"];
+    let cidrs: Vec<&str> = values["authentik"]["listen"]["trusted_proxy_cidrs"]
+        .as_str()
+        .expect("a comma-separated string (the chart renders lists as Go's [a b])")
+        .split(',')
+        .collect();
+    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let pods = template
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("nonMasqueradeCIDR: "))
+        .expect("nonMasqueradeCIDR");
+    assert!(
+        cidrs.contains(&pods),
+        "{cidrs:?} lacks the pod range {pods}"
+    );
+    for default in ["127.0.0.0/8", "10.0.0.0/8", "::1/128"] {
+        assert!(cidrs.contains(&default), "{cidrs:?} drops {default}");
+    }
+    assert!(
+        values["global"]["deploymentAnnotations"].is_null(),
+        "no Reloader, no reload annotation"
+    );
+    let configs = docs(&dir, "infrastructure/addons-config/istio/configs.yaml");
+    let overlays = configs
+        .iter()
+        .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
+        .expect("platform-gateway overlays");
+    let service: Value =
+        serde_yaml::from_str(overlays["data"]["service"].as_str().expect("service")).expect("yaml");
+    assert_eq!(service["spec"]["externalTrafficPolicy"], "Local");
+    let gateway = configs
+        .iter()
+        .find(|d| d["kind"] == "Gateway")
+        .expect("Gateway");
+    let http = gateway["spec"]["listeners"]
+        .as_sequence()
+        .expect("listeners")
+        .iter()
+        .find(|l| l["port"] == 80)
+        .expect("a port 80 listener");
+    assert_eq!(http["protocol"], "HTTP");
+    let redirect = configs
+        .iter()
+        .find(|d| d["kind"] == "HTTPRoute")
+        .expect("redirect route");
+    assert_eq!(
+        redirect["spec"]["parentRefs"][0]["sectionName"],
+        http["name"]
+    );
+    assert_eq!(
+        redirect["spec"]["rules"][0]["filters"][0]["requestRedirect"]["scheme"],
+        "https"
+    );
+    assert_eq!(
+        redirect["metadata"]["annotations"]["external-dns.alpha.kubernetes.io/controller"], "none",
+        "external-dns must not publish the wildcard"
+    );
+    for release in ["istio-base", "istio"] {
+        let hr = doc(
+            &dir,
+            &format!("infrastructure/addons/{release}/release.yaml"),
+            "HelmRelease",
+        );
+        let ignored = hr["spec"]["driftDetection"]["ignore"]
+            .as_sequence()
+            .expect("ignore")
+            .iter()
+            .any(|i| {
+                i["target"]["kind"] == "ValidatingWebhookConfiguration"
+                    && i["paths"][0] == "/webhooks"
+            });
+        assert!(ignored, "{release}: webhooks drift not ignored");
+    }
+    scaffold_in(&env, &dir, &["add-addon", "reloader"]);
+    let authentik = doc(
+        &dir,
+        "infrastructure/addons/authentik/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(
+        authentik["spec"]["values"]["global"]["deploymentAnnotations"]["secret.reloader.stakater.com/reload"],
+        "authentik-credentials"
+    );
+    assert!(
+        authentik["spec"]["values"]["global"]["envFrom"].is_sequence(),
+        "values_when merges, envFrom stays"
+    );
 }
