@@ -796,3 +796,93 @@ fn the_gateway_passes_client_ip_and_scheme_and_keeps_istio_webhooks_fail_closed(
         "values_when merges, envFrom stays"
     );
 }
+
+// Review N-m1: a config Kustomization waits only for the configs its objects use (the
+// ExternalSecret needs the stores, not the Gateway and its certificate).
+#[test]
+fn config_kustomizations_wait_only_for_the_configs_they_use() {
+    let env = Env::new();
+    let dir = new_repo(&env, "cfg", "authentik,headlamp");
+    let depends = |file: &str, name: &str| -> Vec<String> {
+        docs(&dir, &format!("clusters/prod/30-addon-{file}.yaml"))
+            .into_iter()
+            .find(|d| d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))["spec"]["dependsOn"]
+            .as_sequence()
+            .expect("dependsOn")
+            .iter()
+            .filter_map(|d| d["name"].as_str().map(String::from))
+            .collect()
+    };
+    assert_eq!(
+        depends("authentik", "addon-authentik-config"),
+        ["addon-authentik", "addon-external-secrets-config"]
+    );
+    assert_eq!(
+        depends("headlamp", "addon-headlamp-config"),
+        ["addon-headlamp"]
+    );
+    // The addons themselves still wait for what they need.
+    assert!(depends("authentik", "addon-authentik").contains(&"addon-istio".to_string()));
+}
+
+// Review N-m7 (HPA without metrics-server), N-m8 (Karpenter scraped with
+// kube-prometheus-stack), N-m4 (Renovate moves pins that belong together at once).
+#[test]
+fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus() {
+    let env = Env::new();
+    let dir = new_repo(&env, "mon", "istio");
+    let overlays = |dir: &Path| -> Value {
+        docs(dir, "infrastructure/addons-config/istio/configs.yaml")
+            .into_iter()
+            .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
+            .expect("overlays")["data"]
+            .clone()
+    };
+    let data = overlays(&dir);
+    assert!(data["horizontalPodAutoscaler"].is_null(), "{data:?}");
+    let deployment: Value =
+        serde_yaml::from_str(data["deployment"].as_str().expect("deployment")).expect("yaml");
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let karpenter = |dir: &Path| {
+        doc(
+            dir,
+            "infrastructure/karpenter/karpenter/release.yaml",
+            "HelmRelease",
+        )["spec"]["values"]["serviceMonitor"]["enabled"]
+            .clone()
+    };
+    assert!(karpenter(&dir).is_null());
+    scaffold_in(&env, &dir, &["add-addon", "metrics-server"]);
+    scaffold_in(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
+    let data = overlays(&dir);
+    assert!(data["horizontalPodAutoscaler"].is_string(), "{data:?}");
+    assert!(data["deployment"].is_null(), "{data:?}");
+    assert_eq!(karpenter(&dir), Value::from(true));
+    let renovate: serde_json::Value =
+        serde_json::from_str(&read(&dir, "renovate.json")).expect("renovate.json");
+    let group_of = |name: &str| -> Vec<String> {
+        renovate["packageRules"]
+            .as_array()
+            .expect("packageRules")
+            .iter()
+            .filter(|r| {
+                ["matchDepNames", "matchPackageNames"]
+                    .iter()
+                    .any(|k| r[k].as_array().is_some_and(|n| n.iter().any(|n| n == name)))
+            })
+            .filter_map(|r| r["groupName"].as_str().map(String::from))
+            .collect()
+    };
+    for together in [
+        &["base", "istiod", "kubernetes-sigs/gateway-api"][..],
+        &["kube-prometheus-stack", "prometheus-operator-crds"],
+        &["velero", "velero/velero-plugin-for-aws"],
+    ] {
+        let first = group_of(together[0]);
+        assert_eq!(first.len(), 1, "{}: one group", together[0]);
+        for name in together {
+            assert_eq!(group_of(name), first, "{name}");
+        }
+    }
+}
