@@ -344,6 +344,8 @@ fn add_addon_helm_set_types_values_as_helm_does() {
     assert_eq!(values["exp"], Value::from("1e3"));
     assert_eq!(values["hex"], Value::from("0x1F"));
     assert_eq!(values["word"], Value::from("on"));
+    // Review N-m10: quoted, so YAML 1.1 tools (kubectl, PyYAML) read a string too.
+    assert_has(&read(&dir, "apps/prod/web/release.yaml"), &["word: 'on'"]);
     assert_eq!(values["replicaCount"], Value::from(3));
     assert_eq!(values["flag"], Value::from(true));
     assert_eq!(values["list"][1], Value::from(2));
