@@ -888,3 +888,30 @@ fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus
         }
     }
 }
+
+// Review N-m6 (teardown deletes the Gateways before their Services), N-m9 (remove-addon
+// deletes the namespace's volumes), N-m10 (the node-termination-handler text).
+#[test]
+fn readme_teardown_deletes_gateways_first_and_warns_of_volumes_on_remove() {
+    let env = Env::new();
+    let dir = new_repo(&env, "docs", "istio");
+    let readme = read(&dir, "README.md");
+    let gateways = readme
+        .find("kubectl delete gateways.gateway.networking.k8s.io")
+        .expect("teardown deletes the Gateways");
+    let services = readme
+        .find("delete the Services of type LoadBalancer")
+        .expect("then the Services");
+    assert!(gateways < services);
+    assert_has(
+        &readme,
+        &[
+            "aws elbv2 describe-load-balancers",
+            "kustomize.toolkit.fluxcd.io/prune: disabled",
+            "IMDS mode as a DaemonSet on every node",
+        ],
+    );
+    assert!(!readme.contains("the autoscaling groups only"));
+    let plain = new_repo(&env, "plain", "");
+    assert!(!read(&plain, "README.md").contains("delete gateways"));
+}
