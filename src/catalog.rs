@@ -107,6 +107,9 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, Entry>,
+    /// Addons a blueprint of the chain removed (`remove_addons`): entries may still name
+    /// them in `values_when` and feature needs, which then never apply.
+    removed: BTreeSet<String>,
 }
 
 /// The addons a repo gets: the chosen ones, the always-present ones and their dependencies.
@@ -118,7 +121,7 @@ pub struct Selection<'a> {
 }
 
 impl Catalog {
-    pub fn from_tree(origin: &str, tree: &FileTree) -> Result<Self> {
+    pub fn from_tree(origin: &str, tree: &FileTree, removed: BTreeSet<String>) -> Result<Self> {
         let mut entries = BTreeMap::new();
         for (path, bytes) in tree {
             let Some(stem) = path.strip_suffix(".yaml") else {
@@ -138,7 +141,7 @@ impl Catalog {
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()
-                    .find(|k| !tree.contains_key(&format!("{k}.yaml")))
+                    .find(|k| !tree.contains_key(&format!("{k}.yaml")) && !removed.contains(*k))
             {
                 return Err(fail(
                     crate::locate::locate(&text, "values_when:"),
@@ -160,7 +163,7 @@ impl Catalog {
                 },
             );
         }
-        let catalog = Catalog { entries };
+        let catalog = Catalog { entries, removed };
         for entry in catalog.entries.values() {
             catalog.check_features(origin, entry)?;
             for dep in &entry.spec.depends_on {
@@ -232,7 +235,7 @@ impl Catalog {
         }
         for feature in &entry.spec.features {
             for addon in &feature.needs.addons {
-                if !self.entries.contains_key(addon) {
+                if !self.entries.contains_key(addon) && !self.removed.contains(addon) {
                     return Err(fail(
                         "features:",
                         format!("feature `{}` needs unknown addon `{addon}`", feature.name),
@@ -352,6 +355,10 @@ impl Catalog {
                 .insert(name.clone(), Entry { spec, raw, source });
         }
         Ok(catalog)
+    }
+
+    pub fn removed(&self) -> &BTreeSet<String> {
+        &self.removed
     }
 
     pub fn get(&self, name: &str) -> Option<&Entry> {
