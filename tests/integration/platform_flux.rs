@@ -134,7 +134,7 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
         &tf,
         &[
             "resource \"aws_secretsmanager_secret\" \"authentik\"",
-            "name                    = \"${var.name}/${var.environment}/authentik\"",
+            "name                    = \"${var.name}/${var.environment}/platform/authentik\"",
             "AUTHENTIK_SECRET_KEY",
             "AUTHENTIK_POSTGRESQL__PASSWORD",
             "AUTHENTIK_BOOTSTRAP_PASSWORD",
@@ -148,7 +148,7 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
     );
     assert_eq!(
         external_secret["spec"]["dataFrom"][0]["extract"]["key"],
-        "idp/prod/authentik"
+        "idp/prod/platform/authentik"
     );
     let viewer = docs(&dir, "infrastructure/addons-config/headlamp/configs.yaml");
     let binding = viewer
@@ -857,6 +857,7 @@ fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus
     assert!(karpenter(&dir).is_null());
     scaffold_in(&env, &dir, &["add-addon", "metrics-server"]);
     scaffold_in(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
+    scaffold_in(&env, &dir, &["add-addon", "velero"]);
     let data = overlays(&dir);
     assert!(data["horizontalPodAutoscaler"].is_string(), "{data:?}");
     assert!(data["deployment"].is_null(), "{data:?}");
