@@ -623,7 +623,7 @@ fn external_dns_watches_gateway_routes_only_with_the_gateway_api_crds() {
 #[test]
 fn check_reports_a_gateway_source_without_the_gateway_api_at_its_line() {
     let env = Env::new();
-    let dir = new_repo(&env, "edited", "external-dns");
+    let dir = new_repo(&env, "edited", "external-dns,cert-manager");
     let release = "infrastructure/addons/external-dns/release.yaml";
     let text = read(&dir, release);
     std::fs::write(
@@ -653,6 +653,26 @@ fn check_reports_a_gateway_source_without_the_gateway_api_at_its_line() {
             "gateway-api-crds",
             "addon-external-dns",
         ],
+    );
+    // cert-manager's gateway-shim is the same shape.
+    let cm = "infrastructure/addons/cert-manager/release.yaml";
+    let text = read(&dir, cm);
+    std::fs::write(
+        dir.join(cm),
+        text.replacen(
+            "  values:\n",
+            "  values:\n    extraArgs:\n    - --enable-gateway-api\n",
+            1,
+        ),
+    )
+    .expect("write");
+    let (_, findings) = check_json(&env, &dir);
+    let shim: Vec<_> = findings.iter().filter(|f| f["file"] == cm).collect();
+    assert_eq!(shim.len(), 1, "{findings:#?}");
+    assert_eq!(shim[0]["rule"], "order.watched-api");
+    assert_eq!(
+        shim[0]["line"],
+        line_number(&dir, cm, "- --enable-gateway-api")
     );
 }
 
