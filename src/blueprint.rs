@@ -123,6 +123,13 @@ impl Blueprint {
             version: b.manifest.version.clone(),
             base: b.base.clone().map(Box::new),
         });
+        // Addons this chain removed: other entries may still name them (`values_when`,
+        // feature needs), which then never apply.
+        let mut removed: BTreeSet<String> = base
+            .as_ref()
+            .map(|b| b.catalog.removed().clone())
+            .unwrap_or_default();
+        removed.extend(manifest.remove_addons.iter().cloned());
         let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
             match base {
                 Some(base) => {
@@ -255,7 +262,7 @@ impl Blueprint {
         let files = subtree(&merged_tree, "files/");
         let addon_files = subtree(&merged_tree, "addon-files/");
         let partials = subtree(&merged_tree, "partials/");
-        let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"))?;
+        let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed)?;
         Ok(Blueprint {
             manifest,
             files,

@@ -34,6 +34,60 @@ pub struct EntrySpec {
     #[serde(default)]
     pub operator_needs: Option<String>,
     pub chart: ChartSpec,
+    /// What each feature of the chart needs from the cluster, and the values that turn it
+    /// on (`scaffold check` rule `order.watched-api`; blueprint loading refuses a feature
+    /// turned on without what it needs).
+    #[serde(default)]
+    pub features: Vec<Feature>,
+}
+
+/// A feature of an addon's chart: a controller that watches an API only some clusters have.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Feature {
+    pub name: String,
+    #[serde(default)]
+    pub needs: Needs,
+    /// Values that turn it on; any one is enough.
+    pub enabled_by: Vec<Trigger>,
+}
+
+/// What a feature needs from the cluster.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Needs {
+    /// API groups whose CRDs must be installed before the controller starts.
+    #[serde(default)]
+    pub api_groups: Vec<String>,
+    /// Catalog addons that bring them (the `values_when` key the enabling values go under).
+    #[serde(default)]
+    pub addons: Vec<String>,
+    /// Answers the feature needs (e.g. `dns_zone`); the entry must `require` them.
+    #[serde(default)]
+    pub answers: Vec<String>,
+}
+
+/// A chart value that turns a feature on: the value at `path` (dotted) equals one of
+/// `any_of`, or is a list holding one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trigger {
+    pub path: String,
+    pub any_of: Vec<Json>,
+}
+
+impl Trigger {
+    /// The value (or list item) in `values` that turns the feature on.
+    pub fn matched<'a>(&self, values: &'a Json) -> Option<&'a Json> {
+        let mut at = values;
+        for key in self.path.split('.') {
+            at = at.get(key)?;
+        }
+        match at {
+            Json::Array(items) => items.iter().find(|i| self.any_of.contains(i)),
+            other => self.any_of.contains(other).then_some(other),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -53,6 +107,9 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, Entry>,
+    /// Addons a blueprint of the chain removed (`remove_addons`): entries may still name
+    /// them in `values_when` and feature needs, which then never apply.
+    removed: BTreeSet<String>,
 }
 
 /// The addons a repo gets: the chosen ones, the always-present ones and their dependencies.
@@ -64,7 +121,7 @@ pub struct Selection<'a> {
 }
 
 impl Catalog {
-    pub fn from_tree(origin: &str, tree: &FileTree) -> Result<Self> {
+    pub fn from_tree(origin: &str, tree: &FileTree, removed: BTreeSet<String>) -> Result<Self> {
         let mut entries = BTreeMap::new();
         for (path, bytes) in tree {
             let Some(stem) = path.strip_suffix(".yaml") else {
@@ -84,7 +141,7 @@ impl Catalog {
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()
-                    .find(|k| !tree.contains_key(&format!("{k}.yaml")))
+                    .find(|k| !tree.contains_key(&format!("{k}.yaml")) && !removed.contains(*k))
             {
                 return Err(fail(
                     crate::locate::locate(&text, "values_when:"),
@@ -106,8 +163,9 @@ impl Catalog {
                 },
             );
         }
-        let catalog = Catalog { entries };
+        let catalog = Catalog { entries, removed };
         for entry in catalog.entries.values() {
+            catalog.check_features(origin, entry)?;
             for dep in &entry.spec.depends_on {
                 if !catalog.entries.contains_key(dep) {
                     let text = String::from_utf8_lossy(&entry.source);
@@ -126,6 +184,96 @@ impl Catalog {
             }
         }
         Ok(catalog)
+    }
+
+    /// The addons `name` brings into a repo: itself, its dependencies (transitively) and the
+    /// always-present ones.
+    fn brought_by(&self, name: &str) -> BTreeSet<String> {
+        let mut seen: BTreeSet<String> = self
+            .entries
+            .values()
+            .filter(|e| e.spec.always)
+            .map(|e| e.spec.name.clone())
+            .collect();
+        let mut stack = vec![name.to_string()];
+        while let Some(next) = stack.pop() {
+            if seen.insert(next.clone())
+                && let Some(entry) = self.entries.get(&next)
+            {
+                stack.extend(entry.spec.depends_on.iter().cloned());
+            }
+        }
+        if !self.entries.get(name).is_some_and(|e| e.spec.always) {
+            seen.insert(name.to_string());
+        }
+        seen
+    }
+
+    /// A feature turned on in `values` needs only addons the entry brings; one turned on
+    /// under `values_when: X` only addons X (or the entry) brings. Otherwise a repo
+    /// without them gets a controller watching an API nobody installs (review N-B1).
+    fn check_features(&self, origin: &str, entry: &Entry) -> Result<()> {
+        let text = String::from_utf8_lossy(&entry.source);
+        let fail = |needle: &str, msg: String| {
+            Error::Located(crate::error::Located::new(
+                format!("{origin}/addons/{}.yaml", entry.spec.name),
+                crate::locate::locate(&text, needle),
+                msg,
+            ))
+        };
+        let own = self.brought_by(&entry.spec.name);
+        let mut places: Vec<(String, &Json, BTreeSet<String>)> = Vec::new();
+        if let Some(values) = entry.raw.get("values") {
+            places.push(("values".into(), values, own.clone()));
+        }
+        if let Some(Json::Object(when)) = entry.raw.get("values_when") {
+            for (other, values) in when {
+                let mut brought = own.clone();
+                brought.extend(self.brought_by(other));
+                places.push((format!("values_when.{other}"), values, brought));
+            }
+        }
+        for feature in &entry.spec.features {
+            for addon in &feature.needs.addons {
+                if !self.entries.contains_key(addon) && !self.removed.contains(addon) {
+                    return Err(fail(
+                        "features:",
+                        format!("feature `{}` needs unknown addon `{addon}`", feature.name),
+                    ));
+                }
+            }
+            if let Some(answer) = feature
+                .needs
+                .answers
+                .iter()
+                .find(|a| !entry.spec.requires.contains(a))
+            {
+                return Err(fail(
+                    "features:",
+                    format!(
+                        "feature `{}` needs answer `{answer}`: add it to `requires`",
+                        feature.name
+                    ),
+                ));
+            }
+            for (place, values, brought) in &places {
+                let on = feature
+                    .enabled_by
+                    .iter()
+                    .find_map(|t| t.matched(values).map(|v| (t, v)));
+                let missing = feature.needs.addons.iter().find(|a| !brought.contains(*a));
+                if let (Some((trigger, value)), Some(missing)) = (on, missing) {
+                    return Err(fail(
+                        &format!("{}:", trigger.path.rsplit('.').next().unwrap_or("")),
+                        format!(
+                            "`{place}` turns on feature `{}` ({}: {value}), which needs addon `{missing}` that a repo with {} may lack: set it under `values_when: {missing}:` instead",
+                            feature.name, trigger.path, entry.spec.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Applies `add-addon` settings: for a catalog addon `version`, `namespace` and
@@ -209,6 +357,10 @@ impl Catalog {
         Ok(catalog)
     }
 
+    pub fn removed(&self) -> &BTreeSet<String> {
+        &self.removed
+    }
+
     pub fn get(&self, name: &str) -> Option<&Entry> {
         self.entries.get(name)
     }
@@ -290,6 +442,22 @@ impl Catalog {
 impl Entry {
     pub fn source(&self) -> &[u8] {
         &self.source
+    }
+
+    /// The API groups whose CRDs the chart installs (`crds.provides`).
+    pub fn provides(&self) -> Vec<String> {
+        self.raw
+            .get("crds")
+            .and_then(|c| c.get("provides"))
+            .and_then(Json::as_array)
+            .map(|groups| {
+                groups
+                    .iter()
+                    .filter_map(Json::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The entry as templates see it: the catalog data plus `dir`, where its layer's

@@ -358,7 +358,53 @@ fn json_of(value: &Value) -> TeraResult<Json> {
 fn to_yaml(value: Value, _: Kwargs, _: &State) -> TeraResult<String> {
     let text = serde_yaml::to_string(&json_of(&value)?)
         .map_err(|e| tera::Error::message(e.to_string()))?;
-    Ok(text.trim_end().to_string())
+    Ok(quote_yaml11_booleans(text.trim_end()))
+}
+
+/// serde_yaml writes the strings `on`, `off`, `yes`, `no`, `y`, `n` plain (YAML 1.2 reads
+/// them as strings, as Flux does), but YAML 1.1 tools (kubectl, PyYAML, yamllint) read
+/// them as booleans: such a plain scalar is quoted. serde_yaml writes real booleans as
+/// `true`/`false`, so a plain one of these words is always a string. Lines inside a
+/// block scalar are left alone.
+fn quote_yaml11_booleans(text: &str) -> String {
+    const WORDS: [&str; 18] = [
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+        "OFF", "YeS", "oN",
+    ];
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut block: Option<usize> = None;
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(depth) = block {
+            if line.trim().is_empty() || indent(line) > depth {
+                out.push(line.to_string());
+                continue;
+            }
+            block = None;
+        }
+        let trimmed = line.trim_end();
+        if trimmed.ends_with('|')
+            || trimmed.ends_with("|-")
+            || trimmed.ends_with("|+")
+            || trimmed.ends_with('>')
+            || trimmed.ends_with(">-")
+        {
+            block = Some(indent(line));
+        }
+        let split = trimmed.rfind(": ").map(|at| at + 2).or_else(|| {
+            trimmed
+                .trim_start()
+                .starts_with("- ")
+                .then(|| indent(line) + 2)
+        });
+        match split {
+            Some(at) if WORDS.contains(&&trimmed[at..]) => {
+                out.push(format!("{}'{}'", &trimmed[..at], &trimmed[at..]));
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    out.join("\n")
 }
 
 fn to_json(value: Value, _: Kwargs, _: &State) -> TeraResult<String> {
@@ -491,6 +537,19 @@ fn hcl_string(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn yaml_1_1_boolean_words_are_quoted_outside_block_scalars() {
+        let value = serde_json::json!({"a": "on", "b": true, "c": ["off", "x"], "d": "yes\non\n", "e": "onward"});
+        let text =
+            super::quote_yaml11_booleans(serde_yaml::to_string(&value).expect("yaml").trim_end());
+        assert!(text.contains("a: 'on'"), "{text}");
+        assert!(text.contains("b: true"), "{text}");
+        assert!(text.contains("- 'off'"), "{text}");
+        assert!(text.contains("e: onward"), "{text}");
+        let back: serde_json::Value = serde_yaml::from_str(&text).expect("parses");
+        assert_eq!(back, value);
+    }
+
     use super::*;
     use serde_json::json;
 

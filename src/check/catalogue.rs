@@ -110,6 +110,12 @@ pub static RULES: &[Rule] = &[
         "install the CRDs in an early layer (a CRD chart or the chart's crds value)",
     ),
     rule(
+        "order.watched-api",
+        E,
+        "a controller configured to watch an API (a chart feature the blueprint catalog declares) runs after a layer installing that API",
+        "add the addon that installs the API (the message names it) so an earlier layer installs it, or remove the value that turns the feature on",
+    ),
+    rule(
         "order.layers",
         E,
         "CRDs → Karpenter → AWS LB controller → addons → apps holds through dependsOn",

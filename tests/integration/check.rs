@@ -331,6 +331,19 @@ fn order_crd_provider() {
 }
 
 #[test]
+fn order_watched_api() {
+    // The shape of review N-B1: external-dns watching HTTPRoutes with no Gateway API CRDs.
+    breaks("order.watched-api", |_, d| {
+        replace(
+            d,
+            "infrastructure/addons/external-dns/release.yaml",
+            "    - ingress\n",
+            "    - ingress\n    - gateway-httproute\n",
+        );
+    });
+}
+
+#[test]
 fn order_layers() {
     breaks("order.layers", |_, d| {
         // The apps layer keeps no dependsOn at all.

@@ -83,7 +83,12 @@ fn ui_addons_get_tls_from_the_istio_gateway_and_a_cert_manager_certificate() {
         "infrastructure/addons-config/istio/configs.yaml",
         "Gateway",
     );
-    let listener = &gateway["spec"]["listeners"][0];
+    let listener = gateway["spec"]["listeners"]
+        .as_sequence()
+        .expect("listeners")
+        .iter()
+        .find(|l| l["name"] == "https")
+        .expect("https listener");
     assert_eq!(listener["protocol"], "HTTPS");
     assert_eq!(
         listener["tls"]["certificateRefs"][0]["name"],
@@ -129,7 +134,7 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
         &tf,
         &[
             "resource \"aws_secretsmanager_secret\" \"authentik\"",
-            "name                    = \"${var.name}/${var.environment}/authentik\"",
+            "name                    = \"${var.name}/${var.environment}/platform/authentik\"",
             "AUTHENTIK_SECRET_KEY",
             "AUTHENTIK_POSTGRESQL__PASSWORD",
             "AUTHENTIK_BOOTSTRAP_PASSWORD",
@@ -143,7 +148,7 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
     );
     assert_eq!(
         external_secret["spec"]["dataFrom"][0]["extract"]["key"],
-        "idp/prod/authentik"
+        "idp/prod/platform/authentik"
     );
     let viewer = docs(&dir, "infrastructure/addons-config/headlamp/configs.yaml");
     let binding = viewer
@@ -197,16 +202,10 @@ fn istio_by_name_brings_the_gateway_api_and_one_gateway_owner() {
         repositories,
         ["infrastructure/addons/istio-base/source.yaml"]
     );
-    let dns = doc(
-        &dir,
-        "infrastructure/addons/external-dns/release.yaml",
-        "HelmRelease",
-    );
-    assert!(
-        dns["spec"]["values"]["sources"]
-            .as_sequence()
-            .expect("sources")
-            .contains(&Value::from("gateway-httproute"))
+    // With the Gateway API CRDs (istio brings them), external-dns watches HTTPRoutes too.
+    assert_eq!(
+        dns_sources(&dir),
+        ["service", "ingress", "gateway-httproute"]
     );
     let lbc = doc(
         &dir,
@@ -223,26 +222,98 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     let env = Env::new();
     let dir = new_repo(&env, "acme", "external-secrets,authentik");
     let tf = read(&dir, "1-prerequisites/addon-external-secrets.tf");
-    assert_has(
-        &tf,
-        &[
-            "secret:${var.name}/${var.environment}/*",
-            "parameter/${var.name}/${var.environment}/*",
-        ],
-    );
     assert!(!tf.contains("secret:*\""), "{tf}");
     assert!(!tf.contains("secretsmanager:ListSecrets"), "{tf}");
-    for store in docs(
+    // Review N-M2: two roles, two prefixes. The controller's own role (application
+    // stores) reads only apps/; the platform role only platform/.
+    let own = &tf[..tf
+        .find("external_secrets_platform\"")
+        .expect("platform policy")];
+    let platform = &tf[tf
+        .find("external_secrets_platform\"")
+        .expect("platform policy")..];
+    assert_has(
+        own,
+        &[
+            "secret:${var.name}/${var.environment}/apps/*",
+            "parameter/${var.name}/${var.environment}/apps/*",
+        ],
+    );
+    assert!(!own.contains("/platform/"), "{own}");
+    assert_has(
+        platform,
+        &["secret:${var.name}/${var.environment}/platform/*"],
+    );
+    assert!(!platform.contains("/apps/"), "{platform}");
+    let kops = read(&dir, "2-kops/values.yaml");
+    assert_has(
+        &kops,
+        &[
+            "serviceAccount: external-secrets-platform",
+            "external_secrets_platform_policy_arn",
+        ],
+    );
+    let configs = docs(
         &dir,
         "infrastructure/addons-config/external-secrets/configs.yaml",
-    ) {
-        let conditions = &store["spec"]["conditions"];
+    );
+    let store = |name: &str| {
+        configs
+            .iter()
+            .find(|d| d["kind"] == "ClusterSecretStore" && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no store {name}"))
+            .clone()
+    };
+    for name in ["aws-secrets-manager", "aws-parameter-store"] {
+        let app = store(name);
+        let conditions = app["spec"]["conditions"].as_sequence().expect("conditions");
+        assert_eq!(conditions.len(), 1, "{name}: only labelled namespaces");
         assert_eq!(
             conditions[0]["namespaceSelector"]["matchLabels"]["platform-secrets"],
             "allowed"
         );
-        assert_eq!(conditions[1]["namespaces"][0], "authentik");
+        assert!(app["spec"]["provider"]["aws"]["auth"].is_null(), "{name}");
     }
+    let platform_store = store("platform-secrets-manager");
+    assert_eq!(
+        platform_store["spec"]["conditions"],
+        serde_yaml::from_str::<Value>("[{namespaces: [authentik]}]").expect("yaml")
+    );
+    let jwt = &platform_store["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
+    assert_eq!(jwt["name"], "external-secrets-platform");
+    assert_eq!(jwt["namespace"], "external-secrets");
+    let account = configs
+        .iter()
+        .find(|d| d["kind"] == "ServiceAccount")
+        .expect("platform ServiceAccount");
+    assert_eq!(
+        account["metadata"]["annotations"]["eks.amazonaws.com/audience"],
+        "amazonaws.com"
+    );
+    // authentik's secret lives under platform/ and is read through the platform store.
+    let secret = doc(
+        &dir,
+        "infrastructure/addons-config/authentik/configs.yaml",
+        "ExternalSecret",
+    );
+    assert_eq!(
+        secret["spec"]["secretStoreRef"]["name"],
+        "platform-secrets-manager"
+    );
+    assert_eq!(
+        secret["spec"]["dataFrom"][0]["extract"]["key"],
+        "acme/prod/platform/authentik"
+    );
+    assert_has(
+        &read(&dir, "1-prerequisites/addon-authentik.tf"),
+        &["\"${var.name}/${var.environment}/platform/authentik\""],
+    );
+    assert_has(
+        &read(&dir, "README.md"),
+        &["acme/prod/apps/", "platform-secrets-manager"],
+    );
+    let bridge = read(&dir, "3-bridge/addon-external-secrets.tf");
+    assert_has(&bridge, &["EXTERNAL_SECRETS_PLATFORM_ROLE_ARN"]);
 }
 
 #[test]
@@ -273,6 +344,8 @@ fn add_addon_helm_set_types_values_as_helm_does() {
     assert_eq!(values["exp"], Value::from("1e3"));
     assert_eq!(values["hex"], Value::from("0x1F"));
     assert_eq!(values["word"], Value::from("on"));
+    // Review N-m10: quoted, so YAML 1.1 tools (kubectl, PyYAML) read a string too.
+    assert_has(&read(&dir, "apps/prod/web/release.yaml"), &["word: 'on'"]);
     assert_eq!(values["replicaCount"], Value::from(3));
     assert_eq!(values["flag"], Value::from(true));
     assert_eq!(values["list"][1], Value::from(2));
@@ -480,4 +553,386 @@ fn list_addons_says_what_each_addon_needs_from_the_operator() {
             .expect("words")
             .contains("Route53 zone")
     );
+}
+
+fn dns_sources(dir: &Path) -> Vec<String> {
+    let dns = doc(
+        dir,
+        "infrastructure/addons/external-dns/release.yaml",
+        "HelmRelease",
+    );
+    dns["spec"]["values"]["sources"]
+        .as_sequence()
+        .expect("sources")
+        .iter()
+        .filter_map(|s| s.as_str().map(String::from))
+        .collect()
+}
+
+/// `check --json` on a repo: exit code and findings.
+fn check_json(env: &Env, dir: &Path) -> (i32, Vec<serde_json::Value>) {
+    let out = run(env
+        .scaffold()
+        .arg("check")
+        .arg(dir)
+        .args(["--json", "--skip", "tf.backend"]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("check --json ({e}): {}\n{}", out.stdout, out.stderr));
+    (
+        out.code,
+        report["findings"].as_array().cloned().unwrap_or_default(),
+    )
+}
+
+/// The 1-based line of the first line of `path` equal to `line` once trimmed.
+fn line_number(dir: &Path, path: &str, line: &str) -> usize {
+    read(dir, path)
+        .lines()
+        .position(|l| l.trim() == line)
+        .unwrap_or_else(|| panic!("{path}: no line {line:?}"))
+        + 1
+}
+
+// Review N-B1: the default repo installs no Gateway API CRDs, so external-dns must not
+// watch HTTPRoutes (it exits after 60 s and `apps`, waiting on it, is never applied).
+#[test]
+fn external_dns_watches_gateway_routes_only_with_the_gateway_api_crds() {
+    let env = Env::new();
+    let dir = new_repo(&env, "plain", "external-dns");
+    assert_eq!(dns_sources(&dir), ["service", "ingress"]);
+    assert!(
+        !all_text(&env, &dir)
+            .iter()
+            .any(|(p, t)| p.ends_with(".yaml") && t.contains("gateway-httproute")),
+        "a repo without the Gateway API CRDs mentions gateway-httproute"
+    );
+    let (code, findings) = check_json(&env, &dir);
+    assert_eq!(code, 0, "{findings:#?}");
+    // Adding istio brings the CRDs, and the source with them; removing it takes it away.
+    scaffold_in(&env, &dir, &["add-addon", "istio"]);
+    assert_eq!(
+        dns_sources(&dir),
+        ["service", "ingress", "gateway-httproute"]
+    );
+    scaffold_in(&env, &dir, &["remove-addon", "istio"]);
+    assert_eq!(dns_sources(&dir), ["service", "ingress"]);
+}
+
+// The guard of N-B1's class: a hand edit that re-adds the source without the Gateway API
+// is an error at the list item, naming the addon that installs the API.
+#[test]
+fn check_reports_a_gateway_source_without_the_gateway_api_at_its_line() {
+    let env = Env::new();
+    let dir = new_repo(&env, "edited", "external-dns,cert-manager");
+    let release = "infrastructure/addons/external-dns/release.yaml";
+    let text = read(&dir, release);
+    std::fs::write(
+        dir.join(release),
+        text.replacen(
+            "    - ingress\n",
+            "    - ingress\n    - gateway-httproute\n",
+            1,
+        ),
+    )
+    .expect("write");
+    let (code, findings) = check_json(&env, &dir);
+    assert_eq!(code, 1, "{findings:#?}");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let finding = &findings[0];
+    assert_eq!(finding["rule"], "order.watched-api");
+    assert_eq!(finding["file"], release);
+    assert_eq!(
+        finding["line"],
+        line_number(&dir, release, "- gateway-httproute")
+    );
+    let message = finding["message"].as_str().expect("message");
+    assert_has(
+        message,
+        &[
+            "gateway.networking.k8s.io",
+            "gateway-api-crds",
+            "addon-external-dns",
+        ],
+    );
+    // cert-manager's gateway-shim is the same shape.
+    let cm = "infrastructure/addons/cert-manager/release.yaml";
+    let text = read(&dir, cm);
+    std::fs::write(
+        dir.join(cm),
+        text.replacen(
+            "  values:\n",
+            "  values:\n    extraArgs:\n    - --enable-gateway-api\n",
+            1,
+        ),
+    )
+    .expect("write");
+    let (_, findings) = check_json(&env, &dir);
+    let shim: Vec<_> = findings.iter().filter(|f| f["file"] == cm).collect();
+    assert_eq!(shim.len(), 1, "{findings:#?}");
+    assert_eq!(shim[0]["rule"], "order.watched-api");
+    assert_eq!(
+        shim[0]["line"],
+        line_number(&dir, cm, "- --enable-gateway-api")
+    );
+}
+
+// The same guard in the blueprint: a catalog entry that turns the feature on outside
+// `values_when` of the addon bringing the API is refused where it is written.
+#[test]
+fn a_catalog_entry_turning_on_a_feature_without_its_addon_is_refused() {
+    let env = Env::new();
+    let blueprint = env.path("bp");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default");
+    for entry in walkdir::WalkDir::new(&source) {
+        let entry = entry.expect("walk");
+        let to = blueprint.join(entry.path().strip_prefix(&source).expect("prefix"));
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &to).expect("copy");
+        }
+    }
+    let entry = blueprint.join("addons/external-dns.yaml");
+    let text = std::fs::read_to_string(&entry).expect("entry");
+    let edited = text.replacen(
+        "    - ingress\n",
+        "    - ingress\n    - gateway-httproute\n",
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&entry, edited).expect("write");
+    let out = run(env
+        .scaffold()
+        .args(["new", "refused", "--defaults", "--blueprint"])
+        .arg(&blueprint));
+    // 5: a blueprint that does not render.
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert_has(
+        &out.stderr,
+        &[
+            "addons/external-dns.yaml",
+            "gateway-api-routes",
+            "values_when: gateway-api-crds",
+        ],
+    );
+    assert!(!env.path("refused").exists());
+}
+
+// Review N-M1 (authentik trusts the gateway's forwarded headers from kops' pod range),
+// N-m7 (client IPs reach the gateway; port 80 redirects), N-m2 (drift detection leaves
+// istiod's webhook failurePolicy alone), N-m10 (Reloader annotation only with Reloader).
+#[test]
+fn the_gateway_passes_client_ip_and_scheme_and_keeps_istio_webhooks_fail_closed() {
+    let env = Env::new();
+    let dir = new_repo(&env, "front", "authentik");
+    let authentik = doc(
+        &dir,
+        "infrastructure/addons/authentik/release.yaml",
+        "HelmRelease",
+    );
+    let values = &authentik["spec"]["values"];
+    let cidrs: Vec<&str> = values["authentik"]["listen"]["trusted_proxy_cidrs"]
+        .as_str()
+        .expect("a comma-separated string (the chart renders lists as Go's [a b])")
+        .split(',')
+        .collect();
+    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let pods = template
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("nonMasqueradeCIDR: "))
+        .expect("nonMasqueradeCIDR");
+    assert!(
+        cidrs.contains(&pods),
+        "{cidrs:?} lacks the pod range {pods}"
+    );
+    for default in ["127.0.0.0/8", "10.0.0.0/8", "::1/128"] {
+        assert!(cidrs.contains(&default), "{cidrs:?} drops {default}");
+    }
+    assert!(
+        values["global"]["deploymentAnnotations"].is_null(),
+        "no Reloader, no reload annotation"
+    );
+    let configs = docs(&dir, "infrastructure/addons-config/istio/configs.yaml");
+    let overlays = configs
+        .iter()
+        .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
+        .expect("platform-gateway overlays");
+    let service: Value =
+        serde_yaml::from_str(overlays["data"]["service"].as_str().expect("service")).expect("yaml");
+    assert_eq!(service["spec"]["externalTrafficPolicy"], "Local");
+    let gateway = configs
+        .iter()
+        .find(|d| d["kind"] == "Gateway")
+        .expect("Gateway");
+    let http = gateway["spec"]["listeners"]
+        .as_sequence()
+        .expect("listeners")
+        .iter()
+        .find(|l| l["port"] == 80)
+        .expect("a port 80 listener");
+    assert_eq!(http["protocol"], "HTTP");
+    let redirect = configs
+        .iter()
+        .find(|d| d["kind"] == "HTTPRoute")
+        .expect("redirect route");
+    assert_eq!(
+        redirect["spec"]["parentRefs"][0]["sectionName"],
+        http["name"]
+    );
+    assert_eq!(
+        redirect["spec"]["rules"][0]["filters"][0]["requestRedirect"]["scheme"],
+        "https"
+    );
+    assert_eq!(
+        redirect["metadata"]["annotations"]["external-dns.alpha.kubernetes.io/controller"], "none",
+        "external-dns must not publish the wildcard"
+    );
+    for release in ["istio-base", "istio"] {
+        let hr = doc(
+            &dir,
+            &format!("infrastructure/addons/{release}/release.yaml"),
+            "HelmRelease",
+        );
+        let ignored = hr["spec"]["driftDetection"]["ignore"]
+            .as_sequence()
+            .expect("ignore")
+            .iter()
+            .any(|i| {
+                i["target"]["kind"] == "ValidatingWebhookConfiguration"
+                    && i["paths"][0] == "/webhooks"
+            });
+        assert!(ignored, "{release}: webhooks drift not ignored");
+    }
+    scaffold_in(&env, &dir, &["add-addon", "reloader"]);
+    let authentik = doc(
+        &dir,
+        "infrastructure/addons/authentik/release.yaml",
+        "HelmRelease",
+    );
+    assert_eq!(
+        authentik["spec"]["values"]["global"]["deploymentAnnotations"]["secret.reloader.stakater.com/reload"],
+        "authentik-credentials"
+    );
+    assert!(
+        authentik["spec"]["values"]["global"]["envFrom"].is_sequence(),
+        "values_when merges, envFrom stays"
+    );
+}
+
+// Review N-m1: a config Kustomization waits only for the configs its objects use (the
+// ExternalSecret needs the stores, not the Gateway and its certificate).
+#[test]
+fn config_kustomizations_wait_only_for_the_configs_they_use() {
+    let env = Env::new();
+    let dir = new_repo(&env, "cfg", "authentik,headlamp");
+    let depends = |file: &str, name: &str| -> Vec<String> {
+        docs(&dir, &format!("clusters/prod/30-addon-{file}.yaml"))
+            .into_iter()
+            .find(|d| d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))["spec"]["dependsOn"]
+            .as_sequence()
+            .expect("dependsOn")
+            .iter()
+            .filter_map(|d| d["name"].as_str().map(String::from))
+            .collect()
+    };
+    assert_eq!(
+        depends("authentik", "addon-authentik-config"),
+        ["addon-authentik", "addon-external-secrets-config"]
+    );
+    assert_eq!(
+        depends("headlamp", "addon-headlamp-config"),
+        ["addon-headlamp"]
+    );
+    // The addons themselves still wait for what they need.
+    assert!(depends("authentik", "addon-authentik").contains(&"addon-istio".to_string()));
+}
+
+// Review N-m7 (HPA without metrics-server), N-m8 (Karpenter scraped with
+// kube-prometheus-stack), N-m4 (Renovate moves pins that belong together at once).
+#[test]
+fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus() {
+    let env = Env::new();
+    let dir = new_repo(&env, "mon", "istio");
+    let overlays = |dir: &Path| -> Value {
+        docs(dir, "infrastructure/addons-config/istio/configs.yaml")
+            .into_iter()
+            .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
+            .expect("overlays")["data"]
+            .clone()
+    };
+    let data = overlays(&dir);
+    assert!(data["horizontalPodAutoscaler"].is_null(), "{data:?}");
+    let deployment: Value =
+        serde_yaml::from_str(data["deployment"].as_str().expect("deployment")).expect("yaml");
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let karpenter = |dir: &Path| {
+        doc(
+            dir,
+            "infrastructure/karpenter/karpenter/release.yaml",
+            "HelmRelease",
+        )["spec"]["values"]["serviceMonitor"]["enabled"]
+            .clone()
+    };
+    assert!(karpenter(&dir).is_null());
+    scaffold_in(&env, &dir, &["add-addon", "metrics-server"]);
+    scaffold_in(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
+    scaffold_in(&env, &dir, &["add-addon", "velero"]);
+    let data = overlays(&dir);
+    assert!(data["horizontalPodAutoscaler"].is_string(), "{data:?}");
+    assert!(data["deployment"].is_null(), "{data:?}");
+    assert_eq!(karpenter(&dir), Value::from(true));
+    let renovate: serde_json::Value =
+        serde_json::from_str(&read(&dir, "renovate.json")).expect("renovate.json");
+    let group_of = |name: &str| -> Vec<String> {
+        renovate["packageRules"]
+            .as_array()
+            .expect("packageRules")
+            .iter()
+            .filter(|r| {
+                ["matchDepNames", "matchPackageNames"]
+                    .iter()
+                    .any(|k| r[k].as_array().is_some_and(|n| n.iter().any(|n| n == name)))
+            })
+            .filter_map(|r| r["groupName"].as_str().map(String::from))
+            .collect()
+    };
+    for together in [
+        &["base", "istiod", "kubernetes-sigs/gateway-api"][..],
+        &["kube-prometheus-stack", "prometheus-operator-crds"],
+        &["velero", "velero/velero-plugin-for-aws"],
+    ] {
+        let first = group_of(together[0]);
+        assert_eq!(first.len(), 1, "{}: one group", together[0]);
+        for name in together {
+            assert_eq!(group_of(name), first, "{name}");
+        }
+    }
+}
+
+// Review N-m6 (teardown deletes the Gateways before their Services), N-m9 (remove-addon
+// deletes the namespace's volumes), N-m10 (the node-termination-handler text).
+#[test]
+fn readme_teardown_deletes_gateways_first_and_warns_of_volumes_on_remove() {
+    let env = Env::new();
+    let dir = new_repo(&env, "docs", "istio");
+    let readme = read(&dir, "README.md");
+    let gateways = readme
+        .find("kubectl delete gateways.gateway.networking.k8s.io")
+        .expect("teardown deletes the Gateways");
+    let services = readme
+        .find("delete the Services of type LoadBalancer")
+        .expect("then the Services");
+    assert!(gateways < services);
+    assert_has(
+        &readme,
+        &[
+            "aws elbv2 describe-load-balancers",
+            "kustomize.toolkit.fluxcd.io/prune: disabled",
+            "IMDS mode as a DaemonSet on every node",
+        ],
+    );
+    assert!(!readme.contains("the autoscaling groups only"));
+    let plain = new_repo(&env, "plain", "");
+    assert!(!read(&plain, "README.md").contains("delete gateways"));
 }

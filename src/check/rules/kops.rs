@@ -242,9 +242,14 @@ fn irsa(context: &Context, findings: &mut Findings) {
             if name == "UNKNOWN" || namespace == "UNKNOWN" {
                 continue;
             }
+            // A HelmRelease's ServiceAccount, or one the repo writes (e.g. the one an
+            // ExternalSecrets store's jwt auth names).
             let used = releases
                 .iter()
-                .any(|(ns, names)| ns == namespace && names.iter().any(|n| n == name));
+                .any(|(ns, names)| ns == namespace && names.iter().any(|n| n == name))
+                || context
+                    .objects("ServiceAccount")
+                    .any(|(o, ns)| ns == namespace && o.name == name);
             if !used {
                 let rendered = context.kops.iter().find(|r| r.template == template);
                 let (file, line) = rendered

@@ -7,6 +7,7 @@ mod hygiene;
 mod kops;
 mod make;
 mod order;
+mod prerequisites;
 mod schema;
 mod terraform;
 
@@ -191,6 +192,7 @@ pub fn run_all(repo: &Repo, findings: &mut Findings) {
     schema::run(&context, findings);
     flux::run(&context, findings);
     order::run(&context, findings);
+    prerequisites::run(&context, findings);
     bridge::run(&context, findings);
     kops::run(&context, findings);
     make::run(repo, findings);

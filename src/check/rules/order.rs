@@ -17,7 +17,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
 }
 
 /// The CRD groups a layer installs: raw CRDs (true) or through a HelmRelease (false).
-fn installs(context: &Context, layer: &Layer) -> BTreeMap<String, bool> {
+pub(super) fn installs(context: &Context, layer: &Layer) -> BTreeMap<String, bool> {
     let mut groups = BTreeMap::new();
     for (index, _) in &layer.built.objects {
         let object = &context.repo.objects[*index];

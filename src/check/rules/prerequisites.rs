@@ -1,0 +1,176 @@
+//! order.watched-api: a controller configured to watch an API (a feature of its chart, as
+//! the blueprint's catalog declares it) runs only after a layer that installs that API.
+//! Which values turn on which feature, and what it needs, is catalog data
+//! (`addons/*.yaml` `features:`); which layer installs which CRDs comes from the repo (CRD
+//! objects, known charts, CRD manifests from git, and charts whose catalog entry lists
+//! them in `crds.provides`).
+use std::collections::BTreeSet;
+
+use serde_json::Value as Json;
+
+use super::{Context, Layer, order};
+use crate::blueprint::Blueprint;
+use crate::catalog::{Catalog, Entry};
+use crate::check::components::{self, chart_name};
+use crate::check::{Findings, yaml};
+
+/// The catalog of the blueprint the repo records (`.scaffold/answers.yaml`), else the
+/// embedded default one: a hand-made repo is judged by the catalog scaffold ships.
+fn catalog(context: &Context) -> Option<Catalog> {
+    let recorded = context
+        .repo
+        .text(crate::record::PATH)
+        .and_then(|text| crate::record::Record::parse(text).ok())
+        .and_then(|record| Blueprint::load(&record.blueprint.name).ok());
+    recorded
+        .or_else(|| Blueprint::load("default").ok())
+        .map(|b| b.catalog)
+}
+
+/// Catalog entries for a chart name (the chart an entry installs, or the entry's name).
+fn entries_of<'c>(catalog: &'c Catalog, chart: &str) -> Vec<&'c Entry> {
+    catalog
+        .entries()
+        .filter(|e| e.spec.chart.name == chart || e.spec.name == chart)
+        .collect()
+}
+
+/// The API groups a layer installs: what `order.crd` derives, plus the `crds.provides` of
+/// every HelmRelease whose chart the catalog knows.
+fn installs(context: &Context, catalog: &Catalog, layer: &Layer) -> BTreeSet<String> {
+    let mut groups: BTreeSet<String> = order::installs(context, layer).into_keys().collect();
+    for (index, _) in &layer.built.objects {
+        let object = &context.repo.objects[*index];
+        if object.kind == "HelmRelease"
+            && object.spec("install/crds").and_then(Json::as_str) != Some("Skip")
+            && let Some(chart) = chart_name(context, object, &context.namespaces[*index])
+        {
+            for entry in entries_of(catalog, &chart) {
+                groups.extend(entry.provides());
+            }
+        }
+    }
+    groups
+}
+
+pub fn run(context: &Context, findings: &mut Findings) {
+    let Some(catalog) = catalog(context) else {
+        return;
+    };
+    let from_kops: BTreeSet<String> = context
+        .kops_components()
+        .into_iter()
+        .flat_map(|(_, _, chart)| {
+            components::table()
+                .charts
+                .get(&chart)
+                .map(|c| c.crds.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let installed: Vec<BTreeSet<String>> = context
+        .layers
+        .iter()
+        .map(|l| installs(context, &catalog, l))
+        .collect();
+    for (index, (release, namespace)) in context
+        .repo
+        .objects
+        .iter()
+        .zip(&context.namespaces)
+        .enumerate()
+    {
+        if release.kind != "HelmRelease" {
+            continue;
+        }
+        let Some(chart) = chart_name(context, release, namespace) else {
+            continue;
+        };
+        let values = release.spec("values").cloned().unwrap_or(Json::Null);
+        let own: BTreeSet<String> = entries_of(&catalog, &chart)
+            .iter()
+            .flat_map(|e| e.provides())
+            .collect();
+        for entry in entries_of(&catalog, &chart) {
+            for feature in &entry.spec.features {
+                let Some((trigger, value)) = feature
+                    .enabled_by
+                    .iter()
+                    .find_map(|t| t.matched(&values).map(|v| (t, v)))
+                else {
+                    continue;
+                };
+                for layer in context.layers_of(index) {
+                    let closure = context.closure(layer);
+                    let before: BTreeSet<&String> = context
+                        .layers
+                        .iter()
+                        .zip(&installed)
+                        .filter(|(l, _)| closure.contains(&l.key()))
+                        .flat_map(|(_, groups)| groups)
+                        .collect();
+                    for group in &feature.needs.api_groups {
+                        if from_kops.contains(group)
+                            || own.contains(group)
+                            || before.contains(group)
+                        {
+                            continue;
+                        }
+                        let fix = if feature.needs.addons.is_empty() {
+                            "install its CRDs in a layer this one depends on".to_string()
+                        } else {
+                            format!(
+                                "`scaffold add-addon {}` installs it in an earlier layer",
+                                feature.needs.addons.join(" ")
+                            )
+                        };
+                        findings.add(
+                            "order.watched-api",
+                            &release.file,
+                            setting_line(release, &trigger.path, value),
+                            format!(
+                                "HelmRelease {} (Kustomization {}) sets {}: {} (feature `{}` of {}), which watches API group {group}, but no layer before it installs that API and the controller fails to start: {fix}, or remove the value",
+                                release.name,
+                                layer.object.name,
+                                trigger.path,
+                                show(value),
+                                feature.name,
+                                entry.spec.name
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn show(value: &Json) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_string)
+}
+
+/// The line of the value (or list item) at `spec.values.<path>`.
+fn setting_line(release: &crate::check::model::Object, path: &str, value: &Json) -> usize {
+    let keys: Vec<String> = ["spec", "values"]
+        .into_iter()
+        .map(String::from)
+        .chain(path.split('.').map(String::from))
+        .collect();
+    let at = yaml::line_of_path(&release.doc, &keys);
+    let needle = show(value);
+    release
+        .doc
+        .text
+        .lines()
+        .skip(at - release.doc.line)
+        .position(|l| {
+            let item = l
+                .trim_start()
+                .trim_start_matches("- ")
+                .trim_matches(['"', '\'']);
+            item == needle || l.trim_end().ends_with(&format!(": {needle}"))
+        })
+        .map_or(at, |i| at + i)
+}
