@@ -73,12 +73,19 @@ impl Blueprint {
             Some(parent) => Some(Self::load_chain(parent, layer.dir.as_deref(), seen)?),
             None => None,
         };
+        let extends_version_at = || locate::locate(layer.text(), "extends_version:");
         if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base)
-            && !crate::version::matches(range, &base.manifest.version)?
+            && !crate::version::matches(range, &base.manifest.version).map_err(|e| {
+                Error::Located(Located::new(
+                    layer.manifest_file(),
+                    extends_version_at(),
+                    e.to_string(),
+                ))
+            })?
         {
             return Err(Error::Located(Located::new(
                 layer.manifest_file(),
-                locate::locate(layer.text(), "extends_version:"),
+                extends_version_at(),
                 format!(
                     "extends_version `{range}`: the base is {} {}; use a scaffold that ships a matching {}, or widen the range",
                     base.manifest.name, base.manifest.version, base.manifest.name
@@ -98,13 +105,39 @@ impl Blueprint {
             origin,
             ..
         } = layer;
+        let at_key = |key: &str, message: String| {
+            Error::Located(Located::new(
+                manifest_file.clone(),
+                locate::locate(&text, &format!("{key}:")),
+                message,
+            ))
+        };
+        for (key, value) in [
+            ("version", Some(&manifest.version)),
+            ("min_scaffold_version", manifest.min_scaffold_version.as_ref()),
+        ] {
+            if let Some(value) = value
+                && !crate::version::is_exact(value)
+            {
+                return Err(at_key(
+                    key,
+                    format!(
+                        "{key}: `{value}` is not a version MAJOR.MINOR.PATCH (e.g. `{}`)",
+                        crate::version::completed(value)
+                    ),
+                ));
+            }
+        }
         if let Some(min) = &manifest.min_scaffold_version
             && crate::version::tuple(min) > crate::version::tuple(env!("CARGO_PKG_VERSION"))
         {
-            return Err(Error::Input(format!(
-                "blueprint {origin} needs scaffold {min} or newer (this is {}); update scaffold",
-                env!("CARGO_PKG_VERSION")
-            )));
+            return Err(at_key(
+                "min_scaffold_version",
+                format!(
+                    "min_scaffold_version: the blueprint needs scaffold {min} or newer (this is {}); update scaffold",
+                    env!("CARGO_PKG_VERSION")
+                ),
+            ));
         }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
         let at = |section: &str, key: &str, message: String| {
@@ -188,6 +221,29 @@ impl Blueprint {
                 tests.insert(test.to_string(), bytes);
                 continue;
             }
+            if let Some(stem) = path.strip_suffix(".patch.yml") {
+                return Err(Error::Located(Located::new(
+                    format!("{origin}/{path}"),
+                    (1, 1),
+                    format!(
+                        "a patch ends in `{}`, this one would be copied as a file: rename it to `{stem}{}`",
+                        overrides::PATCH_SUFFIX,
+                        overrides::PATCH_SUFFIX
+                    ),
+                )));
+            }
+            if let Some(target) = overrides::patch_target(&path)
+                && let Some(output) = target.strip_suffix(".tera")
+            {
+                return Err(Error::Located(Located::new(
+                    format!("{origin}/{path}"),
+                    (1, 1),
+                    format!(
+                        "a patch is named after the file's output, not its template: rename it to `{output}{}`",
+                        overrides::PATCH_SUFFIX
+                    ),
+                )));
+            }
             if let Some(target) = overrides::patch_target(&path) {
                 let Some(base_path) = overrides::source_of(&merged_tree, target) else {
                     return Err(Error::Located(Located::new(
@@ -223,7 +279,7 @@ impl Blueprint {
                             &base_label,
                             &inherited,
                             &old,
-                            &manifest.replaces,
+                            overrides::recorded_digest(&manifest.replaces, &inherited, &path),
                         ),
                     );
                     executable.remove(&inherited);
@@ -235,11 +291,34 @@ impl Blueprint {
             origins.insert(path.clone(), label.clone());
             merged_tree.insert(path, bytes);
         }
-        for path in merged_tree.keys() {
-            if overrides::matches_any(&manifest.executable, path) {
-                executable.insert(path.clone());
+        for glob in &manifest.executable {
+            let globs = std::slice::from_ref(glob);
+            let mut matched = false;
+            for path in merged_tree.keys() {
+                // `*.sh` means the scripts written, `x.sh.tera` included.
+                if overrides::matches_any(globs, path)
+                    || overrides::matches_any(globs, overrides::output_of(path))
+                {
+                    executable.insert(path.clone());
+                    matched = true;
+                }
+            }
+            if !matched {
+                return Err(at(
+                    "executable",
+                    glob,
+                    format!(
+                        "executable: `{glob}` matches no file of the blueprint{}",
+                        crate::scope::did_you_mean(
+                            glob,
+                            merged_tree.keys().map(|k| overrides::output_of(k))
+                        )
+                    ),
+                ));
             }
         }
+        overrides::check_replaces(&manifest.replaces, &overridden, &label, &merged_tree)
+            .map_err(|(key, message)| at("replaces", &key, message))?;
         let manifest = match merged {
             Some(base) => {
                 merge_manifests(base, manifest).map_err(|e| at(e.section, &e.key, e.message))?

@@ -83,10 +83,10 @@ pub fn render(
             let present = answers
                 .values
                 .get(key)
-                .is_some_and(|v| !answers::show(v).is_empty());
+                .is_some_and(answers::satisfies);
             if !present {
                 return Err(Error::Input(format!(
-                    "addons: {} needs `{key}`; set --set {key}=… or leave {} out of addons",
+                    "addons: {} needs `{key}` (non-empty, or true for a yes/no question); set --set {key}=… or leave {} out of addons",
                     entry.spec.name, entry.spec.name
                 )));
             }

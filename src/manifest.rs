@@ -199,6 +199,7 @@ pub struct MergeError {
 /// (or placed `after` a named one); everything else the child sets wins.
 pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, MergeError> {
     let mut questions = base.questions;
+    let own_keys: Vec<String> = child.questions.iter().map(|q| q.key.clone()).collect();
     for mut question in child.questions {
         let after = question.after.take();
         let existing = questions.iter().position(|q| q.key == question.key);
@@ -214,6 +215,18 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
                 }
                 let keys = questions.iter().map(|q| q.key.as_str());
                 let hint = crate::scope::did_you_mean(anchor, keys);
+                let later_own = own_keys.contains(anchor)
+                    && !questions.iter().any(|q| &q.key == anchor);
+                if later_own {
+                    return Err(MergeError {
+                        section: "questions",
+                        key: question.key.clone(),
+                        message: format!(
+                            "question `{}`: after: `{anchor}` is a question of this layer listed below `{}`; list `{}` after `{anchor}` instead",
+                            question.key, question.key, question.key
+                        ),
+                    });
+                }
                 questions
                     .iter()
                     .position(|q| &q.key == anchor)

@@ -54,7 +54,7 @@ impl Override {
         base: &str,
         base_path: &str,
         base_bytes: &[u8],
-        recorded: &BTreeMap<String, String>,
+        recorded: Option<String>,
     ) -> Self {
         Override {
             kind: OverrideKind::Replaced,
@@ -62,7 +62,7 @@ impl Override {
             base: base.into(),
             base_path: base_path.into(),
             base_digest: digest(base_bytes),
-            recorded: recorded.get(base_path).cloned(),
+            recorded,
         }
     }
 
@@ -72,6 +72,68 @@ impl Override {
             .as_ref()
             .is_some_and(|r| *r != self.base_digest)
     }
+}
+
+/// The digest `replaces` records for the inherited `base_path` replaced by the layer's
+/// `own_path`: keyed by the base path, the output both write, or the layer's own path.
+pub fn recorded_digest(
+    replaces: &BTreeMap<String, String>,
+    base_path: &str,
+    own_path: &str,
+) -> Option<String> {
+    [base_path, output_of(base_path), own_path]
+        .iter()
+        .find_map(|k| replaces.get(*k))
+        .cloned()
+}
+
+/// Every `replaces` entry names a file this layer (`label`) replaces: a typo, or a file
+/// the layer does not fork, would switch drift tracking off without a word.
+/// Err((key, message)).
+pub fn check_replaces(
+    replaces: &BTreeMap<String, String>,
+    overridden: &BTreeMap<String, Override>,
+    label: &str,
+    tree: &FileTree,
+) -> std::result::Result<(), (String, String)> {
+    let mine: Vec<(&String, &Override)> = overridden
+        .iter()
+        .filter(|(_, o)| o.kind == OverrideKind::Replaced && o.by == label)
+        .collect();
+    for (key, recorded) in replaces {
+        let known = mine.iter().any(|(own, o)| {
+            [o.base_path.as_str(), output_of(&o.base_path), own.as_str()].contains(&key.as_str())
+        });
+        if known {
+            if recorded.len() < 7 || !recorded.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err((
+                    key.clone(),
+                    format!(
+                        "replaces: `{recorded}` for `{key}` is not a digest (the 12 hex digits `scaffold blueprint show` prints)"
+                    ),
+                ));
+            }
+            continue;
+        }
+        let inherited = tree.contains_key(key) || tree.contains_key(&format!("{key}.tera"));
+        let message = if inherited {
+            format!(
+                "replaces: `{key}` is inherited, but this layer has no file replacing it; add `{}` or drop the entry",
+                output_of(key)
+            )
+        } else {
+            let candidates: Vec<&str> = mine.iter().map(|(_, o)| o.base_path.as_str()).collect();
+            let hint = crate::scope::did_you_mean(key, candidates.iter().copied());
+            let hint = if hint.is_empty() {
+                crate::scope::did_you_mean(key, tree.keys().map(String::as_str))
+            } else {
+                hint
+            };
+            format!("replaces: `{key}` is no file this layer replaces{hint}")
+        };
+        return Err((key.clone(), message));
+    }
+    Ok(())
 }
 
 /// A short content digest (the git blob id's first 12 hex digits), as `replaces` records it.
