@@ -46,6 +46,8 @@ pub struct Blueprint {
     pub overrides: BTreeMap<String, Override>,
     /// The blueprint this one extends (the nearest base), for the record.
     pub base: Option<BlueprintId>,
+    /// Its own `blueprint.yaml` as written (before `extends` is resolved).
+    pub manifest_source: Vec<u8>,
 }
 
 impl Blueprint {
@@ -98,6 +100,7 @@ impl Blueprint {
     fn resolve(layer: Layer, base: Option<Blueprint>) -> Result<Self> {
         let manifest_file = layer.manifest_file();
         let text = layer.text().to_string();
+        let manifest_source = text.clone().into_bytes();
         let Layer {
             manifest,
             tree,
@@ -348,6 +351,7 @@ impl Blueprint {
             patches,
             overrides: overridden,
             base: base_id,
+            manifest_source,
         })
     }
 
@@ -362,6 +366,12 @@ impl Blueprint {
 
     /// One file as stored, by blueprint-relative path (`files/...`, `addons/x.yaml`, a patch).
     pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        if path == "blueprint.yaml" {
+            return Some(self.manifest_source.clone());
+        }
+        if let Some(test) = path.strip_prefix("tests/") {
+            return self.tests.get(test).cloned();
+        }
         if let Some(name) = path
             .strip_prefix("addons/")
             .and_then(|p| p.strip_suffix(".yaml"))

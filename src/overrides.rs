@@ -196,26 +196,59 @@ pub fn matches_any(globs: &[String], path: &str) -> bool {
     })
 }
 
-/// Applies a rendered patch to a rendered YAML file. Each patch document is an RFC 7386
-/// JSON merge patch (mappings merge, `null` deletes, lists and scalars replace); one with
-/// `kind` (and `metadata.name`) changes only the documents with the same, one without
-/// changes every document. The file is written back as plain YAML (comments are dropped).
-pub fn apply(target: &str, patch: &str) -> std::result::Result<String, String> {
+/// Why a patch does not apply, at a line and column of the rendered patch when known.
+#[derive(Debug)]
+pub struct PatchError {
+    pub at: Option<(usize, usize)>,
+    pub message: String,
+}
+
+impl From<String> for PatchError {
+    fn from(message: String) -> Self {
+        PatchError { at: None, message }
+    }
+}
+
+/// Applies a rendered patch to a rendered YAML file. Each patch document is a merge patch
+/// (RFC 7386: mappings merge, `null` deletes, scalars replace) where lists of mappings that
+/// all have a `name` (or all a `key`) merge item by item on it, as Kubernetes' strategic
+/// merge does (`$patch: delete` in an item removes it); other lists replace. A patch
+/// document with `kind` (and `metadata.name`) changes only the documents with the same,
+/// one without changes every document. A patch without documents leaves the file byte for
+/// byte, and so does every document it leaves unchanged; a changed document is written
+/// back as plain YAML (its comments are dropped).
+pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchError> {
+    let mut changes = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(patch) {
+        let change: Json = serde::Deserialize::deserialize(document).map_err(|e| PatchError {
+            at: e.location().map(|l| (l.line(), l.column())),
+            message: format!("not YAML: {}", e.to_string().split(" at line ").next().unwrap_or_default()),
+        })?;
+        if !change.is_null() {
+            changes.push(change);
+        }
+    }
+    if changes.is_empty() {
+        return Ok(target.to_string());
+    }
+    if is_go_template(target) {
+        return Err(PatchError::from(
+            "the patched file is a Go template (`{{ }}`), not YAML until its tool renders it: change the values it reads (for kops, `files/2-kops/values.yaml` and its extension points) instead of patching it"
+                .to_string(),
+        ));
+    }
+    let texts = split_documents(target);
     let mut documents = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(target) {
-        let value: Json = serde::Deserialize::deserialize(document)
+    for text in &texts {
+        let value: Json = serde_yaml::from_str(text)
             .map_err(|e| format!("the patched file is not YAML: {e}"))?;
         documents.push(value);
     }
-    for document in serde_yaml::Deserializer::from_str(patch) {
-        let patch: Json =
-            serde::Deserialize::deserialize(document).map_err(|e| format!("not YAML: {e}"))?;
-        if patch.is_null() {
-            continue;
-        }
+    let original = documents.clone();
+    for (index, change) in changes.iter().enumerate() {
         let selector = |doc: &Json| {
             let same = |pointer: &str| {
-                patch
+                change
                     .pointer(pointer)
                     .is_none_or(|want| doc.pointer(pointer) == Some(want))
             };
@@ -223,25 +256,65 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, String> {
         };
         let mut applied = false;
         for doc in documents.iter_mut().filter(|d| selector(d)) {
-            merge_patch(doc, &patch);
+            merge_patch(doc, change);
             applied = true;
         }
         if !applied {
-            return Err(format!(
-                "a patch document (kind {}, name {}) matches no document of the file",
-                patch.pointer("/kind").unwrap_or(&Json::Null),
-                patch.pointer("/metadata/name").unwrap_or(&Json::Null)
-            ));
+            let at = patch
+                .match_indices("kind:")
+                .nth(index)
+                .map(|(at, _)| crate::locate::position(patch, at));
+            return Err(PatchError {
+                at,
+                message: format!(
+                    "a patch document (kind {}, name {}) matches no document of the file",
+                    change.pointer("/kind").unwrap_or(&Json::Null),
+                    change.pointer("/metadata/name").unwrap_or(&Json::Null)
+                ),
+            });
         }
     }
+    if documents == original {
+        return Ok(target.to_string());
+    }
     let mut out = String::new();
-    for (i, doc) in documents.iter().enumerate() {
+    for (i, (doc, before)) in documents.iter().zip(&original).enumerate() {
         if i > 0 {
             out.push_str("---\n");
         }
-        out.push_str(&serde_yaml::to_string(doc).map_err(|e| e.to_string())?);
+        if doc == before {
+            out.push_str(texts[i]);
+        } else {
+            out.push_str(&serde_yaml::to_string(doc).map_err(|e| e.to_string())?);
+        }
     }
     Ok(out)
+}
+
+/// The texts of a YAML stream's documents (split at `---` lines), each as written.
+fn split_documents(text: &str) -> Vec<&str> {
+    let mut documents = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            if at > start || !documents.is_empty() {
+                documents.push(&text[start..at]);
+            }
+            start = at + line.len();
+        }
+        at += line.len();
+    }
+    if start < text.len() || documents.is_empty() {
+        documents.push(&text[start..]);
+    }
+    documents
+}
+
+/// Go template actions (`{{ .x }}`), not GitHub's `${{ }}` expressions.
+fn is_go_template(text: &str) -> bool {
+    text.match_indices("{{")
+        .any(|(at, _)| !text[..at].ends_with('$'))
 }
 
 /// A catalog entry's `patches`: `[{file, patch}]`, each applied to the files rendered from
@@ -289,15 +362,40 @@ pub fn apply_addon_patches(
             };
             let text = String::from_utf8_lossy(bytes).into_owned();
             let patched =
-                apply(&text, &rendered).map_err(|m| fail(format!("patches `{file}`: {m}")))?;
+                apply(&text, &rendered).map_err(|m| fail(format!("patches `{file}`: {}", m.message)))?;
             *bytes = patched.into_bytes();
         }
     }
     Ok(())
 }
 
-/// RFC 7386.
+/// The field lists of mappings merge on: `name`, else `key`, when every item has it.
+fn list_key(items: &[Json]) -> Option<&'static str> {
+    ["name", "key"]
+        .into_iter()
+        .find(|k| !items.is_empty() && items.iter().all(|i| i.get(*k).is_some()))
+}
+
+/// RFC 7386, with lists keyed by `name` or `key` merged item by item.
 fn merge_patch(target: &mut Json, patch: &Json) {
+    if let (Json::Array(have), Json::Array(want)) = (&mut *target, patch)
+        && let Some(key) = list_key(want)
+        && (have.is_empty() || list_key(have) == Some(key))
+    {
+        for item in want {
+            let id = item.get(key);
+            let delete = item.get("$patch").and_then(Json::as_str) == Some("delete");
+            match have.iter().position(|h| h.get(key) == id) {
+                Some(i) if delete => {
+                    have.remove(i);
+                }
+                Some(i) => merge_patch(&mut have[i], item),
+                None if delete => {}
+                None => have.push(item.clone()),
+            }
+        }
+        return;
+    }
     let Json::Object(changes) = patch else {
         *target = patch.clone();
         return;
@@ -331,7 +429,37 @@ mod tests {
             "kind: A\nmetadata:\n  name: a\nspec:\n  labels:\n    x: '1'\n    team: payments\n---\nkind: B\nmetadata:\n  name: b\nspec: {}\n"
         );
         let err = apply(target, "kind: C\nspec: {}\n").expect_err("no such document");
-        assert!(err.contains("matches no document"), "{err}");
+        assert!(err.message.contains("matches no document"), "{err:?}");
+        assert_eq!(err.at, Some((1, 1)));
+    }
+
+    #[test]
+    fn an_empty_or_idle_patch_leaves_the_file_byte_for_byte_and_untouched_documents_keep_comments()
+     {
+        let target = "# the base's explanation\nkind: A\nspec:   {x: 1}  # odd spacing\n---\n# B\nkind: B\nspec: {}\n";
+        assert_eq!(apply(target, "").expect("empty"), target);
+        assert_eq!(apply(target, "\n# nothing\n").expect("comment only"), target);
+        assert_eq!(apply(target, "kind: A\nspec: {x: 1}\n").expect("no change"), target);
+        let out = apply(target, "kind: B\nspec: {y: 2}\n").expect("B");
+        assert!(
+            out.starts_with("# the base's explanation\nkind: A\nspec:   {x: 1}  # odd spacing\n---\n"),
+            "{out}"
+        );
+        assert!(out.ends_with("kind: B\nspec:\n  y: 2\n"), "{out}");
+    }
+
+    #[test]
+    fn lists_of_named_items_merge_by_name_other_lists_replace() {
+        let target = "spec:\n  requirements:\n  - key: arch\n    values: [amd64]\n  - key: os\n    values: [linux]\n  args: [a, b]\n";
+        let patch = "spec:\n  requirements:\n  - key: team\n    values: [payments]\n  - key: os\n    $patch: delete\n  args: [c]\n";
+        let out: Json = serde_yaml::from_str(&apply(target, patch).expect("applies")).expect("yaml");
+        assert_eq!(
+            out,
+            serde_json::json!({"spec": {"requirements": [
+                {"key": "arch", "values": ["amd64"]},
+                {"key": "team", "values": ["payments"]}
+            ], "args": ["c"]}})
+        );
     }
 
     #[test]

@@ -31,8 +31,20 @@ pub fn show(selector: &str) -> Result<()> {
     print_files(&blueprint);
     for (path, change) in &blueprint.overrides {
         if change.kind == OverrideKind::Replaced && change.recorded.is_none() {
+            let own = blueprint.file(path).unwrap_or_default();
+            let verbatim = crate::overrides::digest(&own) == change.base_digest;
+            // Only a copy of *this* base may record its digest: recording it for a file
+            // copied from an older base would silence the very warning it is for.
+            let when = if verbatim {
+                "it is still a verbatim copy of it".to_string()
+            } else {
+                format!(
+                    "only if you copied it from this base ({}); a copy of an older base records that base's digest (`git hash-object FILE` of that copy, first 12 digits)",
+                    change.base
+                )
+            };
             eprintln!(
-                "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes",
+                "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes: {when}",
                 change.base, change.base_path, change.base_digest
             );
         } else if change.base_changed() {
@@ -72,6 +84,18 @@ fn print_files(blueprint: &Blueprint) {
 /// `scaffold blueprint cat NAME PATH`: the stored bytes of one file.
 pub fn cat(selector: &str, path: &str) -> Result<()> {
     let blueprint = Blueprint::load(selector)?;
+    if let Some(own) = blueprint
+        .overrides
+        .iter()
+        .find(|(own, o)| o.kind == OverrideKind::Replaced && o.base_path == path && *own != path)
+        .map(|(own, _)| own)
+    {
+        let base = blueprint.base.as_ref().map_or("BASE", |b| b.name.as_str());
+        return Err(Error::Input(format!(
+            "{path}: blueprint {} replaces it with `{own}` (`scaffold blueprint cat {selector} {own}`); the base's copy: `scaffold blueprint cat {base} {path}`",
+            blueprint.manifest.name
+        )));
+    }
     let bytes = blueprint.file(path).ok_or_else(|| {
         Error::Input(format!(
             "{path}: not a file of blueprint {}{}; `scaffold blueprint files {selector}` lists them",
@@ -162,10 +186,11 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What `new` does first: a blueprint with lint errors is refused before anything is
-/// asked (warnings are shown); then its renderer.
+/// What `new` does first: a blueprint with lint errors (those found by rendering its
+/// defaults included) is refused before anything is asked (warnings are shown); then its
+/// renderer.
 pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> {
-    let findings = lint::static_findings(blueprint);
+    let findings = lint::findings_before_new(blueprint)?;
     for finding in &findings {
         eprintln!("{finding}");
     }
