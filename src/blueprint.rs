@@ -48,6 +48,28 @@ pub struct Blueprint {
     pub base: Option<BlueprintId>,
     /// Its own `blueprint.yaml` as written (before `extends` is resolved).
     pub manifest_source: Vec<u8>,
+    /// The content digest of its own layer (`layer_digest`).
+    pub digest: String,
+}
+
+/// The file of an embedded blueprint that pins its content digest to its version (a test
+/// checks it); not part of the content.
+pub const VERSION_PIN: &str = "VERSION-DIGEST";
+
+/// A layer's content digest: every file but its answer sets (`tests/`) and the version
+/// pin, by path and bytes; 12 hex digits, as `replaces` records them.
+pub fn layer_digest(tree: &FileTree) -> String {
+    let mut listing = Vec::new();
+    for (path, bytes) in tree {
+        if path.starts_with("tests/") || path == VERSION_PIN {
+            continue;
+        }
+        listing.extend_from_slice(path.as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(overrides::digest(bytes).as_bytes());
+        listing.push(b'\n');
+    }
+    overrides::digest(&listing)
 }
 
 impl Blueprint {
@@ -117,7 +139,10 @@ impl Blueprint {
         };
         for (key, value) in [
             ("version", Some(&manifest.version)),
-            ("min_scaffold_version", manifest.min_scaffold_version.as_ref()),
+            (
+                "min_scaffold_version",
+                manifest.min_scaffold_version.as_ref(),
+            ),
         ] {
             if let Some(value) = value
                 && !crate::version::is_exact(value)
@@ -154,11 +179,8 @@ impl Blueprint {
                 message,
             ))
         };
-        let base_id = base.as_ref().map(|b| BlueprintId {
-            name: b.manifest.name.clone(),
-            version: b.manifest.version.clone(),
-            base: b.base.clone().map(Box::new),
-        });
+        let base_id = base.as_ref().map(Blueprint::id);
+        let digest = layer_digest(&tree);
         let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
             match base {
                 Some(base) => {
@@ -352,7 +374,19 @@ impl Blueprint {
             overrides: overridden,
             base: base_id,
             manifest_source,
+            digest,
         })
+    }
+
+    /// How the record names it: name, version, content digest, source and its bases.
+    pub fn id(&self) -> BlueprintId {
+        BlueprintId {
+            name: self.manifest.name.clone(),
+            version: self.manifest.version.clone(),
+            base: self.base.clone().map(Box::new),
+            digest: Some(self.digest.clone()),
+            source: Some(self.origin.clone()),
+        }
     }
 
     /// The trees that hold templates, with the prefix of their blueprint-relative paths.
@@ -425,4 +459,50 @@ fn slash_path(path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded default's `version` names its content: `extends_version` and the record
+    /// trust it. Changing a file of blueprints/default without bumping the version fails
+    /// here, with the steps to follow.
+    #[test]
+    fn default_blueprint_version_follows_its_content() {
+        let pin_path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/blueprints/default/VERSION-DIGEST"
+        );
+        let default = Blueprint::load("default").expect("default loads");
+        let (version, digest) = (&default.manifest.version, &default.digest);
+        let repin = "SCAFFOLD_REPIN_DEFAULT=1 cargo test --lib default_blueprint_version_follows_its_content";
+        let pinned = std::fs::read_to_string(pin_path).unwrap_or_default();
+        let mut words = pinned.split_whitespace();
+        let (pinned_version, pinned_digest) = (
+            words.next().unwrap_or_default(),
+            words.next().unwrap_or_default(),
+        );
+        if pinned_digest == digest && pinned_version == version {
+            return;
+        }
+        if pinned_version != version && std::env::var_os("SCAFFOLD_REPIN_DEFAULT").is_some() {
+            std::fs::write(pin_path, format!("{version} {digest}\n")).expect("write the pin");
+            return;
+        }
+        if pinned_version == version {
+            panic!(
+                "blueprints/default changed (content digest {digest}, pinned {pinned_digest}) but its version is still {version}: \
+                 1. bump `version:` in blueprints/default/blueprint.yaml (a patch or minor version, e.g. {} → {}.{}.{}), \
+                 2. add a CHANGELOG line, 3. run `{repin}` to re-pin blueprints/default/VERSION-DIGEST, 4. commit both files",
+                version,
+                crate::version::tuple(version).0,
+                crate::version::tuple(version).1 + 1,
+                0
+            );
+        }
+        panic!(
+            "blueprints/default is version {version} (content digest {digest}) but blueprints/default/VERSION-DIGEST pins {pinned_version} {pinned_digest}: run `{repin}` and commit blueprints/default/VERSION-DIGEST"
+        );
+    }
 }

@@ -215,8 +215,8 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
                 }
                 let keys = questions.iter().map(|q| q.key.as_str());
                 let hint = crate::scope::did_you_mean(anchor, keys);
-                let later_own = own_keys.contains(anchor)
-                    && !questions.iter().any(|q| &q.key == anchor);
+                let later_own =
+                    own_keys.contains(anchor) && !questions.iter().any(|q| &q.key == anchor);
                 if later_own {
                     return Err(MergeError {
                         section: "questions",

@@ -222,7 +222,10 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
     for document in serde_yaml::Deserializer::from_str(patch) {
         let change: Json = serde::Deserialize::deserialize(document).map_err(|e| PatchError {
             at: e.location().map(|l| (l.line(), l.column())),
-            message: format!("not YAML: {}", e.to_string().split(" at line ").next().unwrap_or_default()),
+            message: format!(
+                "not YAML: {}",
+                e.to_string().split(" at line ").next().unwrap_or_default()
+            ),
         })?;
         if !change.is_null() {
             changes.push(change);
@@ -240,8 +243,8 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
     let texts = split_documents(target);
     let mut documents = Vec::new();
     for text in &texts {
-        let value: Json = serde_yaml::from_str(text)
-            .map_err(|e| format!("the patched file is not YAML: {e}"))?;
+        let value: Json =
+            serde_yaml::from_str(text).map_err(|e| format!("the patched file is not YAML: {e}"))?;
         documents.push(value);
     }
     let original = documents.clone();
@@ -361,8 +364,8 @@ pub fn apply_addon_patches(
                 continue;
             };
             let text = String::from_utf8_lossy(bytes).into_owned();
-            let patched =
-                apply(&text, &rendered).map_err(|m| fail(format!("patches `{file}`: {}", m.message)))?;
+            let patched = apply(&text, &rendered)
+                .map_err(|m| fail(format!("patches `{file}`: {}", m.message)))?;
             *bytes = patched.into_bytes();
         }
     }
@@ -435,14 +438,22 @@ mod tests {
 
     #[test]
     fn an_empty_or_idle_patch_leaves_the_file_byte_for_byte_and_untouched_documents_keep_comments()
-     {
+    {
         let target = "# the base's explanation\nkind: A\nspec:   {x: 1}  # odd spacing\n---\n# B\nkind: B\nspec: {}\n";
         assert_eq!(apply(target, "").expect("empty"), target);
-        assert_eq!(apply(target, "\n# nothing\n").expect("comment only"), target);
-        assert_eq!(apply(target, "kind: A\nspec: {x: 1}\n").expect("no change"), target);
+        assert_eq!(
+            apply(target, "\n# nothing\n").expect("comment only"),
+            target
+        );
+        assert_eq!(
+            apply(target, "kind: A\nspec: {x: 1}\n").expect("no change"),
+            target
+        );
         let out = apply(target, "kind: B\nspec: {y: 2}\n").expect("B");
         assert!(
-            out.starts_with("# the base's explanation\nkind: A\nspec:   {x: 1}  # odd spacing\n---\n"),
+            out.starts_with(
+                "# the base's explanation\nkind: A\nspec:   {x: 1}  # odd spacing\n---\n"
+            ),
             "{out}"
         );
         assert!(out.ends_with("kind: B\nspec:\n  y: 2\n"), "{out}");
@@ -452,7 +463,8 @@ mod tests {
     fn lists_of_named_items_merge_by_name_other_lists_replace() {
         let target = "spec:\n  requirements:\n  - key: arch\n    values: [amd64]\n  - key: os\n    values: [linux]\n  args: [a, b]\n";
         let patch = "spec:\n  requirements:\n  - key: team\n    values: [payments]\n  - key: os\n    $patch: delete\n  args: [c]\n";
-        let out: Json = serde_yaml::from_str(&apply(target, patch).expect("applies")).expect("yaml");
+        let out: Json =
+            serde_yaml::from_str(&apply(target, patch).expect("applies")).expect("yaml");
         assert_eq!(
             out,
             serde_json::json!({"spec": {"requirements": [

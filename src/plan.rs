@@ -354,7 +354,11 @@ impl Files<'_> {
         for (patch, _) in patches {
             let rendered = self.renderer.render_in(patch, scope)?;
             text = crate::overrides::apply(&text, &rendered).map_err(|e| {
-                Error::Located(Located::new(patch.clone(), e.at.unwrap_or((1, 1)), e.message))
+                Error::Located(Located::new(
+                    patch.clone(),
+                    e.at.unwrap_or((1, 1)),
+                    e.message,
+                ))
             })?;
         }
         Ok(text.into_bytes())

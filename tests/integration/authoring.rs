@@ -66,10 +66,16 @@ fn a_misspelt_field_piped_into_a_filter_fails_test_and_new_at_its_place() {
         "{}",
         out.stdout
     );
+    // `new` runs the same lint, render included, before asking anything.
     let out = new(&env, &dir);
     assert_eq!(out.code, 5, "{}", out.stderr);
     assert!(
-        out.stderr.starts_with("error: blueprint files/tags.tf.tera:2:29: the value is undefined (a misspelt variable or field?)"),
+        out.stderr.starts_with(
+            "files/tags.tf.tera:2:29: error: the value is undefined (a misspelt variable or field?)"
+        ) && out.stderr.ends_with(&format!(
+            " 1 lint error(s) above; fix them (scaffold blueprint lint {})\n",
+            dir.canonicalize().expect("dir").display()
+        )),
         "{}",
         out.stderr
     );
@@ -551,17 +557,19 @@ fn a_catalog_entry_without_a_field_a_template_pipes_into_to_hcl_is_an_error() {
     assert!(
         // The first template that reads a field the entry lacks (which one depends on
         // the default blueprint's templates) is named with its line and column.
-        out.stderr.starts_with("error: blueprint addon-files/")
+        out.stderr.starts_with("addon-files/")
             && out.stderr.contains(".tera:")
             && out.stderr.contains("is not defined"),
         "{}",
         out.stderr
     );
     assert!(
-        out.stderr.ends_with("(rendering addon `extra`)\n"),
+        out.stderr
+            .contains("(rendering addon `extra`)\nerror: blueprint "),
         "{}",
         out.stderr
     );
+    assert!(!env.path("out").exists());
 }
 
 #[test]
@@ -592,10 +600,13 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
     );
     let out = new(&env, &dir);
     assert_eq!(out.code, 5);
-    assert_eq!(
-        out.stderr,
-        "error: blueprint addons/extra.yaml:1:1: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\n"
+    assert!(
+        out.stderr.starts_with(
+        "addons/extra.yaml:24:11: error: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\nerror: blueprint "),
+        "{}",
+        out.stderr
     );
+    assert!(!env.path("out").exists());
 }
 
 #[test]
