@@ -93,9 +93,10 @@ pub enum ListWhat {
     /// The addon catalog: name, chart, pinned version, namespace, layer, what it needs.
     #[command(after_help = "Examples:\n  scaffold list addons\n  scaffold list addons --json")]
     Addons {
-        /// Blueprint name or directory.
-        #[arg(long, default_value = "default")]
-        blueprint: String,
+        /// Blueprint name or directory (default: inside a scaffold repo, the one that made
+        /// it; elsewhere `default`).
+        #[arg(long)]
+        blueprint: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -325,7 +326,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Update(args) => commands::update::run(args),
         Command::List {
             what: ListWhat::Addons { blueprint, json },
-        } => commands::list::addons(&blueprint, json),
+        } => commands::list::addons(blueprint.as_deref(), json),
         Command::Blueprint { what } => match what {
             BlueprintCommand::List => commands::blueprint::list(),
             BlueprintCommand::Show { name } => commands::blueprint::show(&name),

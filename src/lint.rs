@@ -310,7 +310,14 @@ fn check_defaults_and_render(
         },
     );
     for (key, message) in failures.into_inner() {
-        let at = locate::question_field(manifest_text, &key, "default");
+        // An inherited question's default is changed under `defaults:`; else the base's
+        // own default fails, which the layer sees where it says `extends:`.
+        let at = locate::item_field(manifest_text, "questions", "key", &key, "default")
+            .or_else(|| {
+                let at = locate::section_key(manifest_text, "defaults", &key);
+                (at != (1, 1)).then_some(at)
+            })
+            .unwrap_or_else(|| locate::locate(manifest_text, "extends:"));
         found.error(
             "blueprint.yaml",
             at,

@@ -287,6 +287,21 @@ impl Files<'_> {
                     if self.blueprint.executable.contains(&file.source) {
                         plan.executable.insert(file.path.clone());
                     }
+                    if let Some(first) = plan.sources.get(&file.path) {
+                        let addon = addon
+                            .and_then(|a| a.get("name"))
+                            .and_then(Json::as_str)
+                            .map(|n| format!(" (rendering addon `{n}`)"))
+                            .unwrap_or_default();
+                        return Err(Error::Located(Located::new(
+                            file.source.clone(),
+                            (1, 1),
+                            format!(
+                                "renders `{}`, which `{first}` renders too{addon}; make the paths distinct",
+                                file.path.as_str()
+                            ),
+                        )));
+                    }
                     plan.sources.insert(file.path.clone(), file.source);
                     plan.add(file.path, file.contents)?;
                 }
