@@ -494,7 +494,7 @@ mod tests {
             panic!(
                 "blueprints/default changed (content digest {digest}, pinned {pinned_digest}) but its version is still {version}: \
                  1. bump `version:` in blueprints/default/blueprint.yaml (a patch or minor version, e.g. {} → {}.{}.{}), \
-                 2. add a CHANGELOG line, 3. run `{repin}` to re-pin blueprints/default/VERSION-DIGEST, 4. commit both files",
+                 2. add a CHANGELOG line, 3. run `{repin}` to re-pin blueprints/default/VERSION-DIGEST, 4. update the tests that name the old version (`grep -rn '{version}' tests src/report.rs`), 5. commit",
                 version,
                 crate::version::tuple(version).0,
                 crate::version::tuple(version).1 + 1,

@@ -161,6 +161,7 @@ const OPTIONAL_ADDON_FIELDS: &[&str] = &[
     "wait",
     "configs",
     "prerequisites",
+    "kops",
     "dir",
 ];
 
