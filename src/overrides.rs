@@ -288,10 +288,134 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
         if doc == before {
             out.push_str(texts[i]);
         } else {
-            out.push_str(&serde_yaml::to_string(doc).map_err(|e| e.to_string())?);
+            out.push_str(&edit_in_place(texts[i], before, doc)?);
         }
     }
     Ok(out)
+}
+
+/// `text` (whose value is `before`) changed to `after`, editing only the entries of its
+/// block mappings that changed, so the comments and formatting of the rest survive. An
+/// entry that changed is written anew (plain YAML); when the text is not block mappings
+/// scaffold can follow (flow style, anchors, odd keys), or the edit would not read back as
+/// `after`, the whole document is written anew instead.
+fn edit_in_place(text: &str, before: &Json, after: &Json) -> std::result::Result<String, String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    if let Some(edited) = edit_block(&lines, 0, before, after) {
+        let edited = edited.concat();
+        if serde_yaml::from_str::<Json>(&edited).ok().as_ref() == Some(after) {
+            return Ok(edited);
+        }
+    }
+    serde_yaml::to_string(after).map_err(|e| e.to_string())
+}
+
+/// Whether a line holds nothing for YAML (blank or a comment).
+fn is_idle(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// The key of a `key:` line at exactly `indent` spaces (plain or quoted keys).
+fn entry_key(line: &str, indent: usize) -> Option<String> {
+    let rest = line.strip_prefix(&" ".repeat(indent))?;
+    if rest.starts_with([' ', '-', '#', '\n']) || rest.trim().is_empty() {
+        return None;
+    }
+    let (key, after) = if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let end = rest[1..].find(q)? + 1;
+        (&rest[1..end], &rest[end + 1..])
+    } else {
+        let colon = rest
+            .find(": ")
+            .or_else(|| rest.trim_end().strip_suffix(':').map(str::len))?;
+        (&rest[..colon], &rest[colon..])
+    };
+    after.starts_with(':').then(|| key.to_string())
+}
+
+/// `key: value` as block YAML at `indent` spaces.
+fn entry_text(key: &str, value: &Json, indent: usize) -> Option<Vec<String>> {
+    let mut map = serde_json::Map::new();
+    map.insert(key.to_string(), value.clone());
+    let yaml = serde_yaml::to_string(&Json::Object(map)).ok()?;
+    Some(
+        yaml.split_inclusive('\n')
+            .map(|l| format!("{}{l}", " ".repeat(indent)))
+            .collect(),
+    )
+}
+
+/// The lines of a block mapping at `indent` with its changed entries rewritten; None when
+/// the lines are not such a mapping.
+fn edit_block(lines: &[&str], indent: usize, before: &Json, after: &Json) -> Option<Vec<String>> {
+    let (Json::Object(old), Json::Object(new)) = (before, after) else {
+        return None;
+    };
+    // Entry i spans from its key line to the next key line; leading idle lines stay put.
+    let mut starts = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if is_idle(line) {
+            continue;
+        }
+        let depth = line.len() - line.trim_start_matches(' ').len();
+        if depth < indent {
+            return None;
+        }
+        if depth == indent {
+            starts.push((i, entry_key(line, indent)?));
+        }
+    }
+    if starts.len() != old.len() || starts.iter().any(|(_, k)| !old.contains_key(k)) {
+        return None;
+    }
+    let mut out: Vec<String> = lines[..starts.first().map_or(lines.len(), |s| s.0)]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    for (n, (start, key)) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).map_or(lines.len(), |s| s.0);
+        // Idle lines at the end of an entry (the next entry's comment) are kept.
+        let mut body_end = end;
+        while body_end > start + 1 && is_idle(lines[body_end - 1]) {
+            body_end -= 1;
+        }
+        let entry = &lines[*start..body_end];
+        match new.get(key) {
+            None => {}
+            Some(value) if Some(value) == old.get(key) => {
+                out.extend(entry.iter().map(|l| l.to_string()))
+            }
+            Some(value) => {
+                let head = entry[0];
+                let is_block = head.trim_end().ends_with(':') && entry.len() > 1;
+                let child = entry[1..]
+                    .iter()
+                    .find(|l| !is_idle(l))
+                    .map(|l| l.len() - l.trim_start_matches(' ').len());
+                let nested = match (is_block, child, old.get(key)) {
+                    (true, Some(child), Some(previous)) if child > indent => {
+                        edit_block(&entry[1..], child, previous, value)
+                    }
+                    _ => None,
+                };
+                match nested {
+                    Some(body) => {
+                        out.push(head.to_string());
+                        out.extend(body);
+                    }
+                    None => out.extend(entry_text(key, value, indent)?),
+                }
+            }
+        }
+        out.extend(lines[body_end..end].iter().map(|l| l.to_string()));
+    }
+    for (key, value) in new {
+        if !old.contains_key(key) {
+            out.extend(entry_text(key, value, indent)?);
+        }
+    }
+    Some(out)
 }
 
 /// The texts of a YAML stream's documents (split at `---` lines), each as written.
@@ -457,6 +581,20 @@ mod tests {
             "{out}"
         );
         assert!(out.ends_with("kind: B\nspec:\n  y: 2\n"), "{out}");
+    }
+
+    #[test]
+    fn a_patch_edits_in_place_keeping_the_comments_of_what_it_leaves() {
+        let target = "# Values.\nenvironment: prod   # kept as written\n\n# Tags of every resource.\ncloudLabels: {}\nspec:\n  # the size\n  size: 2\n  name: a\n";
+        let out = apply(
+            target,
+            "cloudLabels:\n  team: payments\nspec:\n  size: 3\nextra: 1\n",
+        )
+        .expect("applies");
+        assert_eq!(
+            out,
+            "# Values.\nenvironment: prod   # kept as written\n\n# Tags of every resource.\ncloudLabels:\n  team: payments\nspec:\n  # the size\n  size: 3\n  name: a\nextra: 1\n"
+        );
     }
 
     #[test]

@@ -225,10 +225,39 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         pool["spec"]["template"]["spec"]["nodeClassRef"]["name"], "default",
         "the rest is kept"
     );
+    // Patched in place: the inherited file's comments survive.
     assert_eq!(
         std::fs::read_to_string(repo.join("apps/prod/kustomization.yaml")).expect("apps"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+        "# Applications of this environment, one directory each (scaffold add-addon --layer apps\n# adds charts here, sorted by name).\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
     );
+    // A keyed list merge: the team's requirement joins the base's, which all stay.
+    let keys: Vec<&str> = pool["spec"]["template"]["spec"]["requirements"]
+        .as_sequence()
+        .expect("requirements")
+        .iter()
+        .filter_map(|r| r["key"].as_str())
+        .collect();
+    assert!(
+        keys.contains(&"kubernetes.io/arch")
+            && keys.last() == Some(&"karpenter.k8s.aws/instance-family"),
+        "{keys:?}"
+    );
+    // The default's extension points: tags for Terraform and kops, a file asset for kops.
+    let tags = std::fs::read_to_string(repo.join("1-prerequisites/tags.yaml")).expect("tags");
+    assert!(
+        tags.ends_with("extraTags:\n  cost-center: payments\n"),
+        "{tags}"
+    );
+    assert!(
+        tags.starts_with("# Extension point: "),
+        "comments kept: {tags}"
+    );
+    let values: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(repo.join("2-kops/values.yaml")).expect("values"),
+    )
+    .expect("yaml");
+    assert_eq!(values["fileAssets"][0]["name"], "company-ca");
+    assert_eq!(values["cloudLabels"]["team"], "payments");
     assert!(!repo.join("apps/prod/podinfo").exists());
     // The record names the blueprint and the base it extends.
     let record = answers(&repo);
