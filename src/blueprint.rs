@@ -9,7 +9,9 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Located, Result};
 use crate::locate;
 use crate::manifest::merge_manifests;
-pub use crate::manifest::{Check, Delimiters, GlobDelimiters, Manifest, Question, QuestionType};
+pub use crate::manifest::{
+    Check, Delimiters, GlobDelimiters, Manifest, Migration, Question, QuestionType,
+};
 use crate::overrides::{self, Override, Patches};
 use crate::record::BlueprintId;
 
@@ -344,12 +346,51 @@ impl Blueprint {
         }
         overrides::check_replaces(&manifest.replaces, &overridden, &label, &merged_tree)
             .map_err(|(key, message)| at("replaces", &key, message))?;
-        let manifest = match merged {
+        let mut manifest = match merged {
             Some(base) => {
                 merge_manifests(base, manifest).map_err(|e| at(e.section, &e.key, e.message))?
             }
             None => manifest,
         };
+        let name = manifest.name.clone();
+        for migration in &mut manifest.migrations {
+            migration.blueprint.get_or_insert_with(|| name.clone());
+            if migration.blueprint.as_deref() != Some(name.as_str()) {
+                continue; // a base's, checked when the base loaded
+            }
+            if !crate::version::is_exact(&migration.version) {
+                return Err(at_key(
+                    "migrations",
+                    format!(
+                        "migrations: version `{}` is not MAJOR.MINOR.PATCH",
+                        migration.version
+                    ),
+                ));
+            }
+            let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
+            let targets = migration
+                .rename
+                .values()
+                .chain(migration.values.keys())
+                .find(|k| !keys.contains(&k.as_str()));
+            if let Some(target) = targets {
+                return Err(Error::Located(Located::new(
+                    manifest_file.clone(),
+                    text.find("migrations:")
+                        .and_then(|from| {
+                            text[from..]
+                                .find(&format!(": {target}"))
+                                .map(|at| locate::position(&text, from + at + 2))
+                        })
+                        .unwrap_or_else(|| locate::locate(&text, "migrations:")),
+                    format!(
+                        "migrations {}: `{target}` is not a question of the blueprint{}",
+                        migration.version,
+                        crate::scope::did_you_mean(target, keys.iter().copied())
+                    ),
+                )));
+            }
+        }
         if let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
             .into_iter()
             .next()

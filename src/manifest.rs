@@ -55,6 +55,27 @@ pub struct Manifest {
     /// Other delimiters for the templates matching a glob (first match wins).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delimiters_by_glob: Vec<GlobDelimiters>,
+    /// Renames of answers and answer values between versions, applied by `update`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub migrations: Vec<Migration>,
+}
+
+/// What `update` does to a repo's recorded answers when it moves past `version` of the
+/// blueprint that declares it (a repo recorded at an older version of that blueprint).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Migration {
+    /// The version that introduced the change.
+    pub version: String,
+    /// Answer keys: old → new.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rename: BTreeMap<String, String>,
+    /// Answer values, by (new) key: old value → new value.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, BTreeMap<String, String>>,
+    /// The blueprint that declares it (set when `extends` is resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blueprint: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,6 +283,11 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
     layers.extend(child.layers);
     let mut checks = base.checks;
     checks.extend(child.checks);
+    let mut migrations = base.migrations;
+    migrations.extend(child.migrations.into_iter().map(|mut m| {
+        m.blueprint.get_or_insert_with(|| child.name.clone());
+        m
+    }));
     let mut by_glob = child.delimiters_by_glob;
     by_glob.extend(base.delimiters_by_glob);
     Ok(Manifest {
@@ -287,6 +313,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         custom_addon: child.custom_addon.or(base.custom_addon),
         delimiters: child.delimiters.or(base.delimiters),
         delimiters_by_glob: by_glob,
+        migrations,
     })
 }
 

@@ -67,6 +67,8 @@ pub struct Update {
     pub up_to_date: bool,
     /// How many files the new rendering changes against the base (the record excluded).
     pub changed_files: usize,
+    /// The answer migrations applied, one line each.
+    pub migrations: Vec<String>,
     pub merge: Merge,
 }
 
@@ -79,6 +81,15 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         )));
     }
     let blueprint = load_blueprint(record, request.blueprint)?;
+    // The blueprint's declared renames, applied to the recorded answers first.
+    let mut migrated = record.clone();
+    let migrations = crate::migrate::apply(
+        &mut migrated.answers,
+        &blueprint.manifest.migrations,
+        &record.blueprint,
+        &blueprint.id(),
+    );
+    let record = &migrated;
     let base = found.base(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
     let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
@@ -130,6 +141,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         next: next.plan,
         up_to_date,
         changed_files,
+        migrations,
         merge,
     })
 }
@@ -172,6 +184,9 @@ impl Update {
         let mut body = String::new();
         if !layers.is_empty() {
             body.push_str(&format!("\n\nBlueprints:\n{}", layers.join("\n")));
+        }
+        if !self.migrations.is_empty() {
+            body.push_str(&format!("\n\nMigrations:\n{}", self.migrations.join("\n")));
         }
         if !self.answers.is_empty() {
             let lines: Vec<String> = self.answers.iter().map(|a| format!("- {a}")).collect();

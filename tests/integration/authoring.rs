@@ -1043,3 +1043,42 @@ fn list_addons_and_cat_know_a_team_blueprint() {
         )
     );
 }
+
+#[test]
+fn update_applies_the_blueprints_answer_migrations_and_says_so() {
+    let env = Env::new();
+    let v1 =
+        "questions:\n  - key: legacy\n    prompt: Legacy\n    type: string\n    default: old\n";
+    let dir = layered(&env, v1, &[]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("out");
+    assert_eq!(answers(&repo)["answers"]["legacy"], "old");
+    // 1.1.0 renames the answer and one of its values; a typo in the target is refused.
+    let v2 = |target: &str| {
+        format!(
+            "name: layered\nversion: 1.1.0\nextends: default\nquestions:\n  - key: heritage\n    prompt: Heritage\n    type: string\n    default: new\nmigrations:\n  - version: 1.1.0\n    rename: {{legacy: {target}}}\n    values: {{heritage: {{old: vintage}}}}\n"
+        )
+    };
+    std::fs::write(dir.join("blueprint.yaml"), v2("heritag")).expect("v2");
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:11:22: error: migrations 1.1.0: `heritag` is not a question of the blueprint (did you mean `heritage`?)",
+    );
+    std::fs::write(dir.join("blueprint.yaml"), v2("heritage")).expect("v2");
+    // Found again by the source the record keeps (the directory is on no search path).
+    let out = run(env.scaffold().current_dir(&repo).args(["update"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let record = answers(&repo);
+    assert_eq!(record["answers"]["heritage"], "vintage");
+    assert!(record["answers"]["legacy"].is_null(), "{record:?}");
+    let message = env.git(&repo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("scaffold: update layered 1.0.0 → 1.1.0\n")
+            && message.contains(
+                "Migrations:\n- layered 1.1.0: answer `legacy` renamed `heritage`\n- layered 1.1.0: values of `heritage` renamed (old → vintage)\n"
+            ),
+        "{message}"
+    );
+}
