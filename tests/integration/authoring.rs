@@ -245,7 +245,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
     // The default's extension points: tags for Terraform and kops, a file asset for kops.
     let tags = std::fs::read_to_string(repo.join("1-prerequisites/tags.yaml")).expect("tags");
     assert!(
-        tags.ends_with("extraTags:\n  cost-center: payments\n"),
+        tags.ends_with("extraTags:\n  cost-center: payments\n  team: payments\n"),
         "{tags}"
     );
     assert!(
@@ -257,7 +257,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
     )
     .expect("yaml");
     assert_eq!(values["fileAssets"][0]["name"], "company-ca");
-    assert_eq!(values["cloudLabels"]["team"], "payments");
+    assert!(values["hooks"].is_null(), "no addon brings a hook");
     assert!(!repo.join("apps/prod/podinfo").exists());
     // The record names the blueprint and the base it extends.
     let record = answers(&repo);
