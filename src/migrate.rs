@@ -117,7 +117,7 @@ mod tests {
         assert!(
             apply(
                 &mut again,
-                &[migration.clone()],
+                std::slice::from_ref(&migration),
                 &id("team", "1.1.0"),
                 &id("team", "1.2.0")
             )
