@@ -430,6 +430,13 @@ impl Blueprint {
         }
     }
 
+    /// The files of one blueprint's own layer as stored (`extends` not resolved), and
+    /// those executable on disk.
+    pub fn layer_files(selector: &str) -> Result<(FileTree, BTreeSet<String>)> {
+        let layer = read_layer(selector, None)?;
+        Ok((layer.tree, layer.executable))
+    }
+
     /// The trees that hold templates, with the prefix of their blueprint-relative paths.
     pub fn template_trees(&self) -> [(&'static str, &FileTree); 3] {
         [

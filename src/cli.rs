@@ -161,6 +161,15 @@ pub enum BlueprintCommand {
         /// Its blueprint-relative path, as `scaffold blueprint files` lists it.
         path: String,
     },
+    /// Write a blueprint's own files (its layer, as stored) into a new directory: a copy
+    /// of the embedded default to read, diff against a newer one, or keep beside a fork.
+    #[command(after_help = "Example:\n  scaffold blueprint export default base-0.1.0")]
+    Export {
+        /// A blueprint name or directory.
+        name: String,
+        /// The directory to create (must not exist, or be empty).
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -337,6 +346,7 @@ pub fn run(cli: Cli) -> Result<()> {
             BlueprintCommand::Test { path, json } => commands::blueprint::test(&path, json),
             BlueprintCommand::Files { name } => commands::blueprint::files(&name),
             BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
+            BlueprintCommand::Export { name, dir } => commands::blueprint::export(&name, &dir),
         },
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),

@@ -78,8 +78,13 @@ pub fn render(
         for key in &entry.spec.requires {
             let present = answers.values.get(key).is_some_and(answers::satisfies);
             if !present {
+                // A yes/no question answered no: its requirement is `true`, not any answer.
+                let (what, value) = match answers.values.get(key) {
+                    Some(Json::Bool(_)) => (format!("`{key}` to be true"), "true"),
+                    _ => (format!("`{key}`"), "…"),
+                };
                 return Err(Error::Input(format!(
-                    "addons: {} needs `{key}` (non-empty, or true for a yes/no question); set --set {key}=… or leave {} out of addons",
+                    "addons: {} needs {what}; set --set {key}={value} or leave {} out of addons",
                     entry.spec.name, entry.spec.name
                 )));
             }

@@ -107,6 +107,31 @@ pub fn cat(selector: &str, path: &str) -> Result<()> {
         .map_err(|e| Error::io("write to stdout", e))
 }
 
+/// `scaffold blueprint export NAME DIR`: the blueprint's own layer, file for file.
+pub fn export(selector: &str, dir: &Path) -> Result<()> {
+    let blueprint = Blueprint::load(selector)?;
+    let (tree, executable) = Blueprint::layer_files(selector)?;
+    write::check_target(dir)?;
+    let mut plan = Plan::default();
+    for (path, bytes) in tree {
+        let rel = crate::plan::RelPath::new(&path).map_err(Error::Blueprint)?;
+        if executable.contains(&path) {
+            plan.executable.insert(rel.clone());
+        }
+        plan.add(rel, bytes)?;
+    }
+    let count = plan.files.len();
+    write::stage(&plan, dir)?.finish()?;
+    println!(
+        "Exported blueprint {} {} ({}) to {}: {count} files.",
+        blueprint.manifest.name,
+        blueprint.manifest.version,
+        blueprint.origin,
+        dir.display()
+    );
+    Ok(())
+}
+
 pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
     write::check_target(dir)?;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -126,11 +151,22 @@ pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
     };
     match extends {
         Some(base) => {
-            Blueprint::load(base)?;
+            let loaded = Blueprint::load(base)?;
+            let (major, minor, _) = crate::version::tuple(&loaded.manifest.version);
+            let base_range = if major == 0 {
+                format!(">={}, <0.{}", loaded.manifest.version, minor + 1)
+            } else {
+                format!(">={}, <{}", loaded.manifest.version, major + 1)
+            };
             add(
                 &mut plan,
                 "blueprint.yaml",
-                format!(include_str!("init/extends.yaml"), name = name, base = base),
+                format!(
+                    include_str!("init/extends.yaml"),
+                    name = name,
+                    base = base,
+                    base_range = base_range
+                ),
             )?;
             add(
                 &mut plan,

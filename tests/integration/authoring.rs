@@ -831,7 +831,7 @@ fn requires_on_a_yes_no_question_wants_yes() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("extra needs `metrics` (non-empty, or true for a yes/no question)"),
+            .contains("addons: extra needs `metrics` to be true; set --set metrics=true or leave extra out of addons"),
         "{}",
         out.stderr
     );
@@ -1080,5 +1080,49 @@ fn update_applies_the_blueprints_answer_migrations_and_says_so() {
                 "Migrations:\n- layered 1.1.0: answer `legacy` renamed `heritage`\n- layered 1.1.0: values of `heritage` renamed (old → vintage)\n"
             ),
         "{message}"
+    );
+}
+
+#[test]
+fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "base"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/blueprints/default/");
+    for path in [
+        "blueprint.yaml",
+        "files/2-kops/cluster-template.yaml.tera",
+        "addons/velero.yaml",
+    ] {
+        assert_eq!(
+            std::fs::read(env.path("base").join(path)).expect("exported"),
+            std::fs::read(format!("{root}{path}")).expect("stored"),
+            "{path}"
+        );
+    }
+    // The copy is the same blueprint: same files, same content digest in a record.
+    let files = |name: &str| {
+        run(env.scaffold().args(["blueprint", "files", name]))
+            .stdout
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(files("./base"), files("default"));
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "base"]));
+    assert_ne!(out.code, 0, "an existing directory is not overwritten");
+
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "init", "team", "--extends", "default"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
+    assert!(
+        manifest.contains("\nextends_version: \">=0.1.0, <0.2\"\n"),
+        "{manifest}"
     );
 }
