@@ -170,6 +170,20 @@ pub enum BlueprintCommand {
         /// The directory to create (must not exist, or be empty).
         dir: std::path::PathBuf,
     },
+    /// Three-way merge the files a layer replaced from the base it copied them from (a
+    /// copy of that base: `scaffold blueprint export`, an older checkout) to the base it
+    /// extends now, and record the new base digests in `replaces`. Conflicts are written
+    /// with git-style markers and named; exit 1 then.
+    #[command(
+        after_help = "Example:\n  scaffold blueprint export default base-old   # with the old scaffold\n  scaffold blueprint rebase team --from base-old"
+    )]
+    Rebase {
+        /// The layer's directory.
+        dir: std::path::PathBuf,
+        /// The old base: a blueprint directory (or name).
+        #[arg(long)]
+        from: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -347,6 +361,7 @@ pub fn run(cli: Cli) -> Result<()> {
             BlueprintCommand::Files { name } => commands::blueprint::files(&name),
             BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
             BlueprintCommand::Export { name, dir } => commands::blueprint::export(&name, &dir),
+            BlueprintCommand::Rebase { dir, from } => commands::blueprint::rebase(&dir, &from),
         },
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),

@@ -132,6 +132,96 @@ pub fn export(selector: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `scaffold blueprint rebase DIR --from OLD`: each file the layer replaced, merged from
+/// the old base's copy to the current base's (the fork's own changes kept).
+pub fn rebase(dir: &Path, from: &str) -> Result<()> {
+    let layer = Blueprint::load(&dir.display().to_string())?;
+    let old_base = Blueprint::load(from)?;
+    let Some(extends) = &layer.manifest.extends else {
+        return Err(Error::Input(format!(
+            "{}: extends nothing, so there is no base to rebase on",
+            dir.display()
+        )));
+    };
+    let new_base = if extends.contains('/') || extends.starts_with('.') {
+        Blueprint::load(&Path::new(&layer.origin).join(extends).display().to_string())?
+    } else {
+        Blueprint::load(extends)?
+    };
+    let root = Path::new(&layer.origin);
+    let manifest_path = root.join("blueprint.yaml");
+    let mut manifest = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| Error::io_path("read", &manifest_path, e))?;
+    let (mut merged, mut conflicted) = (0, 0);
+    for (own, change) in &layer.overrides {
+        let fork_path = root.join(own);
+        if change.kind != OverrideKind::Replaced || !fork_path.is_file() {
+            continue; // a base layer's fork, or a patch
+        }
+        let text = |bytes: Option<Vec<u8>>| bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let (Some(old), Some(new)) = (
+            text(old_base.file(&change.base_path)),
+            text(new_base.file(&change.base_path)),
+        ) else {
+            println!("{own}: skipped ({} is not in both bases)", change.base_path);
+            continue;
+        };
+        let fork = std::fs::read_to_string(&fork_path)
+            .map_err(|e| Error::io_path("read", &fork_path, e))?;
+        let result = match crate::merge::merge3(&old, &fork, &new) {
+            Some(clean) => {
+                merged += 1;
+                // The fork now follows the current base: record its digest.
+                if let Some(recorded) = &change.recorded {
+                    let at = crate::locate::section_key(&manifest, "replaces", &change.base_path);
+                    if let Some(line) = manifest.split_inclusive('\n').nth(at.0 - 1) {
+                        let start = manifest
+                            .split_inclusive('\n')
+                            .take(at.0 - 1)
+                            .map(str::len)
+                            .sum::<usize>();
+                        let fixed = line.replacen(recorded.as_str(), &change.base_digest, 1);
+                        manifest.replace_range(start..start + line.len(), &fixed);
+                    }
+                }
+                println!(
+                    "{own}: merged the base's changes ({})",
+                    new_base.manifest.version
+                );
+                clean
+            }
+            None => {
+                let marked = crate::merge::conflicts(&old, &fork, &new, &new_base.manifest.name);
+                conflicted += 1;
+                println!(
+                    "{own}: {} conflict(s) marked; resolve them, then update `replaces` to {}",
+                    marked.hunks.len(),
+                    change.base_digest
+                );
+                marked.marked
+            }
+        };
+        if result != fork {
+            write_beside(&fork_path, result.as_bytes())?;
+        }
+    }
+    write_beside(&manifest_path, manifest.as_bytes())?;
+    println!("{merged} merged, {conflicted} with conflicts");
+    if conflicted > 0 {
+        return Err(Error::Findings(format!(
+            "blueprint rebase: {conflicted} file(s) with conflicts"
+        )));
+    }
+    Ok(())
+}
+
+/// Replaces a file by rename, so it is never left half written.
+fn write_beside(path: &Path, bytes: &[u8]) -> Result<()> {
+    let temporary = path.with_extension("scaffold-tmp");
+    std::fs::write(&temporary, bytes).map_err(|e| Error::io_path("write", &temporary, e))?;
+    std::fs::rename(&temporary, path).map_err(|e| Error::io_path("replace", path, e))
+}
+
 pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
     write::check_target(dir)?;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {

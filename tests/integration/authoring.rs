@@ -1126,3 +1126,47 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
         "{manifest}"
     );
 }
+
+#[test]
+fn rebase_merges_a_fork_from_the_base_it_copied_to_the_current_one() {
+    let env = Env::new();
+    // The old base: the default without its first `.sourceignore` line.
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "old"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let current = std::fs::read_to_string(env.path("old/files/.sourceignore")).expect("file");
+    let (first, rest) = current.split_at(current.find('\n').expect("lines") + 1);
+    assert!(!first.trim().is_empty());
+    std::fs::write(env.path("old/files/.sourceignore"), rest).expect("old");
+    let old_digest =
+        env.git(env.work.path(), &["hash-object", "old/files/.sourceignore"])[..12].to_string();
+    // The team's fork of the old file, with a line of its own.
+    let dir = layered(
+        &env,
+        &format!("replaces:\n  files/.sourceignore: {old_digest}\n"),
+        &[("files/.sourceignore", &format!("{rest}/team/\n"))],
+    );
+    let out = lint_out(&env, &dir, 0);
+    assert!(out.contains("changed since it was copied"), "{out}");
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "rebase"])
+        .arg(&dir)
+        .args(["--from", "./old"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("files/.sourceignore: merged the base's changes"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("files/.sourceignore")).expect("fork"),
+        format!("{current}/team/\n"),
+        "the base's new line and the team's own"
+    );
+    // `replaces` now records the current base: no warning left.
+    let out = lint_out(&env, &dir, 0);
+    assert_eq!(out, "", "{out}");
+}
