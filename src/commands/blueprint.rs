@@ -331,7 +331,28 @@ pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> 
 }
 
 pub fn test(selector: &str, as_json: bool) -> Result<()> {
-    let blueprint = Blueprint::load(selector)?;
+    let blueprint = match Blueprint::load(selector) {
+        Ok(blueprint) => blueprint,
+        // A directory that does not load: reported as lint reports it, FILE:LINE:COL.
+        Err(e) if Path::new(selector).join("blueprint.yaml").is_file() => {
+            let findings = lint::lint(Path::new(selector))?;
+            if findings.iter().all(|f| f.warning) {
+                return Err(e);
+            }
+            for finding in &findings {
+                if as_json {
+                    eprintln!("{finding}");
+                } else {
+                    println!("{finding}");
+                }
+            }
+            let errors = findings.iter().filter(|f| !f.warning).count();
+            return Err(Error::Findings(format!(
+                "blueprint test: lint found {errors} error(s); fix them first"
+            )));
+        }
+        Err(e) => return Err(e),
+    };
     // Lint first: a case can pass on a blueprint that lint knows is broken.
     if !blueprint.origin.starts_with("embedded:") {
         let findings = lint::lint(Path::new(&blueprint.origin))?;

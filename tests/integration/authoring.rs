@@ -1170,3 +1170,14 @@ fn rebase_merges_a_fork_from_the_base_it_copied_to_the_current_one() {
     let out = lint_out(&env, &dir, 0);
     assert_eq!(out, "", "{out}");
 }
+
+#[test]
+fn lint_and_test_report_a_load_error_the_same_way() {
+    let env = Env::new();
+    let dir = layered(&env, "defaults:\n  regoin: x\n", &[]);
+    let expected = "blueprint.yaml:5:3: error: defaults: `regoin` is not a question of this blueprint or its base (did you mean `region`?)\n";
+    lint_says(&env, &dir, expected.trim_end());
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, expected);
+}
