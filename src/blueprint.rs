@@ -52,6 +52,8 @@ pub struct Blueprint {
     pub manifest_source: Vec<u8>,
     /// The content digest of its own layer (`layer_digest`).
     pub digest: String,
+    /// Inherited files a layer dropped with `remove_files`, and the layer that did.
+    pub removed: BTreeMap<String, String>,
 }
 
 /// The file of an embedded blueprint that pins its content digest to its version (a test
@@ -183,6 +185,7 @@ impl Blueprint {
         };
         let base_id = base.as_ref().map(Blueprint::id);
         let digest = layer_digest(&tree);
+        let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
             match base {
                 Some(base) => {
@@ -209,6 +212,7 @@ impl Blueprint {
                 }
                 None => Default::default(),
             };
+        let mut removed_files = base_removed;
         for pattern in &manifest.remove_files {
             let removed = overrides::matching(&merged_tree, pattern)
                 .map_err(|m| at("remove_files", pattern, format!("remove_files: {m}")))?;
@@ -223,6 +227,7 @@ impl Blueprint {
                 ));
             }
             for path in removed {
+                removed_files.insert(path.clone(), label.clone());
                 merged_tree.remove(&path);
                 origins.remove(&path);
                 patches.remove(overrides::output_of(&path));
@@ -416,6 +421,7 @@ impl Blueprint {
             base: base_id,
             manifest_source,
             digest,
+            removed: removed_files,
         })
     }
 

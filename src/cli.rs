@@ -150,6 +150,11 @@ pub enum BlueprintCommand {
     Files {
         /// A blueprint name or directory.
         name: String,
+        /// One JSON array of {path, how, origin}, with the files removed by `remove_files`
+        /// (how: "removed") and the catalog entries' patches (how: "catalog-patch", path
+        /// the patched file, origin the entry).
+        #[arg(long)]
+        json: bool,
     },
     /// Print one file of a blueprint as it is stored (to copy it before changing it).
     #[command(
@@ -358,7 +363,7 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
             BlueprintCommand::Test { path, json } => commands::blueprint::test(&path, json),
-            BlueprintCommand::Files { name } => commands::blueprint::files(&name),
+            BlueprintCommand::Files { name, json } => commands::blueprint::files(&name, json),
             BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
             BlueprintCommand::Export { name, dir } => commands::blueprint::export(&name, &dir),
             BlueprintCommand::Rebase { dir, from } => commands::blueprint::rebase(&dir, &from),

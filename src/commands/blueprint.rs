@@ -60,23 +60,62 @@ pub fn show(selector: &str) -> Result<()> {
 }
 
 /// `scaffold blueprint files NAME`: path, how it is had, origin.
-pub fn files(selector: &str) -> Result<()> {
+pub fn files(selector: &str, as_json: bool) -> Result<()> {
     let blueprint = Blueprint::load(selector)?;
-    print_files(&blueprint);
+    if !as_json {
+        print_files(&blueprint);
+        return Ok(());
+    }
+    let mut rows: Vec<serde_json::Value> = file_rows(&blueprint)
+        .into_iter()
+        .map(|(path, how, origin)| serde_json::json!({"path": path, "how": how, "origin": origin}))
+        .collect();
+    for (path, by) in &blueprint.removed {
+        rows.push(serde_json::json!({"path": path, "how": "removed", "origin": by}));
+    }
+    for entry in blueprint.catalog.entries() {
+        let raw = entry.template_object("", &[]);
+        for patch in raw
+            .get("patches")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(file) = patch.get("file").and_then(serde_json::Value::as_str) {
+                rows.push(serde_json::json!({
+                    "path": file,
+                    "how": "catalog-patch",
+                    "origin": format!("addons/{}.yaml", entry.spec.name),
+                }));
+            }
+        }
+    }
+    println!("{}", serde_json::Value::Array(rows));
     Ok(())
+}
+
+/// (path, how the blueprint has it, origin) of every file and catalog entry.
+fn file_rows(blueprint: &Blueprint) -> Vec<(&str, &'static str, &str)> {
+    let own = format!("({})", blueprint.origin);
+    blueprint
+        .origins
+        .iter()
+        .map(|(path, origin)| {
+            let how = match blueprint.overrides.get(path).map(|o| &o.kind) {
+                Some(OverrideKind::Replaced) => "replaced",
+                Some(OverrideKind::Patched) => "patched",
+                None if path.ends_with(crate::overrides::PATCH_SUFFIX) => "patch",
+                None if origin.ends_with(&own) => "own",
+                None => "inherited",
+            };
+            (path.as_str(), how, origin.as_str())
+        })
+        .collect()
 }
 
 fn print_files(blueprint: &Blueprint) {
     let width = blueprint.origins.keys().map(|k| k.len()).max().unwrap_or(0);
-    let own = format!("({})", blueprint.origin);
-    for (path, origin) in &blueprint.origins {
-        let how = match blueprint.overrides.get(path).map(|o| &o.kind) {
-            Some(OverrideKind::Replaced) => "replaced",
-            Some(OverrideKind::Patched) => "patched",
-            None if path.ends_with(crate::overrides::PATCH_SUFFIX) => "patch",
-            None if origin.ends_with(&own) => "own",
-            None => "inherited",
-        };
+    for (path, how, origin) in file_rows(blueprint) {
         println!("{path:<width$}  {how:<9}  {origin}");
     }
 }

@@ -1181,3 +1181,41 @@ fn lint_and_test_report_a_load_error_the_same_way() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, expected);
 }
+
+#[test]
+fn files_json_lists_removed_files_and_catalog_patches() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\nchart:\n  name: extra\n  version: 1.0.0\npatches:\n  - file: files/infrastructure/karpenter/node-pool.yaml\n    patch: \"spec: {}\\n\"\n";
+    let dir = layered(
+        &env,
+        "remove_files:\n  - files/3-bridge/Makefile.tera\n",
+        &[("addons/extra.yaml", entry)],
+    );
+    let out = scaffold(&env, &["blueprint", "files", "--json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let has = |path: &str, how: &str, origin: &str| {
+        rows.as_array().expect("rows").iter().any(|r| {
+            r["path"] == path
+                && r["how"] == how
+                && r["origin"].as_str().is_some_and(|o| o.starts_with(origin))
+        })
+    };
+    assert!(
+        has("files/3-bridge/Makefile.tera", "removed", "layered 1.0.0"),
+        "{rows}"
+    );
+    assert!(
+        has(
+            "files/infrastructure/karpenter/node-pool.yaml",
+            "catalog-patch",
+            "addons/extra.yaml"
+        ),
+        "{rows}"
+    );
+    assert!(has("addons/extra.yaml", "own", "layered 1.0.0"), "{rows}");
+    assert!(
+        has("files/2-kops/main.tf", "inherited", "default "),
+        "{rows}"
+    );
+}
