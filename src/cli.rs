@@ -168,7 +168,7 @@ pub enum BlueprintCommand {
     },
     /// Write a blueprint's own files (its layer, as stored) into a new directory: a copy
     /// of the embedded default to read, diff against a newer one, or keep beside a fork.
-    #[command(after_help = "Example:\n  scaffold blueprint export default base-0.1.0")]
+    #[command(after_help = "Examples:\n  scaffold blueprint export default base-0.1.0")]
     Export {
         /// A blueprint name or directory.
         name: String,
@@ -180,7 +180,7 @@ pub enum BlueprintCommand {
     /// extends now, and record the new base digests in `replaces`. Conflicts are written
     /// with git-style markers and named; exit 1 then.
     #[command(
-        after_help = "Example:\n  scaffold blueprint export default base-old   # with the old scaffold\n  scaffold blueprint rebase team --from base-old"
+        after_help = "Examples:\n  scaffold blueprint init team --extends default\n  scaffold blueprint export default base-old   # run with the scaffold the fork was copied from\n  scaffold blueprint rebase team --from ./base-old"
     )]
     Rebase {
         /// The layer's directory.
