@@ -9,7 +9,9 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Located, Result};
 use crate::locate;
 use crate::manifest::merge_manifests;
-pub use crate::manifest::{Check, Delimiters, GlobDelimiters, Manifest, Question, QuestionType};
+pub use crate::manifest::{
+    Check, Delimiters, GlobDelimiters, Manifest, Migration, Question, QuestionType,
+};
 use crate::overrides::{self, Override, Patches};
 use crate::record::BlueprintId;
 
@@ -46,6 +48,32 @@ pub struct Blueprint {
     pub overrides: BTreeMap<String, Override>,
     /// The blueprint this one extends (the nearest base), for the record.
     pub base: Option<BlueprintId>,
+    /// Its own `blueprint.yaml` as written (before `extends` is resolved).
+    pub manifest_source: Vec<u8>,
+    /// The content digest of its own layer (`layer_digest`).
+    pub digest: String,
+    /// Inherited files a layer dropped with `remove_files`, and the layer that did.
+    pub removed: BTreeMap<String, String>,
+}
+
+/// The file of an embedded blueprint that pins its content digest to its version (a test
+/// checks it); not part of the content.
+pub const VERSION_PIN: &str = "VERSION-DIGEST";
+
+/// A layer's content digest: every file but its answer sets (`tests/`) and the version
+/// pin, by path and bytes; 12 hex digits, as `replaces` records them.
+pub fn layer_digest(tree: &FileTree) -> String {
+    let mut listing = Vec::new();
+    for (path, bytes) in tree {
+        if path.starts_with("tests/") || path == VERSION_PIN {
+            continue;
+        }
+        listing.extend_from_slice(path.as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(overrides::digest(bytes).as_bytes());
+        listing.push(b'\n');
+    }
+    overrides::digest(&listing)
 }
 
 impl Blueprint {
@@ -73,12 +101,19 @@ impl Blueprint {
             Some(parent) => Some(Self::load_chain(parent, layer.dir.as_deref(), seen)?),
             None => None,
         };
+        let extends_version_at = || locate::locate(layer.text(), "extends_version:");
         if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base)
-            && !crate::version::matches(range, &base.manifest.version)?
+            && !crate::version::matches(range, &base.manifest.version).map_err(|e| {
+                Error::Located(Located::new(
+                    layer.manifest_file(),
+                    extends_version_at(),
+                    e.to_string(),
+                ))
+            })?
         {
             return Err(Error::Located(Located::new(
                 layer.manifest_file(),
-                locate::locate(layer.text(), "extends_version:"),
+                extends_version_at(),
                 format!(
                     "extends_version `{range}`: the base is {} {}; use a scaffold that ships a matching {}, or widen the range",
                     base.manifest.name, base.manifest.version, base.manifest.name
@@ -91,6 +126,7 @@ impl Blueprint {
     fn resolve(layer: Layer, base: Option<Blueprint>) -> Result<Self> {
         let manifest_file = layer.manifest_file();
         let text = layer.text().to_string();
+        let manifest_source = text.clone().into_bytes();
         let Layer {
             manifest,
             tree,
@@ -98,13 +134,42 @@ impl Blueprint {
             origin,
             ..
         } = layer;
+        let at_key = |key: &str, message: String| {
+            Error::Located(Located::new(
+                manifest_file.clone(),
+                locate::locate(&text, &format!("{key}:")),
+                message,
+            ))
+        };
+        for (key, value) in [
+            ("version", Some(&manifest.version)),
+            (
+                "min_scaffold_version",
+                manifest.min_scaffold_version.as_ref(),
+            ),
+        ] {
+            if let Some(value) = value
+                && !crate::version::is_exact(value)
+            {
+                return Err(at_key(
+                    key,
+                    format!(
+                        "{key}: `{value}` is not a version MAJOR.MINOR.PATCH (e.g. `{}`)",
+                        crate::version::completed(value)
+                    ),
+                ));
+            }
+        }
         if let Some(min) = &manifest.min_scaffold_version
             && crate::version::tuple(min) > crate::version::tuple(env!("CARGO_PKG_VERSION"))
         {
-            return Err(Error::Input(format!(
-                "blueprint {origin} needs scaffold {min} or newer (this is {}); update scaffold",
-                env!("CARGO_PKG_VERSION")
-            )));
+            return Err(at_key(
+                "min_scaffold_version",
+                format!(
+                    "min_scaffold_version: the blueprint needs scaffold {min} or newer (this is {}); update scaffold",
+                    env!("CARGO_PKG_VERSION")
+                ),
+            ));
         }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
         let at = |section: &str, key: &str, message: String| {
@@ -118,18 +183,16 @@ impl Blueprint {
                 message,
             ))
         };
-        let base_id = base.as_ref().map(|b| BlueprintId {
-            name: b.manifest.name.clone(),
-            version: b.manifest.version.clone(),
-            base: b.base.clone().map(Box::new),
-        });
+        let base_id = base.as_ref().map(Blueprint::id);
+        let digest = layer_digest(&tree);
+        let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         // Addons this chain removed: other entries may still name them (`values_when`,
         // feature needs), which then never apply.
-        let mut removed: BTreeSet<String> = base
+        let mut removed_addons: BTreeSet<String> = base
             .as_ref()
             .map(|b| b.catalog.removed().clone())
             .unwrap_or_default();
-        removed.extend(manifest.remove_addons.iter().cloned());
+        removed_addons.extend(manifest.remove_addons.iter().cloned());
         let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
             match base {
                 Some(base) => {
@@ -156,6 +219,7 @@ impl Blueprint {
                 }
                 None => Default::default(),
             };
+        let mut removed_files = base_removed;
         for pattern in &manifest.remove_files {
             let removed = overrides::matching(&merged_tree, pattern)
                 .map_err(|m| at("remove_files", pattern, format!("remove_files: {m}")))?;
@@ -170,6 +234,7 @@ impl Blueprint {
                 ));
             }
             for path in removed {
+                removed_files.insert(path.clone(), label.clone());
                 merged_tree.remove(&path);
                 origins.remove(&path);
                 patches.remove(overrides::output_of(&path));
@@ -194,6 +259,29 @@ impl Blueprint {
             if let Some(test) = path.strip_prefix("tests/") {
                 tests.insert(test.to_string(), bytes);
                 continue;
+            }
+            if let Some(stem) = path.strip_suffix(".patch.yml") {
+                return Err(Error::Located(Located::new(
+                    format!("{origin}/{path}"),
+                    (1, 1),
+                    format!(
+                        "a patch ends in `{}`, this one would be copied as a file: rename it to `{stem}{}`",
+                        overrides::PATCH_SUFFIX,
+                        overrides::PATCH_SUFFIX
+                    ),
+                )));
+            }
+            if let Some(target) = overrides::patch_target(&path)
+                && let Some(output) = target.strip_suffix(".tera")
+            {
+                return Err(Error::Located(Located::new(
+                    format!("{origin}/{path}"),
+                    (1, 1),
+                    format!(
+                        "a patch is named after the file's output, not its template: rename it to `{output}{}`",
+                        overrides::PATCH_SUFFIX
+                    ),
+                )));
             }
             if let Some(target) = overrides::patch_target(&path) {
                 let Some(base_path) = overrides::source_of(&merged_tree, target) else {
@@ -230,7 +318,7 @@ impl Blueprint {
                             &base_label,
                             &inherited,
                             &old,
-                            &manifest.replaces,
+                            overrides::recorded_digest(&manifest.replaces, &inherited, &path),
                         ),
                     );
                     executable.remove(&inherited);
@@ -242,17 +330,79 @@ impl Blueprint {
             origins.insert(path.clone(), label.clone());
             merged_tree.insert(path, bytes);
         }
-        for path in merged_tree.keys() {
-            if overrides::matches_any(&manifest.executable, path) {
-                executable.insert(path.clone());
+        for glob in &manifest.executable {
+            let globs = std::slice::from_ref(glob);
+            let mut matched = false;
+            for path in merged_tree.keys() {
+                // `*.sh` means the scripts written, `x.sh.tera` included.
+                if overrides::matches_any(globs, path)
+                    || overrides::matches_any(globs, overrides::output_of(path))
+                {
+                    executable.insert(path.clone());
+                    matched = true;
+                }
+            }
+            if !matched {
+                return Err(at(
+                    "executable",
+                    glob,
+                    format!(
+                        "executable: `{glob}` matches no file of the blueprint{}",
+                        crate::scope::did_you_mean(
+                            glob,
+                            merged_tree.keys().map(|k| overrides::output_of(k))
+                        )
+                    ),
+                ));
             }
         }
-        let manifest = match merged {
+        overrides::check_replaces(&manifest.replaces, &overridden, &label, &merged_tree)
+            .map_err(|(key, message)| at("replaces", &key, message))?;
+        let mut manifest = match merged {
             Some(base) => {
                 merge_manifests(base, manifest).map_err(|e| at(e.section, &e.key, e.message))?
             }
             None => manifest,
         };
+        let name = manifest.name.clone();
+        for migration in &mut manifest.migrations {
+            migration.blueprint.get_or_insert_with(|| name.clone());
+            if migration.blueprint.as_deref() != Some(name.as_str()) {
+                continue; // a base's, checked when the base loaded
+            }
+            if !crate::version::is_exact(&migration.version) {
+                return Err(at_key(
+                    "migrations",
+                    format!(
+                        "migrations: version `{}` is not MAJOR.MINOR.PATCH",
+                        migration.version
+                    ),
+                ));
+            }
+            let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
+            let targets = migration
+                .rename
+                .values()
+                .chain(migration.values.keys())
+                .find(|k| !keys.contains(&k.as_str()));
+            if let Some(target) = targets {
+                return Err(Error::Located(Located::new(
+                    manifest_file.clone(),
+                    text.find("migrations:")
+                        .and_then(|from| {
+                            text[from..]
+                                .find(&format!(": {target}"))
+                                .map(|at| locate::position(&text, from + at + 2))
+                        })
+                        .unwrap_or_else(|| locate::locate(&text, "migrations:")),
+                    format!(
+                        "migrations {}: `{target}` is not a question of the blueprint{}",
+                        migration.version,
+                        crate::scope::did_you_mean(target, keys.iter().copied())
+                    ),
+                )));
+            }
+        }
         if let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
             .into_iter()
             .next()
@@ -262,7 +412,7 @@ impl Blueprint {
         let files = subtree(&merged_tree, "files/");
         let addon_files = subtree(&merged_tree, "addon-files/");
         let partials = subtree(&merged_tree, "partials/");
-        let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed)?;
+        let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed_addons)?;
         Ok(Blueprint {
             manifest,
             files,
@@ -276,7 +426,28 @@ impl Blueprint {
             patches,
             overrides: overridden,
             base: base_id,
+            manifest_source,
+            digest,
+            removed: removed_files,
         })
+    }
+
+    /// How the record names it: name, version, content digest, source and its bases.
+    pub fn id(&self) -> BlueprintId {
+        BlueprintId {
+            name: self.manifest.name.clone(),
+            version: self.manifest.version.clone(),
+            base: self.base.clone().map(Box::new),
+            digest: Some(self.digest.clone()),
+            source: Some(self.origin.clone()),
+        }
+    }
+
+    /// The files of one blueprint's own layer as stored (`extends` not resolved), and
+    /// those executable on disk.
+    pub fn layer_files(selector: &str) -> Result<(FileTree, BTreeSet<String>)> {
+        let layer = read_layer(selector, None)?;
+        Ok((layer.tree, layer.executable))
     }
 
     /// The trees that hold templates, with the prefix of their blueprint-relative paths.
@@ -290,6 +461,12 @@ impl Blueprint {
 
     /// One file as stored, by blueprint-relative path (`files/...`, `addons/x.yaml`, a patch).
     pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        if path == "blueprint.yaml" {
+            return Some(self.manifest_source.clone());
+        }
+        if let Some(test) = path.strip_prefix("tests/") {
+            return self.tests.get(test).cloned();
+        }
         if let Some(name) = path
             .strip_prefix("addons/")
             .and_then(|p| p.strip_suffix(".yaml"))
@@ -343,4 +520,50 @@ fn slash_path(path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded default's `version` names its content: `extends_version` and the record
+    /// trust it. Changing a file of blueprints/default without bumping the version fails
+    /// here, with the steps to follow.
+    #[test]
+    fn default_blueprint_version_follows_its_content() {
+        let pin_path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/blueprints/default/VERSION-DIGEST"
+        );
+        let default = Blueprint::load("default").expect("default loads");
+        let (version, digest) = (&default.manifest.version, &default.digest);
+        let repin = "SCAFFOLD_REPIN_DEFAULT=1 cargo test --lib default_blueprint_version_follows_its_content";
+        let pinned = std::fs::read_to_string(pin_path).unwrap_or_default();
+        let mut words = pinned.split_whitespace();
+        let (pinned_version, pinned_digest) = (
+            words.next().unwrap_or_default(),
+            words.next().unwrap_or_default(),
+        );
+        if pinned_digest == digest && pinned_version == version {
+            return;
+        }
+        if pinned_version != version && std::env::var_os("SCAFFOLD_REPIN_DEFAULT").is_some() {
+            std::fs::write(pin_path, format!("{version} {digest}\n")).expect("write the pin");
+            return;
+        }
+        if pinned_version == version {
+            panic!(
+                "blueprints/default changed (content digest {digest}, pinned {pinned_digest}) but its version is still {version}: \
+                 1. bump `version:` in blueprints/default/blueprint.yaml (a patch or minor version, e.g. {} → {}.{}.{}), \
+                 2. add a CHANGELOG line, 3. run `{repin}` to re-pin blueprints/default/VERSION-DIGEST, 4. update the tests that name the old version (`grep -rn '{version}' tests src/report.rs`), 5. commit",
+                version,
+                crate::version::tuple(version).0,
+                crate::version::tuple(version).1 + 1,
+                0
+            );
+        }
+        panic!(
+            "blueprints/default is version {version} (content digest {digest}) but blueprints/default/VERSION-DIGEST pins {pinned_version} {pinned_digest}: run `{repin}` and commit blueprints/default/VERSION-DIGEST"
+        );
+    }
 }

@@ -136,8 +136,14 @@ impl Catalog {
                 let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
                 fail(at, e.to_string())
             })?;
-            let spec: EntrySpec =
-                serde_json::from_value(raw.clone()).map_err(|e| fail((1, 1), e.to_string()))?;
+            // Read from the YAML itself, so a missing or wrong field has a place (a missing
+            // `chart.version` points at `chart:`'s mapping).
+            let spec: EntrySpec = serde_yaml::from_slice(bytes).map_err(|e| {
+                let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+                let message = e.to_string();
+                let message = message.split(" at line ").next().unwrap_or_default();
+                fail(at, message.to_string())
+            })?;
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()

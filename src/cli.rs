@@ -93,9 +93,10 @@ pub enum ListWhat {
     /// The addon catalog: name, chart, pinned version, namespace, layer, what it needs.
     #[command(after_help = "Examples:\n  scaffold list addons\n  scaffold list addons --json")]
     Addons {
-        /// Blueprint name or directory.
-        #[arg(long, default_value = "default")]
-        blueprint: String,
+        /// Blueprint name or directory (default: inside a scaffold repo, the one that made
+        /// it; elsewhere `default`).
+        #[arg(long)]
+        blueprint: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -149,6 +150,11 @@ pub enum BlueprintCommand {
     Files {
         /// A blueprint name or directory.
         name: String,
+        /// One JSON array of {path, how, origin}, with the files removed by `remove_files`
+        /// (how: "removed") and the catalog entries' patches (how: "catalog-patch", path
+        /// the patched file, origin the entry).
+        #[arg(long)]
+        json: bool,
     },
     /// Print one file of a blueprint as it is stored (to copy it before changing it).
     #[command(
@@ -159,6 +165,29 @@ pub enum BlueprintCommand {
         name: String,
         /// Its blueprint-relative path, as `scaffold blueprint files` lists it.
         path: String,
+    },
+    /// Write a blueprint's own files (its layer, as stored) into a new directory: a copy
+    /// of the embedded default to read, diff against a newer one, or keep beside a fork.
+    #[command(after_help = "Examples:\n  scaffold blueprint export default base-0.1.0")]
+    Export {
+        /// A blueprint name or directory.
+        name: String,
+        /// The directory to create (must not exist, or be empty).
+        dir: std::path::PathBuf,
+    },
+    /// Three-way merge the files a layer replaced from the base it copied them from (a
+    /// copy of that base: `scaffold blueprint export`, an older checkout) to the base it
+    /// extends now, and record the new base digests in `replaces`. Conflicts are written
+    /// with git-style markers and named; exit 1 then.
+    #[command(
+        after_help = "Examples:\n  scaffold blueprint init team --extends default\n  scaffold blueprint export default base-old   # run with the scaffold the fork was copied from\n  scaffold blueprint rebase team --from ./base-old"
+    )]
+    Rebase {
+        /// The layer's directory.
+        dir: std::path::PathBuf,
+        /// The old base: a blueprint directory (or name).
+        #[arg(long)]
+        from: String,
     },
 }
 
@@ -325,7 +354,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Update(args) => commands::update::run(args),
         Command::List {
             what: ListWhat::Addons { blueprint, json },
-        } => commands::list::addons(&blueprint, json),
+        } => commands::list::addons(blueprint.as_deref(), json),
         Command::Blueprint { what } => match what {
             BlueprintCommand::List => commands::blueprint::list(),
             BlueprintCommand::Show { name } => commands::blueprint::show(&name),
@@ -334,8 +363,10 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
             BlueprintCommand::Test { path, json } => commands::blueprint::test(&path, json),
-            BlueprintCommand::Files { name } => commands::blueprint::files(&name),
+            BlueprintCommand::Files { name, json } => commands::blueprint::files(&name, json),
             BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
+            BlueprintCommand::Export { name, dir } => commands::blueprint::export(&name, &dir),
+            BlueprintCommand::Rebase { dir, from } => commands::blueprint::rebase(&dir, &from),
         },
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),

@@ -8,7 +8,7 @@ use crate::blueprint::Blueprint;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, RelPath};
-use crate::record::{self, BlueprintId, Record};
+use crate::record::{self, Record};
 use crate::render::{Renderer, Scope, Source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -48,11 +48,7 @@ pub fn record_for(
     addon_settings: Map<String, Json>,
 ) -> Record {
     Record {
-        blueprint: BlueprintId {
-            name: blueprint.manifest.name.clone(),
-            version: blueprint.manifest.version.clone(),
-            base: blueprint.base.clone().map(Box::new),
-        },
+        blueprint: blueprint.id(),
         scaffold_version: VERSION.to_string(),
         answers: answers
             .recorded
@@ -80,13 +76,15 @@ pub fn render(
     let base_context = answers::context_of(answers, &Map::new());
     for entry in &selection.entries {
         for key in &entry.spec.requires {
-            let present = answers
-                .values
-                .get(key)
-                .is_some_and(|v| !answers::show(v).is_empty());
+            let present = answers.values.get(key).is_some_and(answers::satisfies);
             if !present {
+                // A yes/no question answered no: its requirement is `true`, not any answer.
+                let (what, value) = match answers.values.get(key) {
+                    Some(Json::Bool(_)) => (format!("`{key}` to be true"), "true"),
+                    _ => (format!("`{key}`"), "…"),
+                };
                 return Err(Error::Input(format!(
-                    "addons: {} needs `{key}`; set --set {key}=… or leave {} out of addons",
+                    "addons: {} needs {what}; set --set {key}={value} or leave {} out of addons",
                     entry.spec.name, entry.spec.name
                 )));
             }

@@ -25,6 +25,7 @@ pub mod lint;
 pub mod locate;
 pub mod manifest;
 pub mod merge;
+pub mod migrate;
 pub mod overrides;
 pub mod pack;
 pub mod plan;

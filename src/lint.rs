@@ -170,20 +170,15 @@ pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
     found.0
 }
 
-/// The errors `scaffold new` refuses a blueprint for, before asking anything: every check
-/// that needs no answers (templates parse, read only names in scope). Embedded blueprints
-/// are linted by scaffold's own tests and skip this.
-pub fn static_findings(blueprint: &Blueprint) -> Vec<Finding> {
+/// The findings `scaffold new` refuses a blueprint for (errors) or shows (warnings),
+/// before asking anything: every check of `blueprint lint`, the render with every default
+/// included, so `new` never writes a repo that lint rejects. Embedded blueprints are
+/// linted by scaffold's own tests and skip this.
+pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Finding>> {
     if blueprint.origin.starts_with("embedded:") {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let mut found = Findings(Vec::new(), format!("{}/", blueprint.origin));
-    check_templates(blueprint, &mut found);
-    check_delimiter_clashes(blueprint, &mut found);
-    check_overrides(blueprint, &mut found);
-    found.0.sort();
-    found.0.dedup();
-    found.0
+    lint(Path::new(&blueprint.origin))
 }
 
 fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
@@ -315,7 +310,14 @@ fn check_defaults_and_render(
         },
     );
     for (key, message) in failures.into_inner() {
-        let at = locate::question_field(manifest_text, &key, "default");
+        // An inherited question's default is changed under `defaults:`; else the base's
+        // own default fails, which the layer sees where it says `extends:`.
+        let at = locate::item_field(manifest_text, "questions", "key", &key, "default")
+            .or_else(|| {
+                let at = locate::section_key(manifest_text, "defaults", &key);
+                (at != (1, 1)).then_some(at)
+            })
+            .unwrap_or_else(|| locate::locate(manifest_text, "extends:"));
         found.error(
             "blueprint.yaml",
             at,

@@ -55,6 +55,27 @@ pub struct Manifest {
     /// Other delimiters for the templates matching a glob (first match wins).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delimiters_by_glob: Vec<GlobDelimiters>,
+    /// Renames of answers and answer values between versions, applied by `update`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub migrations: Vec<Migration>,
+}
+
+/// What `update` does to a repo's recorded answers when it moves past `version` of the
+/// blueprint that declares it (a repo recorded at an older version of that blueprint).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Migration {
+    /// The version that introduced the change.
+    pub version: String,
+    /// Answer keys: old → new.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rename: BTreeMap<String, String>,
+    /// Answer values, by (new) key: old value → new value.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, BTreeMap<String, String>>,
+    /// The blueprint that declares it (set when `extends` is resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blueprint: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +239,7 @@ pub struct MergeError {
 /// (or placed `after` a named one); everything else the child sets wins.
 pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, MergeError> {
     let mut questions = base.questions;
+    let own_keys: Vec<String> = child.questions.iter().map(|q| q.key.clone()).collect();
     for mut question in child.questions {
         let after = question.after.take();
         let existing = questions.iter().position(|q| q.key == question.key);
@@ -233,6 +255,18 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
                 }
                 let keys = questions.iter().map(|q| q.key.as_str());
                 let hint = crate::scope::did_you_mean(anchor, keys);
+                let later_own =
+                    own_keys.contains(anchor) && !questions.iter().any(|q| &q.key == anchor);
+                if later_own {
+                    return Err(MergeError {
+                        section: "questions",
+                        key: question.key.clone(),
+                        message: format!(
+                            "question `{}`: after: `{anchor}` is a question of this layer listed below `{}`; list `{}` after `{anchor}` instead",
+                            question.key, question.key, question.key
+                        ),
+                    });
+                }
                 questions
                     .iter()
                     .position(|q| &q.key == anchor)
@@ -268,6 +302,11 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
     layers.extend(child.layers);
     let mut checks = base.checks;
     checks.extend(child.checks);
+    let mut migrations = base.migrations;
+    migrations.extend(child.migrations.into_iter().map(|mut m| {
+        m.blueprint.get_or_insert_with(|| child.name.clone());
+        m
+    }));
     let mut by_glob = child.delimiters_by_glob;
     by_glob.extend(base.delimiters_by_glob);
     Ok(Manifest {
@@ -293,6 +332,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         custom_addon: child.custom_addon.or(base.custom_addon),
         delimiters: child.delimiters.or(base.delimiters),
         delimiters_by_glob: by_glob,
+        migrations,
     })
 }
 

@@ -287,6 +287,21 @@ impl Files<'_> {
                     if self.blueprint.executable.contains(&file.source) {
                         plan.executable.insert(file.path.clone());
                     }
+                    if let Some(first) = plan.sources.get(&file.path) {
+                        let addon = addon
+                            .and_then(|a| a.get("name"))
+                            .and_then(Json::as_str)
+                            .map(|n| format!(" (rendering addon `{n}`)"))
+                            .unwrap_or_default();
+                        return Err(Error::Located(Located::new(
+                            file.source.clone(),
+                            (1, 1),
+                            format!(
+                                "renders `{}`, which `{first}` renders too{addon}; make the paths distinct",
+                                file.path.as_str()
+                            ),
+                        )));
+                    }
                     plan.sources.insert(file.path.clone(), file.source);
                     plan.add(file.path, file.contents)?;
                 }
@@ -353,8 +368,13 @@ impl Files<'_> {
         })?;
         for (patch, _) in patches {
             let rendered = self.renderer.render_in(patch, scope)?;
-            text = crate::overrides::apply(&text, &rendered)
-                .map_err(|m| Error::Located(Located::new(patch.clone(), (1, 1), m)))?;
+            text = crate::overrides::apply(&text, &rendered).map_err(|e| {
+                Error::Located(Located::new(
+                    patch.clone(),
+                    e.at.unwrap_or((1, 1)),
+                    e.message,
+                ))
+            })?;
         }
         Ok(text.into_bytes())
     }

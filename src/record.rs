@@ -31,6 +31,13 @@ pub struct BlueprintId {
     /// The blueprint a layered blueprint extends (its nearest base).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Box<BlueprintId>>,
+    /// The content digest of this layer's own files (`blueprint::layer_digest`): tells a
+    /// blueprint changed in place under the same version from one that did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Where it was loaded from: `embedded:NAME` or its directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Record {

@@ -198,7 +198,17 @@ pub fn addon_version(rendered: &Rendered, name: &str) -> Option<String> {
 pub fn load_blueprint(record: &Record, selector: Option<&str>) -> Result<Blueprint> {
     match selector {
         Some(selector) => Blueprint::load(selector),
-        None => Blueprint::load(&record.blueprint.name).map_err(|_| {
+        None => Blueprint::load(&record.blueprint.name)
+            .or_else(|e| {
+                // A team blueprint off the search path: the directory it was made from.
+                match record.blueprint.source.as_deref() {
+                    Some(dir) if Path::new(dir).join("blueprint.yaml").is_file() => {
+                        Blueprint::load(dir)
+                    }
+                    _ => Err(e),
+                }
+            })
+            .map_err(|_| {
             Error::Input(format!(
                 "this repo was made with blueprint {} {}, which scaffold cannot find by name: pass --blueprint DIR, or put it on SCAFFOLD_BLUEPRINT_PATH",
                 record.blueprint.name, record.blueprint.version

@@ -65,6 +65,10 @@ pub struct Update {
     pub next: Plan,
     /// Nothing to merge: the new rendering is the base.
     pub up_to_date: bool,
+    /// How many files the new rendering changes against the base (the record excluded).
+    pub changed_files: usize,
+    /// The answer migrations applied, one line each.
+    pub migrations: Vec<String>,
     pub merge: Merge,
 }
 
@@ -77,6 +81,15 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         )));
     }
     let blueprint = load_blueprint(record, request.blueprint)?;
+    // The blueprint's declared renames, applied to the recorded answers first.
+    let mut migrated = record.clone();
+    let migrations = crate::migrate::apply(
+        &mut migrated.answers,
+        &blueprint.manifest.migrations,
+        &record.blueprint,
+        &blueprint.id(),
+    );
+    let record = &migrated;
     let base = found.base(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
     let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
@@ -112,6 +125,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             .insert(path, next_record.to_yaml()?.into_bytes());
     }
     let changed = answer_changes(&record.answers, &next_record.answers);
+    let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let merge = edit::merge(
         &base.plan,
         &next.plan,
@@ -126,6 +140,8 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         base_stored: base.stored,
         next: next.plan,
         up_to_date,
+        changed_files,
+        migrations,
         merge,
     })
 }
@@ -147,16 +163,76 @@ impl Update {
         } else {
             format!("scaffold: update {} {}", to.name, to.version)
         };
-        if from == to && !self.answers.is_empty() {
+        // The subject names the blueprint itself; the body its bases.
+        let layers = layer_changes(from.base.as_deref(), to.base.as_deref(), self.changed_files);
+        let in_place = from.name == to.name
+            && from.version == to.version
+            && from.digest.is_some()
+            && to.digest.is_some()
+            && from.digest != to.digest;
+        if in_place {
+            subject.push_str(&format!(
+                " (blueprint changed in place, {} files)",
+                self.changed_files
+            ));
+        } else if from.name == to.name && from.version == to.version && !layers.is_empty() {
+            subject.push_str(" (its base changed)");
+        } else if from == to && !self.answers.is_empty() {
             let keys: Vec<&str> = self.answers.iter().map(|a| a.key.as_str()).collect();
             subject.push_str(&format!(" ({})", keys.join(", ")));
         }
-        if self.answers.is_empty() {
+        let mut body = String::new();
+        if !layers.is_empty() {
+            body.push_str(&format!("\n\nBlueprints:\n{}", layers.join("\n")));
+        }
+        if !self.migrations.is_empty() {
+            body.push_str(&format!("\n\nMigrations:\n{}", self.migrations.join("\n")));
+        }
+        if !self.answers.is_empty() {
+            let lines: Vec<String> = self.answers.iter().map(|a| format!("- {a}")).collect();
+            body.push_str(&format!("\n\nAnswers:\n{}", lines.join("\n")));
+        }
+        if body.is_empty() {
             return subject;
         }
-        let lines: Vec<String> = self.answers.iter().map(|a| format!("- {a}")).collect();
-        format!("{subject}\n\nAnswers:\n{}\n", lines.join("\n"))
+        format!("{subject}{body}\n")
     }
+}
+
+/// One line per layer (the blueprint, then its bases) that changed: `default 0.1.0 →
+/// 0.2.0`, or `default 0.1.0 changed in place (N files)` when its content digest changed
+/// under the same version. Layers recorded without a digest (older records) count as
+/// unchanged unless their version moved.
+fn layer_changes(
+    from: Option<&BlueprintId>,
+    to: Option<&BlueprintId>,
+    changed_files: usize,
+) -> Vec<String> {
+    let (Some(from), Some(to)) = (from, to) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    if from.name != to.name {
+        lines.push(format!(
+            "- {} {} → {} {}",
+            from.name, from.version, to.name, to.version
+        ));
+    } else if from.version != to.version {
+        lines.push(format!("- {} {} → {}", to.name, from.version, to.version));
+    } else if let (Some(a), Some(b)) = (&from.digest, &to.digest)
+        && a != b
+    {
+        lines.push(format!(
+            "- {} {} changed in place ({changed_files} files)",
+            to.name, to.version
+        ));
+    }
+    lines.extend(layer_changes(
+        from.base.as_deref(),
+        to.base.as_deref(),
+        changed_files,
+    ));
+    lines
 }
 
 fn answer_changes(before: &Map<String, Json>, after: &Map<String, Json>) -> Vec<AnswerChange> {

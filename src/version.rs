@@ -20,6 +20,24 @@ pub fn tuple(version: &str) -> Version {
     )
 }
 
+/// Whether `version` is written out as MAJOR.MINOR.PATCH (an optional `-pre` suffix), as
+/// a blueprint's `version` must be: `0.1` would compare equal to `0.1.0` and `0.1.9` alike
+/// in nobody's mind.
+pub fn is_exact(version: &str) -> bool {
+    let core = version.split_once('-').map_or(version, |(core, _)| core);
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// `version` completed to three parts (`0.1` → `0.1.0`), for a suggestion.
+pub fn completed(version: &str) -> String {
+    let (major, minor, patch) = tuple(version);
+    format!("{major}.{minor}.{patch}")
+}
+
 /// Whether `version` satisfies `range`: comma-separated clauses, each `>=V`, `>V`, `<=V`,
 /// `<V`, `=V`, `^V` (same major, or same minor below 1.0) or `~V` (same minor).
 pub fn matches(range: &str, version: &str) -> Result<bool> {

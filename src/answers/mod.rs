@@ -411,7 +411,7 @@ fn default_of(
             let mut context = context.clone();
             if let Json::Object(map) = &mut context {
                 // The default selection leaves out addons whose required answers are empty.
-                let satisfied = |key: &String| map.get(key).is_some_and(|v| !show(v).is_empty());
+                let satisfied = |key: &String| map.get(key).is_some_and(satisfies);
                 let defaults: Vec<String> = blueprint
                     .catalog
                     .entries()
@@ -446,6 +446,12 @@ fn empty_of(kind: QuestionType) -> Json {
         QuestionType::Int => Json::from(0),
         _ => Json::String(String::new()),
     }
+}
+
+/// Whether an answer satisfies a catalog entry's `requires`: non-empty, and `true` for a
+/// bool (a `false` answer says the thing is off, not that it is there).
+pub fn satisfies(value: &Json) -> bool {
+    !matches!(value, Json::Bool(false) | Json::Null) && !show(value).is_empty()
 }
 
 pub fn show(value: &Json) -> String {

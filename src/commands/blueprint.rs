@@ -31,8 +31,20 @@ pub fn show(selector: &str) -> Result<()> {
     print_files(&blueprint);
     for (path, change) in &blueprint.overrides {
         if change.kind == OverrideKind::Replaced && change.recorded.is_none() {
+            let own = blueprint.file(path).unwrap_or_default();
+            let verbatim = crate::overrides::digest(&own) == change.base_digest;
+            // Only a copy of *this* base may record its digest: recording it for a file
+            // copied from an older base would silence the very warning it is for.
+            let when = if verbatim {
+                "it is still a verbatim copy of it".to_string()
+            } else {
+                format!(
+                    "only if you copied it from this base ({}); a copy of an older base records that base's digest (`git hash-object FILE` of that copy, first 12 digits)",
+                    change.base
+                )
+            };
             eprintln!(
-                "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes",
+                "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes: {when}",
                 change.base, change.base_path, change.base_digest
             );
         } else if change.base_changed() {
@@ -48,23 +60,62 @@ pub fn show(selector: &str) -> Result<()> {
 }
 
 /// `scaffold blueprint files NAME`: path, how it is had, origin.
-pub fn files(selector: &str) -> Result<()> {
+pub fn files(selector: &str, as_json: bool) -> Result<()> {
     let blueprint = Blueprint::load(selector)?;
-    print_files(&blueprint);
+    if !as_json {
+        print_files(&blueprint);
+        return Ok(());
+    }
+    let mut rows: Vec<serde_json::Value> = file_rows(&blueprint)
+        .into_iter()
+        .map(|(path, how, origin)| serde_json::json!({"path": path, "how": how, "origin": origin}))
+        .collect();
+    for (path, by) in &blueprint.removed {
+        rows.push(serde_json::json!({"path": path, "how": "removed", "origin": by}));
+    }
+    for entry in blueprint.catalog.entries() {
+        let raw = entry.template_object("", &[]);
+        for patch in raw
+            .get("patches")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(file) = patch.get("file").and_then(serde_json::Value::as_str) {
+                rows.push(serde_json::json!({
+                    "path": file,
+                    "how": "catalog-patch",
+                    "origin": format!("addons/{}.yaml", entry.spec.name),
+                }));
+            }
+        }
+    }
+    println!("{}", serde_json::Value::Array(rows));
     Ok(())
+}
+
+/// (path, how the blueprint has it, origin) of every file and catalog entry.
+fn file_rows(blueprint: &Blueprint) -> Vec<(&str, &'static str, &str)> {
+    let own = format!("({})", blueprint.origin);
+    blueprint
+        .origins
+        .iter()
+        .map(|(path, origin)| {
+            let how = match blueprint.overrides.get(path).map(|o| &o.kind) {
+                Some(OverrideKind::Replaced) => "replaced",
+                Some(OverrideKind::Patched) => "patched",
+                None if path.ends_with(crate::overrides::PATCH_SUFFIX) => "patch",
+                None if origin.ends_with(&own) => "own",
+                None => "inherited",
+            };
+            (path.as_str(), how, origin.as_str())
+        })
+        .collect()
 }
 
 fn print_files(blueprint: &Blueprint) {
     let width = blueprint.origins.keys().map(|k| k.len()).max().unwrap_or(0);
-    let own = format!("({})", blueprint.origin);
-    for (path, origin) in &blueprint.origins {
-        let how = match blueprint.overrides.get(path).map(|o| &o.kind) {
-            Some(OverrideKind::Replaced) => "replaced",
-            Some(OverrideKind::Patched) => "patched",
-            None if path.ends_with(crate::overrides::PATCH_SUFFIX) => "patch",
-            None if origin.ends_with(&own) => "own",
-            None => "inherited",
-        };
+    for (path, how, origin) in file_rows(blueprint) {
         println!("{path:<width$}  {how:<9}  {origin}");
     }
 }
@@ -72,6 +123,18 @@ fn print_files(blueprint: &Blueprint) {
 /// `scaffold blueprint cat NAME PATH`: the stored bytes of one file.
 pub fn cat(selector: &str, path: &str) -> Result<()> {
     let blueprint = Blueprint::load(selector)?;
+    if let Some(own) = blueprint
+        .overrides
+        .iter()
+        .find(|(own, o)| o.kind == OverrideKind::Replaced && o.base_path == path && *own != path)
+        .map(|(own, _)| own)
+    {
+        let base = blueprint.base.as_ref().map_or("BASE", |b| b.name.as_str());
+        return Err(Error::Input(format!(
+            "{path}: blueprint {} replaces it with `{own}` (`scaffold blueprint cat {selector} {own}`); the base's copy: `scaffold blueprint cat {base} {path}`",
+            blueprint.manifest.name
+        )));
+    }
     let bytes = blueprint.file(path).ok_or_else(|| {
         Error::Input(format!(
             "{path}: not a file of blueprint {}{}; `scaffold blueprint files {selector}` lists them",
@@ -81,6 +144,121 @@ pub fn cat(selector: &str, path: &str) -> Result<()> {
     })?;
     std::io::Write::write_all(&mut std::io::stdout(), &bytes)
         .map_err(|e| Error::io("write to stdout", e))
+}
+
+/// `scaffold blueprint export NAME DIR`: the blueprint's own layer, file for file.
+pub fn export(selector: &str, dir: &Path) -> Result<()> {
+    let blueprint = Blueprint::load(selector)?;
+    let (tree, executable) = Blueprint::layer_files(selector)?;
+    write::check_target(dir)?;
+    let mut plan = Plan::default();
+    for (path, bytes) in tree {
+        let rel = crate::plan::RelPath::new(&path).map_err(Error::Blueprint)?;
+        if executable.contains(&path) {
+            plan.executable.insert(rel.clone());
+        }
+        plan.add(rel, bytes)?;
+    }
+    let count = plan.files.len();
+    write::stage(&plan, dir)?.finish()?;
+    println!(
+        "Exported blueprint {} {} ({}) to {}: {count} files.",
+        blueprint.manifest.name,
+        blueprint.manifest.version,
+        blueprint.origin,
+        dir.display()
+    );
+    Ok(())
+}
+
+/// `scaffold blueprint rebase DIR --from OLD`: each file the layer replaced, merged from
+/// the old base's copy to the current base's (the fork's own changes kept).
+pub fn rebase(dir: &Path, from: &str) -> Result<()> {
+    let layer = Blueprint::load(&dir.display().to_string())?;
+    let old_base = Blueprint::load(from)?;
+    let Some(extends) = &layer.manifest.extends else {
+        return Err(Error::Input(format!(
+            "{}: extends nothing, so there is no base to rebase on",
+            dir.display()
+        )));
+    };
+    let new_base = if extends.contains('/') || extends.starts_with('.') {
+        Blueprint::load(&Path::new(&layer.origin).join(extends).display().to_string())?
+    } else {
+        Blueprint::load(extends)?
+    };
+    let root = Path::new(&layer.origin);
+    let manifest_path = root.join("blueprint.yaml");
+    let mut manifest = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| Error::io_path("read", &manifest_path, e))?;
+    let (mut merged, mut conflicted) = (0, 0);
+    for (own, change) in &layer.overrides {
+        let fork_path = root.join(own);
+        if change.kind != OverrideKind::Replaced || !fork_path.is_file() {
+            continue; // a base layer's fork, or a patch
+        }
+        let text = |bytes: Option<Vec<u8>>| bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let (Some(old), Some(new)) = (
+            text(old_base.file(&change.base_path)),
+            text(new_base.file(&change.base_path)),
+        ) else {
+            println!("{own}: skipped ({} is not in both bases)", change.base_path);
+            continue;
+        };
+        let fork = std::fs::read_to_string(&fork_path)
+            .map_err(|e| Error::io_path("read", &fork_path, e))?;
+        let result = match crate::merge::merge3(&old, &fork, &new) {
+            Some(clean) => {
+                merged += 1;
+                // The fork now follows the current base: record its digest.
+                if let Some(recorded) = &change.recorded {
+                    let at = crate::locate::section_key(&manifest, "replaces", &change.base_path);
+                    if let Some(line) = manifest.split_inclusive('\n').nth(at.0 - 1) {
+                        let start = manifest
+                            .split_inclusive('\n')
+                            .take(at.0 - 1)
+                            .map(str::len)
+                            .sum::<usize>();
+                        let fixed = line.replacen(recorded.as_str(), &change.base_digest, 1);
+                        manifest.replace_range(start..start + line.len(), &fixed);
+                    }
+                }
+                println!(
+                    "{own}: merged the base's changes ({})",
+                    new_base.manifest.version
+                );
+                clean
+            }
+            None => {
+                let marked = crate::merge::conflicts(&old, &fork, &new, &new_base.manifest.name);
+                conflicted += 1;
+                println!(
+                    "{own}: {} conflict(s) marked; resolve them, then update `replaces` to {}",
+                    marked.hunks.len(),
+                    change.base_digest
+                );
+                marked.marked
+            }
+        };
+        if result != fork {
+            write_beside(&fork_path, result.as_bytes())?;
+        }
+    }
+    write_beside(&manifest_path, manifest.as_bytes())?;
+    println!("{merged} merged, {conflicted} with conflicts");
+    if conflicted > 0 {
+        return Err(Error::Findings(format!(
+            "blueprint rebase: {conflicted} file(s) with conflicts"
+        )));
+    }
+    Ok(())
+}
+
+/// Replaces a file by rename, so it is never left half written.
+fn write_beside(path: &Path, bytes: &[u8]) -> Result<()> {
+    let temporary = path.with_extension("scaffold-tmp");
+    std::fs::write(&temporary, bytes).map_err(|e| Error::io_path("write", &temporary, e))?;
+    std::fs::rename(&temporary, path).map_err(|e| Error::io_path("replace", path, e))
 }
 
 pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
@@ -102,11 +280,22 @@ pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
     };
     match extends {
         Some(base) => {
-            Blueprint::load(base)?;
+            let loaded = Blueprint::load(base)?;
+            let (major, minor, _) = crate::version::tuple(&loaded.manifest.version);
+            let base_range = if major == 0 {
+                format!(">={}, <0.{}", loaded.manifest.version, minor + 1)
+            } else {
+                format!(">={}, <{}", loaded.manifest.version, major + 1)
+            };
             add(
                 &mut plan,
                 "blueprint.yaml",
-                format!(include_str!("init/extends.yaml"), name = name, base = base),
+                format!(
+                    include_str!("init/extends.yaml"),
+                    name = name,
+                    base = base,
+                    base_range = base_range
+                ),
             )?;
             add(
                 &mut plan,
@@ -162,10 +351,11 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What `new` does first: a blueprint with lint errors is refused before anything is
-/// asked (warnings are shown); then its renderer.
+/// What `new` does first: a blueprint with lint errors (those found by rendering its
+/// defaults included) is refused before anything is asked (warnings are shown); then its
+/// renderer.
 pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> {
-    let findings = lint::static_findings(blueprint);
+    let findings = lint::findings_before_new(blueprint)?;
     for finding in &findings {
         eprintln!("{finding}");
     }
@@ -180,7 +370,28 @@ pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> 
 }
 
 pub fn test(selector: &str, as_json: bool) -> Result<()> {
-    let blueprint = Blueprint::load(selector)?;
+    let blueprint = match Blueprint::load(selector) {
+        Ok(blueprint) => blueprint,
+        // A directory that does not load: reported as lint reports it, FILE:LINE:COL.
+        Err(e) if Path::new(selector).join("blueprint.yaml").is_file() => {
+            let findings = lint::lint(Path::new(selector))?;
+            if findings.iter().all(|f| f.warning) {
+                return Err(e);
+            }
+            for finding in &findings {
+                if as_json {
+                    eprintln!("{finding}");
+                } else {
+                    println!("{finding}");
+                }
+            }
+            let errors = findings.iter().filter(|f| !f.warning).count();
+            return Err(Error::Findings(format!(
+                "blueprint test: lint found {errors} error(s); fix them first"
+            )));
+        }
+        Err(e) => return Err(e),
+    };
     // Lint first: a case can pass on a blueprint that lint knows is broken.
     if !blueprint.origin.starts_with("embedded:") {
         let findings = lint::lint(Path::new(&blueprint.origin))?;

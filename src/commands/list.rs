@@ -1,12 +1,22 @@
 //! `scaffold list addons`.
 use serde_json::{Value as Json, json};
 
+use std::path::Path;
+
 use crate::blueprint::Blueprint;
 use crate::catalog::Entry;
 use crate::error::Result;
 
-pub fn addons(blueprint: &str, as_json: bool) -> Result<()> {
-    let blueprint = Blueprint::load(blueprint)?;
+pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
+    let blueprint = match selector {
+        Some(selector) => Blueprint::load(selector)?,
+        // Inside a repo: the catalog of the blueprint that made it.
+        None if crate::write::find_repo(Path::new(".")).is_ok() => {
+            let found = crate::repo::Found::locate(Path::new("."))?;
+            crate::repo::load_blueprint(&found.record, None)?
+        }
+        None => Blueprint::load("default")?,
+    };
     if as_json {
         let rows: Vec<Json> = blueprint
             .catalog

@@ -161,6 +161,7 @@ const OPTIONAL_ADDON_FIELDS: &[&str] = &[
     "wait",
     "configs",
     "prerequisites",
+    "kops",
     "dir",
 ];
 
@@ -243,6 +244,7 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
 pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
     let layers = &blueprint.manifest.layers;
     let keys = blueprint.question_keys();
+    check_catalog_templates(blueprint, &keys, found);
     for entry in blueprint.catalog.entries() {
         let file = format!("addons/{}.yaml", entry.spec.name);
         let text = String::from_utf8_lossy(entry.source());
@@ -271,6 +273,109 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
                     scope::did_you_mean(key, keys.iter().copied())
                 ),
             );
+        }
+    }
+}
+
+/// The templates inside catalog entries — `configs[].content` and `patches[].patch` —
+/// checked like files for every entry, selected or not (an unselected entry's typo would
+/// otherwise reach a user's `add-addon`): they parse, read only names in scope and
+/// catalog fields that exist, and a patch names a file the blueprint writes.
+fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findings) {
+    let delimiters = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    let Ok(mut scanner) = crate::render::Scanner::new(&delimiters) else {
+        return;
+    };
+    let fields = addon_fields(blueprint);
+    let outputs: Vec<String> = blueprint
+        .template_trees()
+        .iter()
+        .filter(|(prefix, _)| *prefix != "partials/")
+        .flat_map(|(prefix, tree)| {
+            tree.keys()
+                .map(move |p| crate::overrides::output_of(&format!("{prefix}{p}")).to_string())
+        })
+        .collect();
+    for entry in blueprint.catalog.entries() {
+        let file = format!("addons/{}.yaml", entry.spec.name);
+        let text = String::from_utf8_lossy(entry.source()).into_owned();
+        let raw = entry.template_object("", &[]);
+        let mut templates: Vec<(&str, &str)> = Vec::new();
+        for config in raw
+            .get("configs")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(content) = config.get("content").and_then(Json::as_str) {
+                templates.push(("configs", content));
+            }
+        }
+        for patch in raw
+            .get("patches")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(target) = patch.get("file").and_then(Json::as_str)
+                && !outputs.iter().any(|o| o == target)
+            {
+                found.error(
+                    &file,
+                    locate(&text, target),
+                    format!(
+                        "patches: `{target}` is not a file this blueprint writes{}",
+                        scope::did_you_mean(target, outputs.iter().map(String::as_str))
+                    ),
+                );
+            }
+            if let Some(body) = patch.get("patch").and_then(Json::as_str) {
+                templates.push(("patches", body));
+            }
+        }
+        for (field, template) in templates {
+            // Where the template starts in the entry: its first line, as written there.
+            let first = template
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            let (line, column) = locate(&text, first.trim());
+            let indent = column.saturating_sub(1);
+            let shift = |(l, c): (usize, usize)| {
+                (
+                    line + l - 1,
+                    if l == 1 { column + c - 1 } else { indent + c },
+                )
+            };
+            match scanner.variables(template) {
+                Err(e) => found.error(
+                    &file,
+                    shift((e.line, e.column)),
+                    format!("{field}: {}", e.message),
+                ),
+                Ok(vars) => {
+                    for var in vars {
+                        if let Some(message) = out_of_scope(&var, keys, true) {
+                            let at = locate::variable(
+                                template,
+                                &var,
+                                &delimiters.variable[0],
+                                &delimiters.block[0],
+                            );
+                            found.error(&file, shift(at), format!("{field}: {message}"));
+                        }
+                    }
+                }
+            }
+            let mut inner = Findings::default();
+            check_addon_fields(&file, template, &fields, &mut inner);
+            for f in inner.0 {
+                found.error(
+                    &file,
+                    shift((f.line, f.column)),
+                    format!("{field}: {}", f.message),
+                );
+            }
         }
     }
 }

@@ -66,10 +66,16 @@ fn a_misspelt_field_piped_into_a_filter_fails_test_and_new_at_its_place() {
         "{}",
         out.stdout
     );
+    // `new` runs the same lint, render included, before asking anything.
     let out = new(&env, &dir);
     assert_eq!(out.code, 5, "{}", out.stderr);
     assert!(
-        out.stderr.starts_with("error: blueprint files/tags.tf.tera:2:29: the value is undefined (a misspelt variable or field?)"),
+        out.stderr.starts_with(
+            "files/tags.tf.tera:2:29: error: the value is undefined (a misspelt variable or field?)"
+        ) && out.stderr.ends_with(&format!(
+            " 1 lint error(s) above; fix them (scaffold blueprint lint {})\n",
+            dir.canonicalize().expect("dir").display()
+        )),
         "{}",
         out.stderr
     );
@@ -219,10 +225,39 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         pool["spec"]["template"]["spec"]["nodeClassRef"]["name"], "default",
         "the rest is kept"
     );
+    // Patched in place: the inherited file's comments survive.
     assert_eq!(
         std::fs::read_to_string(repo.join("apps/prod/kustomization.yaml")).expect("apps"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+        "# Applications of this environment, one directory each (scaffold add-addon --layer apps\n# adds charts here, sorted by name).\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
     );
+    // A keyed list merge: the team's requirement joins the base's, which all stay.
+    let keys: Vec<&str> = pool["spec"]["template"]["spec"]["requirements"]
+        .as_sequence()
+        .expect("requirements")
+        .iter()
+        .filter_map(|r| r["key"].as_str())
+        .collect();
+    assert!(
+        keys.contains(&"kubernetes.io/arch")
+            && keys.last() == Some(&"karpenter.k8s.aws/instance-family"),
+        "{keys:?}"
+    );
+    // The default's extension points: tags for Terraform and kops, a file asset for kops.
+    let tags = std::fs::read_to_string(repo.join("1-prerequisites/tags.yaml")).expect("tags");
+    assert!(
+        tags.ends_with("extraTags:\n  cost-center: payments\n  team: payments\n"),
+        "{tags}"
+    );
+    assert!(
+        tags.starts_with("# Extension point: "),
+        "comments kept: {tags}"
+    );
+    let values: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(repo.join("2-kops/values.yaml")).expect("values"),
+    )
+    .expect("yaml");
+    assert_eq!(values["fileAssets"][0]["name"], "company-ca");
+    assert!(values["hooks"].is_null(), "no addon brings a hook");
     assert!(!repo.join("apps/prod/podinfo").exists());
     // The record names the blueprint and the base it extends.
     let record = answers(&repo);
@@ -551,17 +586,19 @@ fn a_catalog_entry_without_a_field_a_template_pipes_into_to_hcl_is_an_error() {
     assert!(
         // The first template that reads a field the entry lacks (which one depends on
         // the default blueprint's templates) is named with its line and column.
-        out.stderr.starts_with("error: blueprint addon-files/")
+        out.stderr.starts_with("addon-files/")
             && out.stderr.contains(".tera:")
             && out.stderr.contains("is not defined"),
         "{}",
         out.stderr
     );
     assert!(
-        out.stderr.ends_with("(rendering addon `extra`)\n"),
+        out.stderr
+            .contains("(rendering addon `extra`)\nerror: blueprint "),
         "{}",
         out.stderr
     );
+    assert!(!env.path("out").exists());
 }
 
 #[test]
@@ -592,10 +629,13 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
     );
     let out = new(&env, &dir);
     assert_eq!(out.code, 5);
-    assert_eq!(
-        out.stderr,
-        "error: blueprint addons/extra.yaml:1:1: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\n"
+    assert!(
+        out.stderr.starts_with(
+        "addons/extra.yaml:24:11: error: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\nerror: blueprint "),
+        "{}",
+        out.stderr
     );
+    assert!(!env.path("out").exists());
 }
 
 #[test]
@@ -620,5 +660,562 @@ fn lint_locates_a_catalog_requirement_and_an_include_of_a_missing_partial() {
         out.stdout,
         "addons/extra.yaml:5:5: error: requires `regoin`, which is not a question (did you mean `region`?)\n\
          files/a.txt.tera:2:12: error: Unknown template `partials/gone.tera`\n"
+    );
+}
+
+// Issue 27: every case that used to pass silently is now a finding at its place.
+
+/// The findings of `blueprint lint` (stdout), asserting it exits `code`.
+fn lint_out(env: &Env, dir: &Path, code: i32) -> String {
+    let out = scaffold(env, &["blueprint", "lint"], dir);
+    assert_eq!(out.code, code, "{}{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+#[test]
+fn a_patch_named_after_the_template_or_ending_yml_is_refused_with_the_right_name() {
+    let env = Env::new();
+    let patch = "spec:\n  template:\n    metadata:\n      labels:\n        a: b\n";
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml.tera.patch.yaml",
+            patch,
+        )],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "files/infrastructure/karpenter/node-pool.yaml.tera.patch.yaml:1:1: error: a patch is named after the file's output, not its template: rename it to `files/infrastructure/karpenter/node-pool.yaml.patch.yaml`",
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(!env.path("out").exists());
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml.patch.yml",
+            patch,
+        )],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "files/infrastructure/karpenter/node-pool.yaml.patch.yml:1:1: error: a patch ends in `.patch.yaml`, this one would be copied as a file: rename it to `files/infrastructure/karpenter/node-pool.yaml.patch.yaml`",
+    );
+}
+
+#[test]
+fn replaces_entries_must_name_a_fork_of_this_layer() {
+    let env = Env::new();
+    let fork = ("files/.sourceignore", "/1-prerequisites/\n");
+    let dir = layered(
+        &env,
+        "replaces:\n  files/.sourceignor: 0123456789ab\n",
+        &[fork],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:5:3: error: replaces: `files/.sourceignor` is no file this layer replaces (did you mean `files/.sourceignore`?)",
+    );
+    // An inherited file the layer does not fork: drift tracking would watch nothing.
+    let dir = layered(
+        &env,
+        "replaces:\n  files/.gitignore: 0123456789ab\n",
+        &[fork],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:5:3: error: replaces: `files/.gitignore` is inherited, but this layer has no file replacing it; add `files/.gitignore` or drop the entry",
+    );
+    // Keyed by the layer's own `.tera` path: understood, so the base change is warned.
+    let dir = layered(
+        &env,
+        "replaces:\n  files/.sourceignore.tera: 0123456789ab\n",
+        &[("files/.sourceignore.tera", "/1-prerequisites/\n")],
+    );
+    let out = lint_out(&env, &dir, 0);
+    assert!(
+        out.starts_with("files/.sourceignore.tera:1:1: warning: replaces a file of default "),
+        "{out}"
+    );
+}
+
+#[test]
+fn show_suggests_the_current_digest_only_for_what_it_is() {
+    let env = Env::new();
+    let base = run(env
+        .scaffold()
+        .args(["blueprint", "cat", "default", "files/.sourceignore"]))
+    .stdout;
+    // A verbatim copy of this base: its digest is the right one to record.
+    let dir = layered(&env, "", &[("files/.sourceignore", &base)]);
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    assert!(
+        out.stderr
+            .trim_end()
+            .ends_with(": it is still a verbatim copy of it"),
+        "{}",
+        out.stderr
+    );
+    // An edited copy may come from an older base: the note says whose digest to record.
+    let dir = layered(&env, "", &[("files/.sourceignore", "/edited/\n")]);
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    assert!(
+        out.stderr
+            .contains(": only if you copied it from this base (default "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn executable_globs_match_the_written_name_and_must_match_something() {
+    let env = Env::new();
+    let dir = blueprint(
+        &env,
+        &format!("{MANIFEST}executable:\n  - \"files/scripts/*.sh\"\n"),
+        &[(
+            "files/scripts/check.sh.tera",
+            "#!/bin/sh\necho [[ name ]]\n",
+        )],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(env.path("out/scripts/check.sh"))
+        .expect("script")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    let dir = blueprint(
+        &env,
+        &format!("{MANIFEST}executable:\n  - \"files/script/*.sh\"\n"),
+        &[("files/scripts/check.sh.tera", "#!/bin/sh\n")],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:13:5: error: executable: `files/script/*.sh` matches no file of the blueprint"),
+        "{out}"
+    );
+}
+
+#[test]
+fn requires_on_a_yes_no_question_wants_yes() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ndefault: true\nrequires: [metrics]\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\n";
+    let dir = layered(
+        &env,
+        "questions:\n  - key: metrics\n    prompt: Metrics?\n    type: bool\n    default: false\n",
+        &[("addons/extra.yaml", entry)],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let chosen = answers(&env.path("out"))["addons"].clone();
+    assert!(
+        !serde_yaml::to_string(&chosen)
+            .expect("yaml")
+            .contains("extra"),
+        "a false answer leaves the addon out of the default selection: {chosen:?}"
+    );
+    std::fs::remove_dir_all(env.path("out")).expect("clean");
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--author", "T <t@example.org>"])
+        .args(["--set", "addons=extra", "--blueprint"])
+        .arg(&dir));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("addons: extra needs `metrics` to be true; set --set metrics=true or leave extra out of addons"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn catalog_templates_of_unselected_entries_are_checked_at_their_line() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ndefault: false\nchart:\n  name: extra\n  version: 1.0.0\nconfigs:\n  - file: extra.yaml\n    content: |\n      kind: ConfigMap\n      region: [[ regoin ]]\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:12:18: error: configs: `regoin` is neither a question of the blueprint nor a built-in (did you mean `region`?)",
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/extra.yaml",
+            &entry.replace("[[ regoin ]]", "[[ addon.namepsace ]]"),
+        )],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:12:18: error: configs: `addon.namepsace`: no catalog entry has a field `namepsace` (did you mean `namespace`?)",
+    );
+}
+
+#[test]
+fn manifest_and_catalog_errors_have_their_real_place() {
+    let env = Env::new();
+    // An inherited question's new default that fails its validation: at `defaults:`.
+    let dir = layered(&env, "defaults:\n  region: Frankfurt\n", &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with(
+            "blueprint.yaml:5:3: error: question `region`: the default fails its own validation"
+        ),
+        "{out}"
+    );
+    let dir = layered(&env, "min_scaffold_version: 99.0.0\n", &[]);
+    lint_says(
+        &env,
+        &dir,
+        &format!(
+            "blueprint.yaml:4:1: error: min_scaffold_version: the blueprint needs scaffold 99.0.0 or newer (this is {}); update scaffold",
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
+    let dir = layered(&env, "extends_version: \"~>1\"\n", &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:4:1: error: extends_version: unknown operator `~>`"),
+        "{out}"
+    );
+    let dir = blueprint(&env, &MANIFEST.replace("0.1.0", "\"0.1\""), &[]);
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:2:1: error: version: `0.1` is not a version MAJOR.MINOR.PATCH (e.g. `0.1.0`)",
+    );
+    // Two files writing one path: both named.
+    let dir = blueprint(
+        &env,
+        MANIFEST,
+        &[("files/a.txt", "a\n"), ("files/[[ 'a' ]].txt.tera", "b\n")],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.contains("error: renders `a.txt`, which `files/") && out.contains("renders too"),
+        "{out}"
+    );
+    // A catalog entry without `chart.version`: at `chart:`'s mapping, not 1:1.
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\nchart:\n  name: extra\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:5:3: error: chart: missing field `version`",
+    );
+    // A patch that is not YAML: at its line.
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            "spec:\n  template: [a\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with(
+            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml:3:1: error: not YAML"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn after_naming_a_later_question_of_the_layer_says_so() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "questions:\n  - key: team\n    after: squad\n    prompt: Team\n    type: string\n  - key: squad\n    after: environment\n    prompt: Squad\n    type: string\n",
+        &[],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:6:5: error: question `team`: after: `squad` is a question of this layer listed below `team`; list `team` after `squad` instead",
+    );
+}
+
+#[test]
+fn a_patch_of_the_kops_go_template_says_what_to_change_instead() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/2-kops/cluster-template.yaml.patch.yaml",
+            "spec:\n  cloudLabels:\n    team: payments\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("files/2-kops/cluster-template.yaml.patch.yaml:1:1: error: the patched file is a Go template (`{{ }}`), not YAML until its tool renders it"),
+        "{out}"
+    );
+}
+
+#[test]
+fn new_refuses_a_blueprint_whose_removal_breaks_a_reference() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "remove_files:\n  - \"files/apps/[[ environment ]]/podinfo\"\n",
+        &[],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("files/apps/[[ environment ]]/kustomization.yaml.tera:9:5: error: kustomization lists `podinfo/`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn list_addons_and_cat_know_a_team_blueprint() {
+    let env = Env::new();
+    let entry = "name: extra\ndescription: The team's own.\nlayer: addons\nnamespace: extra\ndefault: false\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\n";
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/extra.yaml", entry),
+            ("files/.sourceignore", "/x/\n"),
+        ],
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Inside the repo, the catalog of the blueprint that made it (off the search path).
+    let out = run(env
+        .scaffold()
+        .current_dir(env.path("out"))
+        .args(["list", "addons"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("extra ")),
+        "{}",
+        out.stdout
+    );
+    let record = answers(&env.path("out"));
+    assert_eq!(record["blueprint"]["base"]["source"], "embedded:default");
+    assert_eq!(
+        record["blueprint"]["digest"].as_str().map(str::len),
+        Some(12)
+    );
+    // cat: the manifest, the answer sets, and a replaced file named for what it is.
+    let cat = |path: &str| {
+        run(env
+            .scaffold()
+            .args(["blueprint", "cat"])
+            .arg(&dir)
+            .arg(path))
+    };
+    assert!(cat("blueprint.yaml").stdout.starts_with("name: layered\n"));
+    assert_eq!(cat("tests/defaults.yaml").stdout, "{}\n");
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml",
+            "kind: NodePool
+",
+        )],
+    );
+    let out = cat("files/infrastructure/karpenter/node-pool.yaml.tera");
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: files/infrastructure/karpenter/node-pool.yaml.tera: blueprint layered replaces it with `files/infrastructure/karpenter/node-pool.yaml` (`scaffold blueprint cat {} files/infrastructure/karpenter/node-pool.yaml`); the base's copy: `scaffold blueprint cat default files/infrastructure/karpenter/node-pool.yaml.tera`\n",
+            dir.display()
+        )
+    );
+}
+
+#[test]
+fn update_applies_the_blueprints_answer_migrations_and_says_so() {
+    let env = Env::new();
+    let v1 =
+        "questions:\n  - key: legacy\n    prompt: Legacy\n    type: string\n    default: old\n";
+    let dir = layered(&env, v1, &[]);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("out");
+    assert_eq!(answers(&repo)["answers"]["legacy"], "old");
+    // 1.1.0 renames the answer and one of its values; a typo in the target is refused.
+    let v2 = |target: &str| {
+        format!(
+            "name: layered\nversion: 1.1.0\nextends: default\nquestions:\n  - key: heritage\n    prompt: Heritage\n    type: string\n    default: new\nmigrations:\n  - version: 1.1.0\n    rename: {{legacy: {target}}}\n    values: {{heritage: {{old: vintage}}}}\n"
+        )
+    };
+    std::fs::write(dir.join("blueprint.yaml"), v2("heritag")).expect("v2");
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:11:22: error: migrations 1.1.0: `heritag` is not a question of the blueprint (did you mean `heritage`?)",
+    );
+    std::fs::write(dir.join("blueprint.yaml"), v2("heritage")).expect("v2");
+    // Found again by the source the record keeps (the directory is on no search path).
+    let out = run(env.scaffold().current_dir(&repo).args(["update"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let record = answers(&repo);
+    assert_eq!(record["answers"]["heritage"], "vintage");
+    assert!(record["answers"]["legacy"].is_null(), "{record:?}");
+    let message = env.git(&repo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("scaffold: update layered 1.0.0 → 1.1.0\n")
+            && message.contains(
+                "Migrations:\n- layered 1.1.0: answer `legacy` renamed `heritage`\n- layered 1.1.0: values of `heritage` renamed (old → vintage)\n"
+            ),
+        "{message}"
+    );
+}
+
+#[test]
+fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "base"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/blueprints/default/");
+    for path in [
+        "blueprint.yaml",
+        "files/2-kops/cluster-template.yaml.tera",
+        "addons/velero.yaml",
+    ] {
+        assert_eq!(
+            std::fs::read(env.path("base").join(path)).expect("exported"),
+            std::fs::read(format!("{root}{path}")).expect("stored"),
+            "{path}"
+        );
+    }
+    // The copy is the same blueprint: same files, same content digest in a record.
+    let files = |name: &str| {
+        run(env.scaffold().args(["blueprint", "files", name]))
+            .stdout
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(files("./base"), files("default"));
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "base"]));
+    assert_ne!(out.code, 0, "an existing directory is not overwritten");
+
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "init", "team", "--extends", "default"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
+    assert!(
+        manifest.contains("\nextends_version: \">=0.1.0, <0.2\"\n"),
+        "{manifest}"
+    );
+}
+
+#[test]
+fn rebase_merges_a_fork_from_the_base_it_copied_to_the_current_one() {
+    let env = Env::new();
+    // The old base: the default without its first `.sourceignore` line.
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "old"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let current = std::fs::read_to_string(env.path("old/files/.sourceignore")).expect("file");
+    let (first, rest) = current.split_at(current.find('\n').expect("lines") + 1);
+    assert!(!first.trim().is_empty());
+    std::fs::write(env.path("old/files/.sourceignore"), rest).expect("old");
+    let old_digest =
+        env.git(env.work.path(), &["hash-object", "old/files/.sourceignore"])[..12].to_string();
+    // The team's fork of the old file, with a line of its own.
+    let dir = layered(
+        &env,
+        &format!("replaces:\n  files/.sourceignore: {old_digest}\n"),
+        &[("files/.sourceignore", &format!("{rest}/team/\n"))],
+    );
+    let out = lint_out(&env, &dir, 0);
+    assert!(out.contains("changed since it was copied"), "{out}");
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "rebase"])
+        .arg(&dir)
+        .args(["--from", "./old"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("files/.sourceignore: merged the base's changes"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("files/.sourceignore")).expect("fork"),
+        format!("{current}/team/\n"),
+        "the base's new line and the team's own"
+    );
+    // `replaces` now records the current base: no warning left.
+    let out = lint_out(&env, &dir, 0);
+    assert_eq!(out, "", "{out}");
+}
+
+#[test]
+fn lint_and_test_report_a_load_error_the_same_way() {
+    let env = Env::new();
+    let dir = layered(&env, "defaults:\n  regoin: x\n", &[]);
+    let expected = "blueprint.yaml:5:3: error: defaults: `regoin` is not a question of this blueprint or its base (did you mean `region`?)\n";
+    lint_says(&env, &dir, expected.trim_end());
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, expected);
+}
+
+#[test]
+fn files_json_lists_removed_files_and_catalog_patches() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\nchart:\n  name: extra\n  version: 1.0.0\npatches:\n  - file: files/infrastructure/karpenter/node-pool.yaml\n    patch: \"spec: {}\\n\"\n";
+    let dir = layered(
+        &env,
+        "remove_files:\n  - files/3-bridge/Makefile.tera\n",
+        &[("addons/extra.yaml", entry)],
+    );
+    let out = scaffold(&env, &["blueprint", "files", "--json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let has = |path: &str, how: &str, origin: &str| {
+        rows.as_array().expect("rows").iter().any(|r| {
+            r["path"] == path
+                && r["how"] == how
+                && r["origin"].as_str().is_some_and(|o| o.starts_with(origin))
+        })
+    };
+    assert!(
+        has("files/3-bridge/Makefile.tera", "removed", "layered 1.0.0"),
+        "{rows}"
+    );
+    assert!(
+        has(
+            "files/infrastructure/karpenter/node-pool.yaml",
+            "catalog-patch",
+            "addons/extra.yaml"
+        ),
+        "{rows}"
+    );
+    assert!(has("addons/extra.yaml", "own", "layered 1.0.0"), "{rows}");
+    assert!(
+        has("files/2-kops/main.tf", "inherited", "default "),
+        "{rows}"
     );
 }

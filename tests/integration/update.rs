@@ -506,9 +506,14 @@ fn add_addon_after_an_in_place_blueprint_change_says_update_first() {
     assert_eq!(repo.head(), head);
     let out = repo.scaffold(&["update"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(
-        repo.git(&["log", "-1", "--format=%s"]).trim_end(),
-        "scaffold: update team 0.1.0 (legacy, oncall)"
+    // The same version with other content: the subject says so, the body the answers.
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("scaffold: update team 0.1.0 (blueprint changed in place, ")
+            && message.contains(
+                " files)\n\nAnswers:\n- legacy: dropped (was old)\n- oncall: pager (new question)"
+            ),
+        "{message}"
     );
     let out = repo.scaffold(&["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -255,6 +255,12 @@ fn call(name: &str, args: Vec<V>, line: usize) -> Result<V, RenderError> {
         "lower" => V::J(Json::String(s(0).to_lowercase())),
         "upper" => V::J(Json::String(s(0).to_uppercase())),
         "quote" => V::J(Json::String(format!("\"{}\"", s(0)))),
+        "toString" => V::J(Json::String(s(0))),
+        // sprig's toJson: the value as compact JSON text.
+        "toJson" => V::J(Json::String(match args.first() {
+            Some(V::J(value)) => value.to_string(),
+            _ => String::new(),
+        })),
         "default" => match args.get(1) {
             Some(v) if truthy(v) => v.clone(),
             _ => args.first().cloned().unwrap_or(V::J(Json::Null)),

@@ -16,11 +16,13 @@ locals {
   # a purpose and the account id keep them unique and short enough.
   bucket_base = trimsuffix(substr(local.name_prefix, 0, 38), "-")
 
-  tags = {
+  # tags.yaml's extraTags first: the platform's own tags win a clash.
+  extra_tags = { for k, v in yamldecode(file("${path.module}/tags.yaml")).extraTags : k => tostring(v) }
+  tags = merge(local.extra_tags, {
     "platform"    = var.name
     "environment" = var.environment
     "managed-by"  = "terraform"
-  }
+  })
 
   # What kops needs on the subnets it uses but does not own (with
   # --target=terraform kops never tags shared subnets itself).
