@@ -23,6 +23,7 @@ pub mod git_state;
 pub mod helm_values;
 pub mod lint;
 pub mod locate;
+pub mod lock;
 pub mod manifest;
 pub mod merge;
 pub mod overrides;

@@ -18,6 +18,7 @@ use crate::ui;
 use crate::write;
 
 pub fn run(args: NewArgs) -> Result<()> {
+    let _lock = crate::lock::acquire_dir(&args.dir)?;
     for note in write::remove_stale(&args.dir) {
         eprintln!("{note}");
     }
