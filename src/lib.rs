@@ -21,6 +21,7 @@ pub mod generate;
 pub mod git;
 pub mod git_state;
 pub mod helm_values;
+pub mod identity;
 pub mod lint;
 pub mod locate;
 pub mod lock;

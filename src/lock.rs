@@ -259,7 +259,11 @@ mod tests {
         // A pid that cannot exist (above the kernel's pid_max) is a dead holder.
         fs::write(&path, "4194305 update\n").expect("stale");
         let lock = acquire(dir.path(), "update").expect("stale lock recovered");
-        assert!(fs::read_to_string(&path).expect("lock").starts_with(&std::process::id().to_string()));
+        assert!(
+            fs::read_to_string(&path)
+                .expect("lock")
+                .starts_with(&std::process::id().to_string())
+        );
         drop(lock);
     }
 

@@ -209,19 +209,9 @@ impl Prepared<'_> {
         let tree = repo
             .find_tree(tree)
             .map_err(|e| failed("read the new tree", root, e))?;
-        let signature = git::signature(author)?;
         checkpoint("before-commit")?;
         // The commit point: HEAD moves only if it is still the commit the change was made on.
-        let oid = repo
-            .commit(
-                Some("HEAD"),
-                &signature,
-                &signature,
-                message,
-                &tree,
-                &[parent],
-            )
-            .map_err(|e| failed("commit", root, e))?;
+        let oid = git::commit_on(repo, root, &journal.branch, author, message, &tree, parent)?;
         checkpoint("after-commit")?;
         update_index(repo, root, self.changes.iter().map(|c| c.path().as_str()))?;
         Ok(Some(oid))

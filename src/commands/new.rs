@@ -23,7 +23,10 @@ pub fn run(args: NewArgs) -> Result<()> {
         eprintln!("{note}");
     }
     write::check_target(&args.dir)?;
-    let author_flag = args.author.as_deref().map(git::Author::parse).transpose()?;
+    // Checked before anything is read or written; resolved with git once staged.
+    if let Some(flag) = &args.author {
+        git::Author::parse(flag)?;
+    }
     let set = parse_pairs(&args.set, "--set")?;
     let values = match &args.values {
         Some(path) => read_values(path)?,
@@ -89,13 +92,6 @@ pub fn run(args: NewArgs) -> Result<()> {
         return Ok(());
     }
 
-    let (author, fallback) = match author_flag {
-        Some(author) => (author, false),
-        None => git::resolve_author(None)?,
-    };
-    if fallback {
-        ui::note(git::FALLBACK_AUTHOR_NOTE);
-    }
     let message = format!(
         "scaffold: new platform from blueprint {} {}",
         blueprint.manifest.name, blueprint.manifest.version
@@ -113,11 +109,28 @@ pub fn run(args: NewArgs) -> Result<()> {
     let mut critical = signals::Critical::enter();
     let staged = write::staging_dir(&args.dir)?;
     critical.staging(staged.path().to_path_buf());
+    // git is asked who commits where the repo's git directory will be, so `includeIf
+    // "gitdir:…"` matches (in place: the target; else the staging beside it).
+    let git_home = if args.dir.is_dir() {
+        args.dir.as_path()
+    } else {
+        staged.path()
+    };
+    let (author, fallback) = git::resolve_author(
+        args.author.as_deref(),
+        &crate::identity::Place::new_repo(git_home),
+    )?;
+    if fallback {
+        ui::note(git::FALLBACK_AUTHOR_NOTE);
+    }
     signals::test_seam("new-staged")?;
     let commit = fill_and_commit(&staged, plan, &author, &message)?;
     signals::test_seam("new-committed")?;
     staged.finish()?;
     critical.done(args.dir.clone());
+    if let Some(note) = crate::identity::hooks_note(&args.dir, &commit, true) {
+        ui::note(note);
+    }
 
     for path in plan.files.keys() {
         ui::detail(format!("wrote {}", path.as_str()));

@@ -101,9 +101,14 @@ fn concurrent_add_addon_and_update_never_lose_a_change_or_break_the_index() {
             "",
             "pair {n}: index or work tree left behind HEAD"
         );
-        assert!(!dir.join(".git/scaffold.lock").exists(), "pair {n}: lock left");
+        assert!(
+            !dir.join(".git/scaffold.lock").exists(),
+            "pair {n}: lock left"
+        );
     }
-    eprintln!("{pairs} pairs: {both} both committed in turn, {refused} with one refused by the lock");
+    eprintln!(
+        "{pairs} pairs: {both} both committed in turn, {refused} with one refused by the lock"
+    );
     assert_git_accepts(&env, &dir);
 }
 
@@ -114,7 +119,10 @@ fn a_second_run_is_refused_while_the_lock_is_held_and_a_dead_holders_lock_is_rec
     let lock = dir.join(".git/scaffold.lock");
     // A live holder: this test process.
     std::fs::write(&lock, format!("{} add-addon velero\n", std::process::id())).expect("lock");
-    let out = run(env.scaffold().current_dir(&dir).args(["add-addon", "velero"]));
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert_eq!(
         out.stderr,
@@ -130,9 +138,16 @@ fn a_second_run_is_refused_while_the_lock_is_held_and_a_dead_holders_lock_is_rec
     let pid = gone.id();
     let _ = gone.wait_with_output();
     std::fs::write(&lock, format!("{pid} update\n")).expect("lock");
-    let out = run(env.scaffold().current_dir(&dir).args(["add-addon", "velero"]));
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("left by a scaffold run that is gone"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("left by a scaffold run that is gone"),
+        "{}",
+        out.stderr
+    );
     assert!(!lock.exists());
     assert_git_accepts(&env, &dir);
 }
@@ -155,4 +170,208 @@ fn two_in_place_news_into_one_directory_never_mix() {
         assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "run {n}");
         assert_git_accepts(&env, &dir);
     }
+}
+
+fn in_repo(env: &Env, dir: &Path, args: &[&str]) -> Output {
+    run(env.scaffold().current_dir(dir).args(args))
+}
+
+fn head(env: &Env, dir: &Path, format: &str) -> String {
+    env.git(dir, &["log", "-1", &format!("--format={format}")])
+        .trim()
+        .to_string()
+}
+
+fn append_global_config(env: &Env, text: &str) {
+    let path = env.home.path().join(".gitconfig");
+    let before = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(&path, before + text).expect("gitconfig");
+}
+
+#[test]
+fn identity_comes_from_git_include_if_repo_config_and_the_environment() {
+    let env = Env::new();
+    let work_config = env.home.path().join("work.gitconfig");
+    std::fs::write(
+        &work_config,
+        "[user]\n\tname = Work Person\n\temail = work@example.org\n",
+    )
+    .expect("work config");
+    append_global_config(
+        &env,
+        &format!(
+            "[includeIf \"gitdir:{}/\"]\n\tpath = {}\n",
+            env.work.path().display(),
+            work_config.display()
+        ),
+    );
+    let dir = new_repo(&env, "p");
+    assert_eq!(
+        head(&env, &dir, "%an <%ae>|%cn <%ce>"),
+        "Work Person <work@example.org>|Work Person <work@example.org>"
+    );
+    // Repo-local config wins over the included one.
+    env.git(&dir, &["config", "user.name", "Local Name"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &dir, "%an <%ae>"),
+        "Local Name <work@example.org>"
+    );
+    // The variables win over config, dates included.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["remove-addon", "velero"])
+        .env("GIT_AUTHOR_NAME", "Env Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.org")
+        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13 +0200")
+        .env("GIT_COMMITTER_NAME", "Env Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.org"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &dir, "%an <%ae> %ai|%cn <%ce>"),
+        "Env Author <author@example.org> 2005-04-07 22:13:13 +0200|Env Committer <committer@example.org>"
+    );
+    // --author sets the author only, as `git commit --author` does.
+    let out = in_repo(
+        &env,
+        &dir,
+        &["add-addon", "velero", "--author", "Ops <ops@example.org>"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &dir, "%an <%ae>|%cn <%ce>"),
+        "Ops <ops@example.org>|Local Name <work@example.org>"
+    );
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn names_git_would_reject_are_refused_or_cleaned_as_git_does() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "--author",
+        "Evil\nName <e@example.org>",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: --author `Evil\\nName <e@example.org>`: a name and email must be non-empty and hold no newline, `<` or `>` (git rejects such a commit); use the form \"Name <email@example.org>\"\n"
+    );
+    assert!(!env.path("p").exists());
+    // A newline in git config: git itself drops it from the ident, and so does scaffold.
+    append_global_config(&env, "[user]\n\tname = \"Two\\nLines\"\n");
+    let dir = new_repo(&env, "q");
+    assert_eq!(head(&env, &dir, "%an"), "TwoLines");
+    assert_git_accepts(&env, &dir);
+}
+
+/// An ssh signing key and git config that signs every commit with it and trusts it.
+fn ssh_signing(env: &Env) -> Option<PathBuf> {
+    let key = env.home.path().join("signing_key");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+        .arg(&key)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "ssh-keygen is needed in CI"
+        );
+        eprintln!("skipped: no ssh-keygen");
+        return None;
+    }
+    let public = std::fs::read_to_string(key.with_extension("pub")).expect("pub");
+    let allowed = env.home.path().join("allowed_signers");
+    std::fs::write(&allowed, format!("test@example.org {public}")).expect("allowed");
+    append_global_config(
+        env,
+        &format!(
+            "[commit]\n\tgpgSign = true\n[gpg]\n\tformat = ssh\n[gpg \"ssh\"]\n\tallowedSignersFile = {}\n[user]\n\tsigningkey = {}\n",
+            allowed.display(),
+            key.display()
+        ),
+    );
+    Some(key)
+}
+
+#[test]
+fn commit_gpg_sign_signs_with_ssh_and_git_verifies_it() {
+    let env = Env::new();
+    if ssh_signing(&env).is_none() {
+        return;
+    }
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["verify-commit", "HEAD"]);
+    assert_eq!(head(&env, &dir, "%G?"), "G");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.git(&dir, &["verify-commit", "HEAD"]);
+    assert_eq!(head(&env, &dir, "%G?"), "G");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn a_commit_that_cannot_be_signed_is_refused_never_made_unsigned() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let before = head(&env, &dir, "%H");
+    append_global_config(
+        &env,
+        "[commit]\n\tgpgSign = true\n[gpg]\n\tformat = ssh\n[user]\n\tsigningkey = /nonexistent/key\n",
+    );
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "error: commit.gpgSign is true and `ssh-keygen` could not sign the commit ("
+        ) && out.stderr.contains("`git commit --amend --no-edit -S`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    // `new` refuses too, and leaves nothing.
+    let out = run(env.scaffold().args(["new", "q", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(!env.path("q").exists());
+}
+
+#[test]
+fn hooks_are_named_with_the_command_that_runs_them() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let hook = dir.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/hook-ran\"\n",
+    )
+    .expect("hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sha = head(&env, &dir, "%H");
+    let note = format!(
+        "note: scaffold does not run git hooks, and this repo has pre-commit: to run them on this commit, `git reset --soft HEAD~1 && git commit -C {sha}`\n"
+    );
+    assert!(out.stderr.contains(&note), "{}", out.stderr);
+    assert!(!dir.join(".git/hook-ran").exists());
+    // The command it gives makes the same change through git, hooks run.
+    env.git(&dir, &["reset", "--soft", "HEAD~1"]);
+    env.git(&dir, &["commit", "-q", "-C", &sha]);
+    assert!(dir.join(".git/hook-ran").exists());
+    assert_eq!(
+        env.git(&dir, &["rev-parse", "HEAD^{tree}"]),
+        env.git(&dir, &["rev-parse", &format!("{sha}^{{tree}}")])
+    );
 }

@@ -156,8 +156,11 @@ pub fn podinfo_app(name: &str) -> Vec<&str> {
 pub fn assert_git_accepts(env: &Env, dir: &Path) {
     env.git(dir, &["fsck", "--strict", "--no-progress"]);
     let common = PathBuf::from(
-        env.git(dir, &["rev-parse", "--path-format=absolute", "--git-common-dir"])
-            .trim(),
+        env.git(
+            dir,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .trim(),
     );
     if let Ok(entries) = std::fs::read_dir(common.join("objects/pack")) {
         for entry in entries.flatten() {
