@@ -158,6 +158,18 @@ pub fn commit(
     Ok(oid.to_string())
 }
 
+/// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
+/// it into place, as git's `core.fsync` does: a ref never names an object a crash lost.
+/// Call once, before any repository is opened.
+pub fn enable_fsync() {
+    // Initialises libgit2 (git2 does so on its first call); caching is on by default.
+    git2::opts::enable_caching(true);
+    // SAFETY: a process-wide libgit2 option taking one int, set before any thread uses libgit2.
+    unsafe {
+        libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int, 1);
+    }
+}
+
 /// libgit2's check that objects a new object names exist, off while alive (it is a
 /// process-wide setting) and back on when dropped, on every path out.
 struct UncheckedObjects;
@@ -218,6 +230,22 @@ pub fn digest(plan: &Plan) -> String {
         hasher.update(contents);
     }
     crate::pack::hex(&hasher.finalize())
+}
+
+/// Re-reads the stat data of the index entries at the top of the work tree at `root`:
+/// `new` in place renames them from the staging directory, which changes their ctime.
+pub fn refresh_top_level_stat(root: &Path) -> Result<()> {
+    let fail = |e| failed("update the index", root, e);
+    let repo = Repository::open(root).map_err(fail)?;
+    let mut index = repo.index().map_err(fail)?;
+    let top: Vec<IndexEntry> = index.iter().filter(|e| !e.path.contains(&b'/')).collect();
+    for entry in top {
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        index
+            .add(&entry_for(root, &path, entry.id, entry.mode as i32)?)
+            .map_err(fail)?;
+    }
+    index.write().map_err(fail)
 }
 
 /// An index entry for `path` holding blob `id`, with the stat data of the file on disk.

@@ -126,7 +126,11 @@ pub fn run(args: NewArgs) -> Result<()> {
     signals::test_seam("new-staged")?;
     let commit = fill_and_commit(&staged, plan, &author, &message)?;
     signals::test_seam("new-committed")?;
+    let in_place = args.dir.is_dir();
     staged.finish()?;
+    if in_place {
+        git::refresh_top_level_stat(&args.dir)?;
+    }
     critical.done(args.dir.clone());
     if let Some(note) = crate::identity::hooks_note(&args.dir, &commit, true) {
         ui::note(note);

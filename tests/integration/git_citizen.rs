@@ -375,3 +375,74 @@ fn hooks_are_named_with_the_command_that_runs_them() {
         env.git(&dir, &["rev-parse", &format!("{sha}^{{tree}}")])
     );
 }
+
+#[test]
+fn a_symlink_scaffold_must_change_is_refused_not_replaced() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    std::fs::rename(dir.join("README.md"), dir.join("README.real")).expect("mv");
+    std::os::unix::fs::symlink("README.real", dir.join("README.md")).expect("ln");
+    env.git(&dir, &["add", "-A"]);
+    env.git(&dir, &["commit", "-qm", "readme as a link"]);
+    let before = std::fs::read(dir.join("README.real")).expect("read");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: `README.md` is a symbolic link, and scaffold must change `README.md`; scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(dir.join("README.md"))
+            .expect("meta")
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read(dir.join("README.real")).expect("read"),
+        before
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn in_place_new_leaves_index_stat_data_that_matches_the_files() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let dir = env.path("here");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let out = run(env.scaffold().current_dir(&dir).args([
+        "new",
+        ".",
+        "--defaults",
+        "--set",
+        "name=platform",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let index = git2::Repository::open(&dir)
+        .expect("open")
+        .index()
+        .expect("index");
+    let mut checked = 0;
+    for entry in index.iter() {
+        let path = String::from_utf8(entry.path.clone()).expect("utf8");
+        let meta = std::fs::symlink_metadata(dir.join(&path)).expect("stat");
+        assert_eq!(
+            (
+                entry.ctime.seconds(),
+                entry.ctime.nanoseconds(),
+                entry.ino,
+                entry.file_size
+            ),
+            (
+                meta.ctime() as i32,
+                meta.ctime_nsec() as u32,
+                meta.ino() as u32,
+                meta.size() as u32
+            ),
+            "{path}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 10);
+    assert_git_accepts(&env, &dir);
+}
