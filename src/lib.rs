@@ -19,6 +19,7 @@ pub mod edit;
 pub mod error;
 pub mod generate;
 pub mod git;
+pub mod git_paths;
 pub mod git_state;
 pub mod helm_values;
 pub mod identity;

@@ -446,3 +446,68 @@ fn in_place_new_leaves_index_stat_data_that_matches_the_files() {
     assert!(checked > 10);
     assert_git_accepts(&env, &dir);
 }
+
+/// A one-question blueprint with `files`, for the path rules.
+fn blueprint_with(env: &Env, files: &[(&str, &str)]) -> PathBuf {
+    let dir = env.path("bp");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in [
+        ("blueprint.yaml", "name: t\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: Name\n    type: string\n    default: x\n"),
+        ("tests/defaults.yaml", "{}\n"),
+        ("files/a.txt", "a\n"),
+    ]
+    .iter()
+    .chain(files)
+    {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("dirs");
+        std::fs::write(full, text).expect("file");
+    }
+    dir
+}
+
+#[test]
+fn paths_and_special_files_git_rejects_are_refused_at_lint_and_by_new() {
+    let long_line = format!("*.txt {}\n", "x".repeat(2100));
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "files/.g\u{200c}it/config",
+            "x\n",
+            "`.g\\u{200c}it` is .git as Windows (NTFS) or macOS (HFS+) reads it",
+        ),
+        (
+            "files/.git. /config",
+            "x\n",
+            "`.git. ` is .git as Windows (NTFS) or macOS (HFS+) reads it",
+        ),
+        (
+            "files/GIT~1/config",
+            "x\n",
+            "`GIT~1` is .git as Windows (NTFS) or macOS (HFS+) reads it",
+        ),
+        (
+            "files/.gitmodules",
+            "[submodule \"a\"]\n\tpath = a\n\turl = --upload-pack=touch /tmp/pwned\n",
+            ".gitmodules line 3: url `--upload-pack=touch /tmp/pwned` looks like a command-line option (fsck: gitmodulesUrl)",
+        ),
+        (
+            "files/.gitattributes",
+            &long_line,
+            ".gitattributes line 1 is longer than 2048 bytes (git ignores it; fsck: gitattributesLineLength)",
+        ),
+    ];
+    for (path, text, rule) in cases {
+        let env = Env::new();
+        let bp = blueprint_with(&env, &[(path, text)]);
+        let out = run(env.scaffold().args(["blueprint", "lint"]).arg(&bp));
+        assert_eq!(out.code, 1, "{path}: {}", out.stderr);
+        assert!(out.stdout.contains(rule), "{path}: {}", out.stdout);
+        let out = run(env
+            .scaffold()
+            .args(["new", "out", "--defaults", "--blueprint"])
+            .arg(&bp));
+        assert_eq!(out.code, 5, "{path}: {}", out.stderr);
+        assert!(out.stderr.contains(rule), "{path}: {}", out.stderr);
+        assert!(!env.path("out").exists(), "{path}");
+    }
+}
