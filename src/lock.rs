@@ -76,11 +76,14 @@ pub fn acquire(dir: &Path, command: &str) -> Result<RepoLock> {
                         Error::io_path("write", &path, e)
                     })?;
                 *held = Some(path.clone());
-                return Ok(RepoLock {
+                drop(held);
+                let lock = RepoLock {
                     path: Some(path),
                     #[cfg(unix)]
                     _dir: None,
-                });
+                };
+                check_not_sparse(dir)?;
+                return Ok(lock);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(Error::io_path("create the lock", &path, e)),
@@ -237,6 +240,25 @@ fn break_stale(git_dir: &Path, path: &Path, text: &str) -> Result<()> {
 fn common_git_dir(dir: &Path) -> Option<PathBuf> {
     let repo = git2::Repository::discover(dir).ok()?;
     Some(repo.commondir().to_path_buf())
+}
+
+/// A sparse checkout lacks files scaffold must read and write (the answers record among
+/// them): refused with the commands around it, before anything is read.
+pub fn check_not_sparse(dir: &Path) -> Result<()> {
+    let Ok(repo) = git2::Repository::discover(dir) else {
+        return Ok(());
+    };
+    let sparse = repo
+        .config()
+        .and_then(|c| c.get_bool("core.sparseCheckout"))
+        .unwrap_or(false);
+    if sparse {
+        return Err(Error::RepoState(format!(
+            "`{}` is a sparse checkout, and scaffold reads and writes files outside it; run `git sparse-checkout disable`, run scaffold, then `git sparse-checkout reapply` (nothing was changed)",
+            repo.workdir().unwrap_or(repo.path()).display()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

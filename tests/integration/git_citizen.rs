@@ -511,3 +511,84 @@ fn paths_and_special_files_git_rejects_are_refused_at_lint_and_by_new() {
         assert!(!env.path("out").exists(), "{path}");
     }
 }
+
+#[test]
+fn a_sparse_checkout_is_refused_with_the_commands_around_it() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["sparse-checkout", "set", "clusters"]);
+    for args in [&["add-addon", "velero"][..], &["update"], &["remove-addon", "x"]] {
+        let out = in_repo(&env, &dir, args);
+        assert_eq!(out.code, 3, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("is a sparse checkout, and scaffold reads and writes files outside it; run `git sparse-checkout disable`, run scaffold, then `git sparse-checkout reapply` (nothing was changed)"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    env.git(&dir, &["sparse-checkout", "disable"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn a_linked_worktree_is_changed_on_its_own_branch_and_shares_the_lock() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let linked = env.path("linked");
+    env.git(&dir, &["worktree", "add", "-q", "-b", "feature", linked.to_str().expect("utf8")]);
+    let out = in_repo(&env, &linked, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        env.git(&dir, &["log", "-1", "--format=%s", "feature"]).trim(),
+        "scaffold: add addon velero 12.1.0"
+    );
+    assert_eq!(env.git(&dir, &["rev-list", "--count", "main"]).trim(), "1");
+    assert_eq!(env.git(&linked, &["status", "--porcelain"]), "");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    // The lock lives in the common git directory: a run in the main worktree sees it.
+    std::fs::write(
+        dir.join(".git/scaffold.lock"),
+        format!("{} add-addon istio\n", std::process::id()),
+    )
+    .expect("lock");
+    let out = in_repo(&env, &linked, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    std::fs::remove_file(dir.join(".git/scaffold.lock")).expect("unlock");
+    let out = in_repo(&env, &linked, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_git_accepts(&env, &linked);
+}
+
+#[test]
+fn a_shallow_clone_is_changed_from_its_rendered_base() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let out = in_repo(&env, &dir, &["add-addon", "istio"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let shallow = env.path("shallow");
+    env.git(
+        env.work.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", dir.display()),
+            shallow.to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(env.git(&shallow, &["rev-parse", "--is-shallow-repository"]).trim(), "true");
+    let out = in_repo(&env, &shallow, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&shallow, &["status", "--porcelain"]), "");
+    // The same change as in the full repo.
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        env.git(&shallow, &["rev-parse", "HEAD^{tree}"]),
+        env.git(&dir, &["rev-parse", "HEAD^{tree}"])
+    );
+    env.git(&shallow, &["fsck", "--strict", "--no-progress"]);
+}
