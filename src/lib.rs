@@ -8,6 +8,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;
+pub mod attributes;
 pub mod blueprint;
 pub mod blueprint_test;
 pub mod catalog;

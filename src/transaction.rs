@@ -31,6 +31,9 @@ pub struct Prepared<'a> {
     executable: &'a BTreeSet<RelPath>,
     /// Files with uncommitted edits that the commit will include (`--allow-dirty`).
     pub dirty: Vec<String>,
+    /// The repo's line-ending conversions: blobs get the canonical bytes, files what git
+    /// would check out.
+    eol: crate::attributes::Eol,
 }
 
 /// What the journal saves: enough to undo the work tree, and to tell rolled-back from
@@ -83,6 +86,7 @@ pub fn prepare<'a>(
         changes,
         executable,
         dirty: clearance.dirty,
+        eol: crate::attributes::Eol::of(root),
     })
 }
 
@@ -154,7 +158,7 @@ impl Prepared<'_> {
             match change {
                 Change::Write { contents, .. } => {
                     let id = repo
-                        .blob(contents)
+                        .blob(&self.eol.from_work_tree(path, contents))
                         .map_err(|e| failed("store a file", root, e))?;
                     let mode = base
                         .get_path(Path::new(path))
@@ -192,6 +196,7 @@ impl Prepared<'_> {
                 Change::Write { contents, .. } => {
                     create_parents(root, &full, journal, journal_dir)?;
                     let temp = journal_dir.join(format!("new-{n}"));
+                    let contents = &*self.eol.to_work_tree(change.path().as_str(), contents);
                     fs::write(&temp, contents).map_err(|e| Error::io_path("write", &temp, e))?;
                     let mode = journal.files[n]
                         .mode

@@ -112,10 +112,11 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             .insert(path, next_record.to_yaml()?.into_bytes());
     }
     let changed = answer_changes(&record.answers, &next_record.answers);
+    let eol = crate::attributes::Eol::of(&found.root);
     let merge = edit::merge(
         &base.plan,
         &next.plan,
-        |path| write::read(&found.root, path),
+        |path| write::read_canonical(&found.root, path, &eol),
         &label(&blueprint),
     )?;
     Ok(Update {

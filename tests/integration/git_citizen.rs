@@ -517,7 +517,11 @@ fn a_sparse_checkout_is_refused_with_the_commands_around_it() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
     env.git(&dir, &["sparse-checkout", "set", "clusters"]);
-    for args in [&["add-addon", "velero"][..], &["update"], &["remove-addon", "x"]] {
+    for args in [
+        &["add-addon", "velero"][..],
+        &["update"],
+        &["remove-addon", "x"],
+    ] {
         let out = in_repo(&env, &dir, args);
         assert_eq!(out.code, 3, "{args:?}: {}", out.stderr);
         assert!(
@@ -537,11 +541,22 @@ fn a_linked_worktree_is_changed_on_its_own_branch_and_shares_the_lock() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
     let linked = env.path("linked");
-    env.git(&dir, &["worktree", "add", "-q", "-b", "feature", linked.to_str().expect("utf8")]);
+    env.git(
+        &dir,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            linked.to_str().expect("utf8"),
+        ],
+    );
     let out = in_repo(&env, &linked, &["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        env.git(&dir, &["log", "-1", "--format=%s", "feature"]).trim(),
+        env.git(&dir, &["log", "-1", "--format=%s", "feature"])
+            .trim(),
         "scaffold: add addon velero 12.1.0"
     );
     assert_eq!(env.git(&dir, &["rev-list", "--count", "main"]).trim(), "1");
@@ -579,7 +594,11 @@ fn a_shallow_clone_is_changed_from_its_rendered_base() {
             shallow.to_str().expect("utf8"),
         ],
     );
-    assert_eq!(env.git(&shallow, &["rev-parse", "--is-shallow-repository"]).trim(), "true");
+    assert_eq!(
+        env.git(&shallow, &["rev-parse", "--is-shallow-repository"])
+            .trim(),
+        "true"
+    );
     let out = in_repo(&env, &shallow, &["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(env.git(&shallow, &["status", "--porcelain"]), "");
@@ -591,4 +610,51 @@ fn a_shallow_clone_is_changed_from_its_rendered_base() {
         env.git(&dir, &["rev-parse", "HEAD^{tree}"])
     );
     env.git(&shallow, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn an_autocrlf_checkout_is_changed_like_git_would() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["config", "core.autocrlf", "true"]);
+    // Check every file out again as Git for Windows would: CRLF.
+    for path in env.git(&dir, &["ls-files"]).lines() {
+        std::fs::remove_file(dir.join(path)).expect("rm");
+    }
+    env.git(&dir, &["checkout", "--", "."]);
+    let readme = std::fs::read(dir.join("README.md")).expect("read");
+    assert!(readme.windows(2).any(|w| w == b"\r\n"), "checked out CRLF");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    for args in [
+        &["add-addon", "velero"][..],
+        &["update", "--set", "node_max=7"],
+        &["remove-addon", "velero"],
+    ] {
+        let out = in_repo(&env, &dir, args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "{args:?}");
+        // Blobs hold LF, the work tree CRLF, as git itself would have them.
+        let blob = env.git(&dir, &["show", "HEAD:.scaffold/answers.yaml"]);
+        assert!(!blob.contains('\r'), "{args:?}");
+        let file = std::fs::read(dir.join(".scaffold/answers.yaml")).expect("read");
+        assert!(file.windows(2).any(|w| w == b"\r\n"), "{args:?}");
+    }
+    // A fresh checkout is byte for byte what scaffold left.
+    let before: Vec<(String, Vec<u8>)> = env
+        .git(&dir, &["ls-files"])
+        .lines()
+        .map(|p| (p.to_string(), std::fs::read(dir.join(p)).expect("read")))
+        .collect();
+    for (path, _) in &before {
+        std::fs::remove_file(dir.join(path)).expect("rm");
+    }
+    env.git(&dir, &["checkout", "--", "."]);
+    for (path, bytes) in &before {
+        assert_eq!(
+            &std::fs::read(dir.join(path)).expect("read"),
+            bytes,
+            "{path}"
+        );
+    }
+    assert_git_accepts(&env, &dir);
 }

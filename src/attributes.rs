@@ -1,0 +1,259 @@
+//! Line endings as git converts them for an existing repository: the `text`, `crlf` and
+//! `eol` attributes (from every `.gitattributes`, `info/attributes`, `core.attributesFile`,
+//! read through libgit2) with `core.autocrlf` and `core.eol`, decided as git's convert.c
+//! does. scaffold's plans hold the canonical bytes (what a blob holds); `to_work_tree` gives
+//! what `git checkout` would write, `from_work_tree` what `git add` would store, so an
+//! autocrlf checkout compares and writes like git. External filter drivers (LFS) are not run.
+use std::borrow::Cow;
+use std::path::Path;
+
+use git2::{AttrCheckFlags, AttrValue, Repository};
+
+/// What git does with one path's line endings (convert.c's `crlf_action`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Binary,
+    TextInput,
+    TextCrlf,
+    AutoInput,
+    AutoCrlf,
+}
+
+/// The conversions of a repository.
+pub struct Eol {
+    repo: Option<Repository>,
+    autocrlf: AutoCrlf,
+    core_eol_crlf: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AutoCrlf {
+    False,
+    True,
+    Input,
+}
+
+impl Eol {
+    /// The conversions of the repository at `root`; none outside one.
+    pub fn of(root: &Path) -> Self {
+        let repo = Repository::open(root).ok();
+        let config = repo.as_ref().and_then(|r| r.config().ok());
+        let get = |key: &str| {
+            config
+                .as_ref()
+                .and_then(|c| c.get_string(key).ok())
+                .map(|v| v.to_lowercase())
+        };
+        let autocrlf = match get("core.autocrlf").as_deref() {
+            Some("input") => AutoCrlf::Input,
+            Some("true" | "yes" | "on" | "1") => AutoCrlf::True,
+            _ => AutoCrlf::False,
+        };
+        let core_eol_crlf = get("core.eol").as_deref() == Some("crlf");
+        Eol {
+            repo,
+            autocrlf,
+            core_eol_crlf,
+        }
+    }
+
+    /// git's `text_eol_is_crlf`: the line ending `text` files get in the work tree.
+    fn text_eol_is_crlf(&self) -> bool {
+        match self.autocrlf {
+            AutoCrlf::True => true,
+            AutoCrlf::Input => false,
+            AutoCrlf::False => self.core_eol_crlf,
+        }
+    }
+
+    fn action(&self, path: &str) -> Action {
+        let Some(repo) = &self.repo else {
+            return Action::Binary;
+        };
+        let attr = |name| {
+            repo.get_attr(Path::new(path), name, AttrCheckFlags::FILE_THEN_INDEX)
+                .ok()
+                .flatten()
+        };
+        #[derive(PartialEq)]
+        enum Text {
+            Set,
+            Unset,
+            Input,
+            Auto,
+            Undefined,
+        }
+        let read = |value: Option<&str>| match AttrValue::from_string(value) {
+            AttrValue::True => Text::Set,
+            AttrValue::False => Text::Unset,
+            AttrValue::String("input") => Text::Input,
+            AttrValue::String("auto") => Text::Auto,
+            _ => Text::Undefined,
+        };
+        let mut text = read(attr("text"));
+        if text == Text::Undefined {
+            text = read(attr("crlf"));
+        }
+        if text == Text::Unset {
+            return Action::Binary;
+        }
+        let eol = attr("eol");
+        let by_text = |crlf: bool| {
+            if crlf {
+                Action::TextCrlf
+            } else {
+                Action::TextInput
+            }
+        };
+        let by_auto = |crlf: bool| {
+            if crlf {
+                Action::AutoCrlf
+            } else {
+                Action::AutoInput
+            }
+        };
+        match (text, eol) {
+            (Text::Auto, Some("lf")) => Action::AutoInput,
+            (Text::Auto, Some("crlf")) => Action::AutoCrlf,
+            (_, Some("lf")) => Action::TextInput,
+            (_, Some("crlf")) => Action::TextCrlf,
+            (Text::Set, _) => by_text(self.text_eol_is_crlf()),
+            (Text::Input, _) => Action::TextInput,
+            (Text::Auto, _) => by_auto(self.text_eol_is_crlf()),
+            (_, _) => match self.autocrlf {
+                AutoCrlf::False => Action::Binary,
+                AutoCrlf::True => Action::AutoCrlf,
+                AutoCrlf::Input => Action::AutoInput,
+            },
+        }
+    }
+
+    /// What `git add` stores for `bytes` found at `path` in the work tree.
+    pub fn from_work_tree<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let action = self.action(path);
+        let stats = Stats::of(bytes);
+        let auto = matches!(action, Action::AutoInput | Action::AutoCrlf);
+        if action == Action::Binary || stats.crlf == 0 || (auto && stats.is_binary()) {
+            return Cow::Borrowed(bytes);
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        for (n, byte) in bytes.iter().enumerate() {
+            if *byte == b'\r' && bytes.get(n + 1) == Some(&b'\n') {
+                continue;
+            }
+            out.push(*byte);
+        }
+        Cow::Owned(out)
+    }
+
+    /// What `git checkout` writes at `path` for the canonical `bytes`.
+    pub fn to_work_tree<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let action = self.action(path);
+        if !matches!(action, Action::TextCrlf | Action::AutoCrlf) {
+            return Cow::Borrowed(bytes);
+        }
+        let stats = Stats::of(bytes);
+        if stats.lone_lf == 0
+            || (action == Action::AutoCrlf
+                && (stats.lone_cr > 0 || stats.crlf > 0 || stats.is_binary()))
+        {
+            return Cow::Borrowed(bytes);
+        }
+        let mut out = Vec::with_capacity(bytes.len() + stats.lone_lf);
+        let mut previous = 0u8;
+        for byte in bytes {
+            if *byte == b'\n' && previous != b'\r' {
+                out.push(b'\r');
+            }
+            out.push(*byte);
+            previous = *byte;
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// convert.c's `text_stat`.
+#[derive(Default)]
+struct Stats {
+    nul: usize,
+    lone_cr: usize,
+    lone_lf: usize,
+    crlf: usize,
+    printable: usize,
+    nonprintable: usize,
+}
+
+impl Stats {
+    fn of(bytes: &[u8]) -> Stats {
+        let mut stats = Stats::default();
+        for (n, byte) in bytes.iter().enumerate() {
+            match byte {
+                b'\r' if bytes.get(n + 1) == Some(&b'\n') => {
+                    stats.crlf += 1;
+                }
+                b'\r' => stats.lone_cr += 1,
+                b'\n' if n > 0 && bytes[n - 1] == b'\r' => {}
+                b'\n' => stats.lone_lf += 1,
+                127 => stats.nonprintable += 1,
+                0 => {
+                    stats.nul += 1;
+                    stats.nonprintable += 1;
+                }
+                b'\x08' | b'\t' | b'\x1b' | b'\x0c' => stats.printable += 1,
+                c if *c < 32 => stats.nonprintable += 1,
+                _ => stats.printable += 1,
+            }
+        }
+        stats
+    }
+
+    /// convert.c's `convert_is_binary`.
+    fn is_binary(&self) -> bool {
+        self.lone_cr > 0 || self.nul > 0 || (self.printable >> 7) < self.nonprintable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_with(config: &[(&str, &str)], attributes: &str) -> (tempfile::TempDir, Eol) {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let repo = Repository::init(dir.path()).expect("init");
+        let mut cfg = repo.config().expect("config");
+        for (key, value) in config {
+            cfg.set_str(key, value).expect("set");
+        }
+        std::fs::write(dir.path().join(".gitattributes"), attributes).expect("attrs");
+        let eol = Eol::of(dir.path());
+        (dir, eol)
+    }
+
+    #[test]
+    fn autocrlf_true_checks_out_crlf_and_stores_lf() {
+        let (_dir, eol) = repo_with(&[("core.autocrlf", "true")], "");
+        assert_eq!(&*eol.to_work_tree("a.yaml", b"a\nb\n"), b"a\r\nb\r\n");
+        assert_eq!(&*eol.from_work_tree("a.yaml", b"a\r\nb\r\n"), b"a\nb\n");
+        // Binary content is left alone both ways.
+        assert_eq!(&*eol.to_work_tree("x.bin", b"a\0\nb\n"), b"a\0\nb\n");
+    }
+
+    #[test]
+    fn attributes_win_over_autocrlf() {
+        let (_dir, eol) = repo_with(
+            &[("core.autocrlf", "true")],
+            "*.sh text eol=lf\n*.bat eol=crlf\n*.png -text\n",
+        );
+        assert_eq!(&*eol.to_work_tree("run.sh", b"a\n"), b"a\n");
+        assert_eq!(&*eol.from_work_tree("run.sh", b"a\r\n"), b"a\n");
+        assert_eq!(&*eol.to_work_tree("run.bat", b"a\n"), b"a\r\n");
+        assert_eq!(&*eol.from_work_tree("i.png", b"a\r\n"), b"a\r\n");
+    }
+
+    #[test]
+    fn without_settings_nothing_changes() {
+        let (_dir, eol) = repo_with(&[], "");
+        assert_eq!(&*eol.to_work_tree("a", b"a\n"), b"a\n");
+        assert_eq!(&*eol.from_work_tree("a", b"a\r\n"), b"a\r\n");
+    }
+}
