@@ -9,6 +9,9 @@ use std::path::Path;
 
 use git2::{AttrCheckFlags, AttrValue, Repository};
 
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+
 /// What git does with one path's line endings (convert.c's `crlf_action`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Action {
@@ -170,6 +173,56 @@ impl Eol {
         }
         Cow::Owned(out)
     }
+}
+
+/// The files `new` writes for `plan` when line-ending settings apply (the plan's own
+/// `.gitattributes`, `core.autocrlf`, `core.eol`, `core.attributesFile`): what git would
+/// check out, evaluated in a scratch repository holding only the plan's attribute files.
+/// None when nothing converts (the common case, decided without the scratch repo). A file
+/// whose bytes git would store differently (CRLF where an attribute says `text`) is a
+/// blueprint error: the repo would be dirty from its first commit.
+pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
+    let is_attributes = |path: &str| path == ".gitattributes" || path.ends_with("/.gitattributes");
+    let configured = git2::Config::open_default().is_ok_and(|c| {
+        ["core.autocrlf", "core.eol", "core.attributesFile"]
+            .iter()
+            .any(|key| c.get_string(key).is_ok())
+    });
+    if !configured && !plan.files.keys().any(|p| is_attributes(p.as_str())) {
+        return Ok(None);
+    }
+    let fail = |e: std::io::Error| Error::io("evaluate the blueprint's .gitattributes", e);
+    let scratch = tempfile::TempDir::new().map_err(fail)?;
+    Repository::init(scratch.path())
+        .map_err(|e| crate::git::failed("initialise", scratch.path(), e))?;
+    for (path, bytes) in plan.files.iter().filter(|(p, _)| is_attributes(p.as_str())) {
+        let full = scratch.path().join(path.as_str());
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        std::fs::write(&full, bytes).map_err(fail)?;
+    }
+    let eol = Eol::of(scratch.path());
+    let mut files = plan.files.clone();
+    let mut converted = false;
+    for (path, bytes) in files.iter_mut() {
+        if let Cow::Owned(_) = eol.from_work_tree(path.as_str(), bytes) {
+            return Err(Error::Blueprint(format!(
+                "{}: the rendered {} has CRLF line endings, but its attributes make git store it with LF (the new repo would be dirty): convert the blueprint file to LF",
+                plan.sources.get(path).map_or(path.as_str(), String::as_str),
+                path.as_str()
+            )));
+        }
+        if let Cow::Owned(work_tree) = eol.to_work_tree(path.as_str(), bytes) {
+            *bytes = work_tree;
+            converted = true;
+        }
+    }
+    Ok(converted.then(|| Plan {
+        files,
+        executable: plan.executable.clone(),
+        sources: plan.sources.clone(),
+    }))
 }
 
 /// convert.c's `text_stat`.

@@ -161,9 +161,12 @@ pub fn fill_and_commit(
     author: &git::Author,
     message: &str,
 ) -> Result<String> {
+    // Blobs hold the plan's bytes; the files are what git would check out.
+    let converted = crate::attributes::work_tree_for_new(plan)?;
+    let work_tree = converted.as_ref().unwrap_or(plan);
     let (written, blobs) = std::thread::scope(|s| {
         let blobs = s.spawn(|| git::Blobs::of(plan));
-        let written = write::fill(staged, plan);
+        let written = write::fill(staged, work_tree);
         let blobs = blobs
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -658,3 +658,72 @@ fn an_autocrlf_checkout_is_changed_like_git_would() {
     }
     assert_git_accepts(&env, &dir);
 }
+
+#[test]
+fn new_writes_what_git_would_check_out_under_the_repos_attributes() {
+    // core.autocrlf=true (Git for Windows' default): CRLF files, LF blobs, a clean status.
+    let env = Env::new();
+    append_global_config(&env, "[core]\n\tautocrlf = true\n");
+    let dir = new_repo(&env, "p");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let readme = std::fs::read(dir.join("README.md")).expect("read");
+    assert!(readme.windows(2).any(|w| w == b"\r\n"));
+    assert!(!env.git(&dir, &["show", "HEAD:README.md"]).contains('\r'));
+    let clone = env.path("clone");
+    env.git(
+        env.work.path(),
+        &[
+            "clone",
+            "-q",
+            dir.to_str().expect("utf8"),
+            clone.to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(
+        std::fs::read(clone.join("README.md")).expect("read"),
+        readme
+    );
+    assert_git_accepts(&env, &dir);
+
+    // The blueprint's own .gitattributes: eol=crlf files are written CRLF.
+    let env = Env::new();
+    let bp = blueprint_with(
+        &env,
+        &[
+            ("files/.gitattributes", "*.bat text eol=crlf\n"),
+            ("files/run.bat", "echo one\necho two\n"),
+        ],
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--blueprint"])
+        .arg(&bp));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out_dir = env.path("out");
+    assert_eq!(
+        std::fs::read(out_dir.join("run.bat")).expect("read"),
+        b"echo one\r\necho two\r\n"
+    );
+    assert_eq!(env.git(&out_dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &out_dir);
+
+    // CRLF bytes where an attribute says text: git would store other bytes, so refused.
+    let env = Env::new();
+    let bp = blueprint_with(
+        &env,
+        &[
+            ("files/.gitattributes", "*.txt text eol=lf\n"),
+            ("files/b.txt", "one\r\ntwo\r\n"),
+        ],
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--blueprint"])
+        .arg(&bp));
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: blueprint files/b.txt: the rendered b.txt has CRLF line endings, but its attributes make git store it with LF (the new repo would be dirty): convert the blueprint file to LF\n"
+    );
+    assert!(!env.path("out").exists());
+}
