@@ -236,8 +236,9 @@ pub fn digest(plan: &Plan) -> String {
 /// `new` in place renames them from the staging directory, which changes their ctime.
 pub fn refresh_top_level_stat(root: &Path) -> Result<()> {
     let fail = |e| failed("update the index", root, e);
-    let repo = Repository::open(root).map_err(fail)?;
-    let mut index = repo.index().map_err(fail)?;
+    // The index file itself: opening the repository would check its owner, which an
+    // existing directory filled in place need not share.
+    let mut index = git2::Index::open(&root.join(".git").join("index")).map_err(fail)?;
     let top: Vec<IndexEntry> = index.iter().filter(|e| !e.path.contains(&b'/')).collect();
     for entry in top {
         let path = String::from_utf8_lossy(&entry.path).into_owned();

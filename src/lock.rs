@@ -55,6 +55,16 @@ pub fn release_held() {
 /// Takes the lock of the git repository containing `dir`, for `command` (said to a second
 /// run). Not inside a git repository: nothing to lock (the command says what is wrong).
 pub fn acquire(dir: &Path, command: &str) -> Result<RepoLock> {
+    take(dir, command, false)
+}
+
+/// As `acquire`, for a command that only reads (`check`): a git directory it may not
+/// write (a read-only mount, another user's checkout) is read without the lock.
+pub fn acquire_to_read(dir: &Path, command: &str) -> Result<RepoLock> {
+    take(dir, command, true)
+}
+
+fn take(dir: &Path, command: &str, read_only: bool) -> Result<RepoLock> {
     let Some(git_dir) = common_git_dir(dir) else {
         return Ok(RepoLock::none());
     };
@@ -86,6 +96,13 @@ pub fn acquire(dir: &Path, command: &str) -> Result<RepoLock> {
                 return Ok(lock);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e)
+                if read_only
+                    && (e.kind() == std::io::ErrorKind::PermissionDenied
+                        || e.raw_os_error() == Some(libc::EROFS)) =>
+            {
+                return Ok(RepoLock::none());
+            }
             Err(e) => return Err(Error::io_path("create the lock", &path, e)),
         }
         match read_holder(&path) {
