@@ -131,6 +131,34 @@ impl Eol {
         }
     }
 
+    /// The filter driver git would run on `path` (`filter=NAME` with `filter.NAME.clean`
+    /// or `.process` configured, as git-lfs installs), which scaffold does not run.
+    pub fn driver(&self, path: &str) -> Option<String> {
+        let repo = self.repo.as_ref()?;
+        let name = repo
+            .get_attr(Path::new(path), "filter", AttrCheckFlags::FILE_THEN_INDEX)
+            .ok()
+            .flatten()?;
+        let config = repo.config().ok()?;
+        ["clean", "process"]
+            .iter()
+            .any(|what| config.get_string(&format!("filter.{name}.{what}")).is_ok())
+            .then(|| name.to_string())
+    }
+
+    /// Refuses paths routed through a filter driver: scaffold would store the bytes the
+    /// driver should have turned into something else (an LFS pointer).
+    pub fn check_no_driver<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Result<()> {
+        for path in paths {
+            if let Some(name) = self.driver(path) {
+                return Err(Error::Refused(format!(
+                    "`{path}` goes through the `{name}` filter (`filter={name}` in .gitattributes), and scaffold does not run filter drivers; take scaffold's files out of that rule (e.g. `{path} !filter` in .gitattributes), then run scaffold again (nothing was changed)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// What `git add` stores for `bytes` found at `path` in the work tree.
     pub fn from_work_tree<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         let action = self.action(path);
@@ -203,6 +231,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
         std::fs::write(&full, bytes).map_err(fail)?;
     }
     let eol = Eol::of(scratch.path());
+    eol.check_no_driver(plan.files.keys().map(|p| p.as_str()))?;
     let mut files = plan.files.clone();
     let mut converted = false;
     for (path, bytes) in files.iter_mut() {

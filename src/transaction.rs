@@ -80,13 +80,15 @@ pub fn prepare<'a>(
     recover(&repo, root)?;
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     let clearance = git_state::check(&repo, root, &paths, allow_dirty)?;
+    let eol = crate::attributes::Eol::of(root);
+    eol.check_no_driver(paths.iter().copied())?;
     Ok(Prepared {
         repo,
         root: root.to_path_buf(),
         changes,
         executable,
         dirty: clearance.dirty,
-        eol: crate::attributes::Eol::of(root),
+        eol,
     })
 }
 

@@ -727,3 +727,38 @@ fn new_writes_what_git_would_check_out_under_the_repos_attributes() {
     );
     assert!(!env.path("out").exists());
 }
+
+#[test]
+fn files_routed_through_a_filter_driver_are_refused_not_stored_unfiltered() {
+    // A driver configured as git-lfs configures its own (`filter.lfs.clean`, `.process`).
+    let env = Env::new();
+    append_global_config(&env, "[filter \"fake\"]\n\tclean = cat\n\tsmudge = cat\n");
+    let dir = new_repo(&env, "p");
+    std::fs::write(dir.join(".gitattributes"), "*.yaml filter=fake\n").expect("attrs");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "route yaml through fake"]);
+    let before = head(&env, &dir, "%H");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("goes through the `fake` filter (`filter=fake` in .gitattributes), and scaffold does not run filter drivers"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+
+    let bp = blueprint_with(&env, &[("files/.gitattributes", "*.txt filter=fake\n")]);
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--blueprint"])
+        .arg(&bp));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`a.txt` goes through the `fake` filter"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("out").exists());
+}
