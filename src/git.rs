@@ -10,9 +10,16 @@ use crate::pack::PackBuilder;
 use crate::plan::Plan;
 use crate::write::Written;
 
+/// Who a commit is by, and how it is signed: the author (`--author`, else git's), the
+/// committer git would name, and `commit.gpgSign`'s signing (`identity` resolves them).
 pub struct Author {
     pub name: String,
     pub email: String,
+    /// The author date git gives (`GIT_AUTHOR_DATE`); None: now.
+    pub when: Option<(i64, i32)>,
+    /// The committer, when git names one; None: the author.
+    pub committer: Option<crate::identity::Person>,
+    pub signing: Option<crate::identity::Signing>,
 }
 
 impl Author {
@@ -29,18 +36,31 @@ impl Author {
         if name.is_empty() || !email.contains('@') {
             return Err(fail());
         }
-        Ok(Author {
-            name: name.into(),
-            email: email.into(),
-        })
+        crate::identity::check_person(
+            name,
+            email,
+            "--author",
+            "use the form \"Name <email@example.org>\"",
+        )?;
+        Ok(Author::named(name, email))
     }
 
-    /// user.name/user.email from git config (global, XDG, system), if both are set.
-    pub fn from_git_config() -> Option<Self> {
-        let config = git2::Config::open_default().ok()?;
-        let name = config.get_string("user.name").ok()?;
-        let email = config.get_string("user.email").ok()?;
-        (!name.trim().is_empty() && !email.trim().is_empty()).then_some(Author { name, email })
+    fn named(name: &str, email: &str) -> Self {
+        Author {
+            name: name.into(),
+            email: email.into(),
+            when: None,
+            committer: None,
+            signing: None,
+        }
+    }
+
+    fn person(&self) -> crate::identity::Person {
+        crate::identity::Person {
+            name: self.name.clone(),
+            email: self.email.clone(),
+            when: self.when,
+        }
     }
 }
 
@@ -112,10 +132,7 @@ pub fn commit(
         index.write_tree().map_err(fail)?
     };
     let tree = repo.find_tree(tree).map_err(fail)?;
-    let signature = signature(author)?;
-    let oid = repo
-        .commit(None, &signature, &signature, message, &tree, &[])
-        .map_err(fail)?;
+    let oid = write_commit(&repo, dir, author, message, &tree, &[])?;
     let base = crate::pristine::base_commit(&repo, None, &tree, None, message).map_err(fail)?;
     // Trees and commits are few and small: copied from memory into the pack.
     let mut in_memory = vec![oid, base];
@@ -139,6 +156,18 @@ pub fn commit(
     mempack.reset().map_err(fail)?;
     index.write().map_err(fail)?;
     Ok(oid.to_string())
+}
+
+/// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
+/// it into place, as git's `core.fsync` does: a ref never names an object a crash lost.
+/// Call once, before any repository is opened.
+pub fn enable_fsync() {
+    // Initialises libgit2 (git2 does so on its first call); caching is on by default.
+    git2::opts::enable_caching(true);
+    // SAFETY: a process-wide libgit2 option taking one int, set before any thread uses libgit2.
+    unsafe {
+        libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int, 1);
+    }
 }
 
 /// libgit2's check that objects a new object names exist, off while alive (it is a
@@ -203,6 +232,23 @@ pub fn digest(plan: &Plan) -> String {
     crate::pack::hex(&hasher.finalize())
 }
 
+/// Re-reads the stat data of the index entries at the top of the work tree at `root`:
+/// `new` in place renames them from the staging directory, which changes their ctime.
+pub fn refresh_top_level_stat(root: &Path) -> Result<()> {
+    let fail = |e| failed("update the index", root, e);
+    // The index file itself: opening the repository would check its owner, which an
+    // existing directory filled in place need not share.
+    let mut index = git2::Index::open(&root.join(".git").join("index")).map_err(fail)?;
+    let top: Vec<IndexEntry> = index.iter().filter(|e| !e.path.contains(&b'/')).collect();
+    for entry in top {
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        index
+            .add(&entry_for(root, &path, entry.id, entry.mode as i32)?)
+            .map_err(fail)?;
+    }
+    index.write().map_err(fail)
+}
+
 /// An index entry for `path` holding blob `id`, with the stat data of the file on disk.
 pub fn entry_for(root: &Path, path: &str, id: Oid, mode: i32) -> Result<IndexEntry> {
     let full = root.join(path);
@@ -244,14 +290,73 @@ fn entry_from(meta: &std::fs::Metadata, path: &str, id: Oid, mode: i32) -> Index
 }
 
 pub fn signature(author: &Author) -> Result<Signature<'static>> {
-    Signature::now(&author.name, &author.email).map_err(|e| {
+    signature_of(&author.person())
+}
+
+fn signature_of(person: &crate::identity::Person) -> Result<Signature<'static>> {
+    person.signature().map_err(|e| {
         Error::Input(format!(
             "--author `{} <{}>`: {}; use the form \"Name <email@example.org>\"",
-            author.name,
-            author.email,
+            person.name,
+            person.email,
             e.message()
         ))
     })
+}
+
+/// Writes a commit object by `author` (its committer and signing too) without moving any
+/// ref; signed through the configured program when `commit.gpgSign` asks for it.
+pub fn write_commit(
+    repo: &Repository,
+    root: &Path,
+    author: &Author,
+    message: &str,
+    tree: &git2::Tree<'_>,
+    parents: &[&git2::Commit<'_>],
+) -> Result<Oid> {
+    let fail = |e| failed("commit", root, e);
+    let by = signature(author)?;
+    let committer = match &author.committer {
+        Some(person) => signature_of(person)?,
+        None => by.clone(),
+    };
+    let Some(signing) = &author.signing else {
+        return repo
+            .commit(None, &by, &committer, message, tree, parents)
+            .map_err(fail);
+    };
+    let buffer = repo
+        .commit_create_buffer(&by, &committer, message, tree, parents)
+        .map_err(fail)?;
+    let text = std::str::from_utf8(&buffer).map_err(|_| {
+        Error::Input("the commit message is not UTF-8; scaffold signs UTF-8 commits only".into())
+    })?;
+    let gpgsig = signing.sign(&buffer)?;
+    repo.commit_signed(text, &gpgsig, None).map_err(fail)
+}
+
+/// The commit point of a change: writes the commit on top of `parent` and moves `branch`
+/// to it only if the branch is still at `parent` (as `git commit` would, with its reflog).
+pub fn commit_on(
+    repo: &Repository,
+    root: &Path,
+    branch: &str,
+    author: &Author,
+    message: &str,
+    tree: &git2::Tree<'_>,
+    parent: &git2::Commit<'_>,
+) -> Result<Oid> {
+    let oid = write_commit(repo, root, author, message, tree, &[parent])?;
+    let summary = message.lines().next().unwrap_or_default();
+    repo.reference_matching(
+        branch,
+        oid,
+        true,
+        parent.id(),
+        &format!("commit: {summary}"),
+    )
+    .map_err(|e| failed("commit", root, e))?;
+    Ok(oid)
 }
 
 /// A git failure in `dir`, said with what scaffold was doing.
@@ -266,21 +371,35 @@ pub fn failed(op: &str, dir: &Path, source: git2::Error) -> Error {
 /// What the caller says on stderr when `resolve_author` fell back.
 pub const FALLBACK_AUTHOR_NOTE: &str = "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>";
 
-/// --author, else git config, else a fallback said on stderr by the caller.
-pub fn resolve_author(flag: Option<&str>) -> Result<(Author, bool)> {
-    if let Some(text) = flag {
-        return Ok((Author::parse(text)?, false));
-    }
-    Ok(match Author::from_git_config() {
-        Some(author) => (author, false),
-        None => (
+/// The author and committer git would write in the repository at `place` (`--author`
+/// replacing the author), else a fallback said on stderr by the caller; and the signing
+/// `commit.gpgSign` asks for.
+pub fn resolve_author(
+    flag: Option<&str>,
+    place: &crate::identity::Place,
+) -> Result<(Author, bool)> {
+    let flag = flag.map(Author::parse).transpose()?;
+    let resolved = crate::identity::resolve(
+        place,
+        flag.as_ref().map(|a| (a.name.as_str(), a.email.as_str())),
+    )?;
+    let (mut author, fallback) = match (resolved, flag) {
+        (Some((author, committer)), _) => (
             Author {
-                name: "scaffold".into(),
-                email: "scaffold@localhost".into(),
+                name: author.name,
+                email: author.email,
+                when: author.when,
+                committer: Some(committer),
+                signing: None,
             },
-            true,
+            false,
         ),
-    })
+        (None, Some(flag)) => (flag, false),
+        (None, None) => (Author::named("scaffold", "scaffold@localhost"), true),
+    };
+    let committer = author.committer.clone().unwrap_or_else(|| author.person());
+    author.signing = crate::identity::Signing::resolve(place, &committer)?;
+    Ok((author, fallback))
 }
 
 #[cfg(test)]

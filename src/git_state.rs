@@ -23,7 +23,30 @@ pub fn check(
     allow_dirty: bool,
 ) -> Result<Clearance> {
     check_state(repo, root)?;
+    check_links(root, paths)?;
     check_files(repo, root, paths, allow_dirty)
+}
+
+/// scaffold writes regular files: a path it must change that is a symbolic link (or lies
+/// under one) is refused, never replaced by a file with the link's permissions.
+fn check_links(root: &Path, paths: &[&str]) -> Result<()> {
+    for path in paths {
+        let mut prefix = root.to_path_buf();
+        for part in Path::new(path).components() {
+            prefix.push(part);
+            if std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink()) {
+                let link = prefix
+                    .strip_prefix(root)
+                    .unwrap_or(&prefix)
+                    .display()
+                    .to_string();
+                return Err(Error::Refused(format!(
+                    "`{link}` is a symbolic link, and scaffold must change `{path}`; scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What does not depend on the change: checked before anything reads the repo's files.

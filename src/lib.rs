@@ -8,6 +8,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;
+pub mod attributes;
 pub mod blueprint;
 pub mod blueprint_test;
 pub mod catalog;
@@ -19,10 +20,13 @@ pub mod edit;
 pub mod error;
 pub mod generate;
 pub mod git;
+pub mod git_paths;
 pub mod git_state;
 pub mod helm_values;
+pub mod identity;
 pub mod lint;
 pub mod locate;
+pub mod lock;
 pub mod manifest;
 pub mod merge;
 pub mod migrate;

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     scaffold::signals::install();
+    scaffold::git::enable_fsync();
     // A bug must not reach the user as a Rust backtrace: one line, what to do, exit 70.
     std::panic::set_hook(Box::new(|info| {
         let at = info

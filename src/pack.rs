@@ -17,6 +17,8 @@ use crate::error::{Error, Result};
 
 /// Offsets at or above this go to the idx's 64-bit table.
 const LARGE_OFFSET: u64 = 0x8000_0000;
+/// zlib counts one call's input in 32 bits: larger objects are fed in pieces of this size.
+const DEFLATE_CHUNK: usize = 1 << 30;
 
 pub struct PackBuilder {
     bytes: Vec<u8>,
@@ -77,22 +79,7 @@ impl PackBuilder {
         }
         self.bytes.push(byte);
         self.deflate.reset();
-        let mut input = data;
-        loop {
-            self.bytes.reserve(input.len() / 2 + 64);
-            let read = self.deflate.total_in();
-            let status = self
-                .deflate
-                .compress_vec(input, &mut self.bytes, FlushCompress::Finish)
-                .map_err(|e| Error::Io {
-                    context: "compress an object for the pack".into(),
-                    source: std::io::Error::other(e),
-                })?;
-            input = &input[(self.deflate.total_in() - read) as usize..];
-            if status == Status::StreamEnd {
-                break;
-            }
-        }
+        deflate_into(&mut self.deflate, data, &mut self.bytes, DEFLATE_CHUNK)?;
         self.objects.push(Entry {
             id,
             offset: offset as u64,
@@ -153,6 +140,38 @@ impl PackBuilder {
     }
 }
 
+/// Deflates `data` as one zlib stream onto `out`, `chunk` bytes per call: one call given
+/// more than 4 GiB with `Finish` would end the stream after the first 4 GiB (zlib's
+/// counters are 32-bit), truncating the object.
+fn deflate_into(
+    deflate: &mut Compress,
+    data: &[u8],
+    out: &mut Vec<u8>,
+    chunk: usize,
+) -> Result<()> {
+    let fail = |e: flate2::CompressError| Error::Io {
+        context: "compress an object for the pack".into(),
+        source: std::io::Error::other(e),
+    };
+    let mut input = data;
+    loop {
+        let last = input.len() <= chunk;
+        let piece = &input[..input.len().min(chunk)];
+        let flush = if last {
+            FlushCompress::Finish
+        } else {
+            FlushCompress::None
+        };
+        out.reserve(piece.len() / 2 + 64);
+        let read = deflate.total_in();
+        let status = deflate.compress_vec(piece, out, flush).map_err(fail)?;
+        input = &input[(deflate.total_in() - read) as usize..];
+        if last && status == Status::StreamEnd {
+            return Ok(());
+        }
+    }
+}
+
 pub struct Finished {
     pack: Vec<u8>,
     idx: Vec<u8>,
@@ -177,16 +196,29 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Written under a temporary name and renamed, so a pack file is never seen half written.
+/// Written under a temporary name, flushed to disk and renamed, so a pack file is never
+/// seen half written and survives a crash once a ref names its objects.
 fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let temporary = PathBuf::from(format!("{}.tmp", path.display()));
-    std::fs::write(&temporary, bytes)?;
+    let mut file = std::fs::File::create(&temporary)?;
+    file.write_all(bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o444))?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o444))?;
     }
-    std::fs::rename(&temporary, path)
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Flushes a directory's entries (a rename into it) to disk.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    let _ = dir;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -202,6 +234,19 @@ mod tests {
         pack.add(id, ObjectType::Blob, &data).expect("add");
         // 300 = 0b1_0010_1100: low nibble 1100 with the continuation bit, then 0b10010.
         assert_eq!(&pack.bytes[12..14], &[0x80 | (3 << 4) | 0x0c, 0x12]);
+    }
+
+    #[test]
+    fn an_object_fed_in_pieces_inflates_whole() {
+        // The chunked path a > 4 GiB object takes, with 7-byte pieces.
+        let data: Vec<u8> = (0..10_000u32).flat_map(|n| n.to_le_bytes()).collect();
+        let mut deflate = Compress::new(Compression::fast(), true);
+        let mut out = Vec::new();
+        deflate_into(&mut deflate, &data, &mut out, 7).expect("deflate");
+        let mut inflated = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&out[..]), &mut inflated)
+            .expect("inflate");
+        assert_eq!(inflated, data);
     }
 
     #[test]

@@ -28,7 +28,11 @@ impl RelPath {
                 s if s.eq_ignore_ascii_case(".git") => {
                     return Err(format!("`{path}` writes into .git"));
                 }
-                _ => {}
+                s => {
+                    if let Some(rule) = crate::git_paths::segment_rule(s) {
+                        return Err(format!("`{path}`: `{}` {rule}", s.escape_debug()));
+                    }
+                }
             }
         }
         Ok(RelPath(path.to_string()))
@@ -347,6 +351,12 @@ impl Files<'_> {
         let contents = self.patched(&source, contents, scope)?;
         let path = RelPath::new(&path)
             .map_err(|m| Error::Blueprint(format!("{source}: rendered path {m}")))?;
+        if let Some(rule) = crate::git_paths::content_rule(path.as_str(), &contents) {
+            return Err(Error::Blueprint(format!(
+                "{source}: git would reject the rendered {}: {rule}",
+                path.as_str()
+            )));
+        }
         Ok(Some(RenderedFile {
             path,
             contents,

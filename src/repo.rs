@@ -94,8 +94,9 @@ impl Repo {
 
     /// The writes and deletions that take the work tree to `next`, keeping user edits.
     pub fn changes_to(&self, next: &Rendered) -> Result<Vec<Change>> {
+        let eol = crate::attributes::Eol::of(&self.root);
         edit::changes(&self.rendered.plan, &next.plan, |path| {
-            write::read(&self.root, path)
+            write::read_canonical(&self.root, path, &eol)
         })
     }
 }
@@ -120,6 +121,9 @@ impl Found {
         let root = write::find_repo(start)?;
         let path = root.join(record::PATH);
         let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;
+        let record_bytes = crate::attributes::Eol::of(&root)
+            .from_work_tree(record::PATH, &record_bytes)
+            .into_owned();
         let text = String::from_utf8_lossy(&record_bytes);
         let record = Record::parse(&text)?;
         Ok(Found {

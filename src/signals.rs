@@ -80,6 +80,9 @@ pub fn set_interrupt_blocked(blocked: bool) {
 fn on_signal() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     let guarded = state();
+    if !matches!(*guarded, Guarded::Transaction) {
+        crate::lock::release_held();
+    }
     match &*guarded {
         Guarded::Idle => {
             eprintln!("interrupted");

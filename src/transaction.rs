@@ -31,6 +31,9 @@ pub struct Prepared<'a> {
     executable: &'a BTreeSet<RelPath>,
     /// Files with uncommitted edits that the commit will include (`--allow-dirty`).
     pub dirty: Vec<String>,
+    /// The repo's line-ending conversions: blobs get the canonical bytes, files what git
+    /// would check out.
+    eol: crate::attributes::Eol,
 }
 
 /// What the journal saves: enough to undo the work tree, and to tell rolled-back from
@@ -77,12 +80,15 @@ pub fn prepare<'a>(
     recover(&repo, root)?;
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     let clearance = git_state::check(&repo, root, &paths, allow_dirty)?;
+    let eol = crate::attributes::Eol::of(root);
+    eol.check_no_driver(paths.iter().copied())?;
     Ok(Prepared {
         repo,
         root: root.to_path_buf(),
         changes,
         executable,
         dirty: clearance.dirty,
+        eol,
     })
 }
 
@@ -154,7 +160,7 @@ impl Prepared<'_> {
             match change {
                 Change::Write { contents, .. } => {
                     let id = repo
-                        .blob(contents)
+                        .blob(&self.eol.from_work_tree(path, contents))
                         .map_err(|e| failed("store a file", root, e))?;
                     let mode = base
                         .get_path(Path::new(path))
@@ -192,6 +198,7 @@ impl Prepared<'_> {
                 Change::Write { contents, .. } => {
                     create_parents(root, &full, journal, journal_dir)?;
                     let temp = journal_dir.join(format!("new-{n}"));
+                    let contents = &*self.eol.to_work_tree(change.path().as_str(), contents);
                     fs::write(&temp, contents).map_err(|e| Error::io_path("write", &temp, e))?;
                     let mode = journal.files[n]
                         .mode
@@ -209,19 +216,9 @@ impl Prepared<'_> {
         let tree = repo
             .find_tree(tree)
             .map_err(|e| failed("read the new tree", root, e))?;
-        let signature = git::signature(author)?;
         checkpoint("before-commit")?;
         // The commit point: HEAD moves only if it is still the commit the change was made on.
-        let oid = repo
-            .commit(
-                Some("HEAD"),
-                &signature,
-                &signature,
-                message,
-                &tree,
-                &[parent],
-            )
-            .map_err(|e| failed("commit", root, e))?;
+        let oid = git::commit_on(repo, root, &journal.branch, author, message, &tree, parent)?;
         checkpoint("after-commit")?;
         update_index(repo, root, self.changes.iter().map(|c| c.path().as_str()))?;
         Ok(Some(oid))

@@ -126,10 +126,11 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     }
     let changed = answer_changes(&record.answers, &next_record.answers);
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
+    let eol = crate::attributes::Eol::of(&found.root);
     let merge = edit::merge(
         &base.plan,
         &next.plan,
-        |path| write::read(&found.root, path),
+        |path| write::read_canonical(&found.root, path, &eol),
         &label(&blueprint),
     )?;
     Ok(Update {

@@ -59,6 +59,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             "a chart name",
         )?;
     }
+    let _lock = crate::lock::acquire(&args.edit.directory, &format!("add-addon {name}"))?;
     let repo = open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
 
@@ -146,6 +147,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
 
 pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let name = &args.name;
+    let _lock = crate::lock::acquire(&args.edit.directory, &format!("remove-addon {name}"))?;
     let repo = open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();

@@ -82,12 +82,16 @@ pub fn apply(
         pristine::store(root, base, "scaffold: base (commit left to the user)")?;
         return Ok(());
     };
-    let (author, fallback) = git::resolve_author(options.author)?;
+    let (author, fallback) =
+        git::resolve_author(options.author, &crate::identity::Place::repo(root))?;
     if fallback {
         ui::note(git::FALLBACK_AUTHOR_NOTE);
     }
     let commit = prepared.commit(&author, message)?;
     pristine::store(root, base, message)?;
+    if let Some(note) = crate::identity::hooks_note(root, &commit, false) {
+        ui::note(note);
+    }
     let written = changes
         .iter()
         .filter(|c| matches!(c, Change::Write { .. }))

@@ -36,6 +36,7 @@ pub fn run(options: CheckOptions) -> Result<()> {
             options.dir.display()
         )));
     }
+    let _lock = crate::lock::acquire_to_read(options.dir, "check")?;
     let repo = Repo::read(options.dir)?;
     let findings = check::run(&repo, &options.filter);
     if options.json {

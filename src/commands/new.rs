@@ -18,11 +18,15 @@ use crate::ui;
 use crate::write;
 
 pub fn run(args: NewArgs) -> Result<()> {
+    let _lock = crate::lock::acquire_dir(&args.dir)?;
     for note in write::remove_stale(&args.dir) {
         eprintln!("{note}");
     }
     write::check_target(&args.dir)?;
-    let author_flag = args.author.as_deref().map(git::Author::parse).transpose()?;
+    // Checked before anything is read or written; resolved with git once staged.
+    if let Some(flag) = &args.author {
+        git::Author::parse(flag)?;
+    }
     let set = parse_pairs(&args.set, "--set")?;
     let values = match &args.values {
         Some(path) => read_values(path)?,
@@ -91,13 +95,6 @@ pub fn run(args: NewArgs) -> Result<()> {
         return Ok(());
     }
 
-    let (author, fallback) = match author_flag {
-        Some(author) => (author, false),
-        None => git::resolve_author(None)?,
-    };
-    if fallback {
-        ui::note(git::FALLBACK_AUTHOR_NOTE);
-    }
     let message = format!(
         "scaffold: new platform from blueprint {} {}",
         blueprint.manifest.name, blueprint.manifest.version
@@ -115,11 +112,32 @@ pub fn run(args: NewArgs) -> Result<()> {
     let mut critical = signals::Critical::enter();
     let staged = write::staging_dir(&args.dir)?;
     critical.staging(staged.path().to_path_buf());
+    // git is asked who commits where the repo's git directory will be, so `includeIf
+    // "gitdir:…"` matches (in place: the target; else the staging beside it).
+    let git_home = if args.dir.is_dir() {
+        args.dir.as_path()
+    } else {
+        staged.path()
+    };
+    let (author, fallback) = git::resolve_author(
+        args.author.as_deref(),
+        &crate::identity::Place::new_repo(git_home),
+    )?;
+    if fallback {
+        ui::note(git::FALLBACK_AUTHOR_NOTE);
+    }
     signals::test_seam("new-staged")?;
     let commit = fill_and_commit(&staged, plan, &author, &message)?;
     signals::test_seam("new-committed")?;
+    let in_place = args.dir.is_dir();
     staged.finish()?;
+    if in_place {
+        git::refresh_top_level_stat(&args.dir)?;
+    }
     critical.done(args.dir.clone());
+    if let Some(note) = crate::identity::hooks_note(&args.dir, &commit, true) {
+        ui::note(note);
+    }
 
     for path in plan.files.keys() {
         ui::detail(format!("wrote {}", path.as_str()));
@@ -146,9 +164,12 @@ pub fn fill_and_commit(
     author: &git::Author,
     message: &str,
 ) -> Result<String> {
+    // Blobs hold the plan's bytes; the files are what git would check out.
+    let converted = crate::attributes::work_tree_for_new(plan)?;
+    let work_tree = converted.as_ref().unwrap_or(plan);
     let (written, blobs) = std::thread::scope(|s| {
         let blobs = s.spawn(|| git::Blobs::of(plan));
-        let written = write::fill(staged, plan);
+        let written = write::fill(staged, work_tree);
         let blobs = blobs
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

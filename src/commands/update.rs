@@ -24,6 +24,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         Some(path) => read_values(path)?,
         None => BTreeMap::new(),
     };
+    let _lock = crate::lock::acquire(&args.edit.directory, "update")?;
     let mut terminal = Terminal::new();
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let update = update::prepare(Request {

@@ -10,6 +10,7 @@ fn new_repo(env: &Env, name: &str, addons: &str) -> std::path::PathBuf {
         .args(["new", name, "--defaults", "--set", "name=platform", "--set"])
         .arg(format!("addons={addons}")));
     assert_eq!(out.code, 0, "{}", out.stderr);
+    crate::support::assert_git_accepts(env, &env.path(name));
     env.path(name)
 }
 
@@ -17,8 +18,9 @@ fn in_repo(env: &Env, dir: &Path, args: &[&str]) -> Output {
     run(env.scaffold().current_dir(dir).args(args))
 }
 
-/// Every tracked file and its bytes.
+/// Every tracked file and its bytes (git's own checks pass on the repo first).
 fn tree(env: &Env, dir: &Path) -> Vec<(String, Vec<u8>)> {
+    crate::support::assert_git_accepts(env, dir);
     env.git(dir, &["ls-files"])
         .lines()
         .map(|p| (p.to_string(), std::fs::read(dir.join(p)).expect("read")))

@@ -4,6 +4,7 @@ mod authoring; // strict blueprints, overrides, removals, modes, blueprint files
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod check; // scaffold check: generated repos pass, each rule broken alone
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
+mod git_citizen; // issue 23: the lock, identity, signing, hooks, git checks
 mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
 mod new_answers; // answer sources, precedence and validation errors

@@ -149,3 +149,38 @@ pub fn podinfo_app(name: &str) -> Vec<&str> {
         "apps",
     ]
 }
+
+/// What git itself says of a repo scaffold committed to: `git fsck --strict` finds
+/// nothing, every pack passes `git verify-pack`, and a bare remote that checks every
+/// object it receives (`receive.fsckObjects`) accepts a push of every ref.
+pub fn assert_git_accepts(env: &Env, dir: &Path) {
+    env.git(dir, &["fsck", "--strict", "--no-progress"]);
+    let common = PathBuf::from(
+        env.git(
+            dir,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .trim(),
+    );
+    if let Ok(entries) = std::fs::read_dir(common.join("objects/pack")) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "idx") {
+                env.git(dir, &["verify-pack", path.to_str().expect("utf8")]);
+            }
+        }
+    }
+    let remote = TempDir::new().expect("remote");
+    env.git(remote.path(), &["init", "-q", "--bare"]);
+    env.git(remote.path(), &["config", "receive.fsckObjects", "true"]);
+    env.git(
+        dir,
+        &[
+            "push",
+            "-q",
+            remote.path().to_str().expect("utf8"),
+            "refs/heads/*:refs/heads/*",
+            "refs/scaffold/*:refs/scaffold/*",
+        ],
+    );
+}

@@ -1,0 +1,341 @@
+//! Line endings as git converts them for an existing repository: the `text`, `crlf` and
+//! `eol` attributes (from every `.gitattributes`, `info/attributes`, `core.attributesFile`,
+//! read through libgit2) with `core.autocrlf` and `core.eol`, decided as git's convert.c
+//! does. scaffold's plans hold the canonical bytes (what a blob holds); `to_work_tree` gives
+//! what `git checkout` would write, `from_work_tree` what `git add` would store, so an
+//! autocrlf checkout compares and writes like git. External filter drivers (LFS) are not run.
+use std::borrow::Cow;
+use std::path::Path;
+
+use git2::{AttrCheckFlags, AttrValue, Repository};
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+
+/// What git does with one path's line endings (convert.c's `crlf_action`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Binary,
+    TextInput,
+    TextCrlf,
+    AutoInput,
+    AutoCrlf,
+}
+
+/// The conversions of a repository.
+pub struct Eol {
+    repo: Option<Repository>,
+    autocrlf: AutoCrlf,
+    core_eol_crlf: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AutoCrlf {
+    False,
+    True,
+    Input,
+}
+
+impl Eol {
+    /// The conversions of the repository at `root`; none outside one.
+    pub fn of(root: &Path) -> Self {
+        let repo = Repository::open(root).ok();
+        let config = repo.as_ref().and_then(|r| r.config().ok());
+        let get = |key: &str| {
+            config
+                .as_ref()
+                .and_then(|c| c.get_string(key).ok())
+                .map(|v| v.to_lowercase())
+        };
+        let autocrlf = match get("core.autocrlf").as_deref() {
+            Some("input") => AutoCrlf::Input,
+            Some("true" | "yes" | "on" | "1") => AutoCrlf::True,
+            _ => AutoCrlf::False,
+        };
+        let core_eol_crlf = get("core.eol").as_deref() == Some("crlf");
+        Eol {
+            repo,
+            autocrlf,
+            core_eol_crlf,
+        }
+    }
+
+    /// git's `text_eol_is_crlf`: the line ending `text` files get in the work tree.
+    fn text_eol_is_crlf(&self) -> bool {
+        match self.autocrlf {
+            AutoCrlf::True => true,
+            AutoCrlf::Input => false,
+            AutoCrlf::False => self.core_eol_crlf,
+        }
+    }
+
+    fn action(&self, path: &str) -> Action {
+        let Some(repo) = &self.repo else {
+            return Action::Binary;
+        };
+        let attr = |name| {
+            repo.get_attr(Path::new(path), name, AttrCheckFlags::FILE_THEN_INDEX)
+                .ok()
+                .flatten()
+        };
+        #[derive(PartialEq)]
+        enum Text {
+            Set,
+            Unset,
+            Input,
+            Auto,
+            Undefined,
+        }
+        let read = |value: Option<&str>| match AttrValue::from_string(value) {
+            AttrValue::True => Text::Set,
+            AttrValue::False => Text::Unset,
+            AttrValue::String("input") => Text::Input,
+            AttrValue::String("auto") => Text::Auto,
+            _ => Text::Undefined,
+        };
+        let mut text = read(attr("text"));
+        if text == Text::Undefined {
+            text = read(attr("crlf"));
+        }
+        if text == Text::Unset {
+            return Action::Binary;
+        }
+        let eol = attr("eol");
+        let by_text = |crlf: bool| {
+            if crlf {
+                Action::TextCrlf
+            } else {
+                Action::TextInput
+            }
+        };
+        let by_auto = |crlf: bool| {
+            if crlf {
+                Action::AutoCrlf
+            } else {
+                Action::AutoInput
+            }
+        };
+        match (text, eol) {
+            (Text::Auto, Some("lf")) => Action::AutoInput,
+            (Text::Auto, Some("crlf")) => Action::AutoCrlf,
+            (_, Some("lf")) => Action::TextInput,
+            (_, Some("crlf")) => Action::TextCrlf,
+            (Text::Set, _) => by_text(self.text_eol_is_crlf()),
+            (Text::Input, _) => Action::TextInput,
+            (Text::Auto, _) => by_auto(self.text_eol_is_crlf()),
+            (_, _) => match self.autocrlf {
+                AutoCrlf::False => Action::Binary,
+                AutoCrlf::True => Action::AutoCrlf,
+                AutoCrlf::Input => Action::AutoInput,
+            },
+        }
+    }
+
+    /// The filter driver git would run on `path` (`filter=NAME` with `filter.NAME.clean`
+    /// or `.process` configured, as git-lfs installs), which scaffold does not run.
+    pub fn driver(&self, path: &str) -> Option<String> {
+        let repo = self.repo.as_ref()?;
+        let name = repo
+            .get_attr(Path::new(path), "filter", AttrCheckFlags::FILE_THEN_INDEX)
+            .ok()
+            .flatten()?;
+        let config = repo.config().ok()?;
+        ["clean", "process"]
+            .iter()
+            .any(|what| config.get_string(&format!("filter.{name}.{what}")).is_ok())
+            .then(|| name.to_string())
+    }
+
+    /// Refuses paths routed through a filter driver: scaffold would store the bytes the
+    /// driver should have turned into something else (an LFS pointer).
+    pub fn check_no_driver<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Result<()> {
+        for path in paths {
+            if let Some(name) = self.driver(path) {
+                return Err(Error::Refused(format!(
+                    "`{path}` goes through the `{name}` filter (`filter={name}` in .gitattributes), and scaffold does not run filter drivers; take scaffold's files out of that rule (e.g. `{path} !filter` in .gitattributes), then run scaffold again (nothing was changed)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What `git add` stores for `bytes` found at `path` in the work tree.
+    pub fn from_work_tree<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let action = self.action(path);
+        let stats = Stats::of(bytes);
+        let auto = matches!(action, Action::AutoInput | Action::AutoCrlf);
+        if action == Action::Binary || stats.crlf == 0 || (auto && stats.is_binary()) {
+            return Cow::Borrowed(bytes);
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        for (n, byte) in bytes.iter().enumerate() {
+            if *byte == b'\r' && bytes.get(n + 1) == Some(&b'\n') {
+                continue;
+            }
+            out.push(*byte);
+        }
+        Cow::Owned(out)
+    }
+
+    /// What `git checkout` writes at `path` for the canonical `bytes`.
+    pub fn to_work_tree<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let action = self.action(path);
+        if !matches!(action, Action::TextCrlf | Action::AutoCrlf) {
+            return Cow::Borrowed(bytes);
+        }
+        let stats = Stats::of(bytes);
+        if stats.lone_lf == 0
+            || (action == Action::AutoCrlf
+                && (stats.lone_cr > 0 || stats.crlf > 0 || stats.is_binary()))
+        {
+            return Cow::Borrowed(bytes);
+        }
+        let mut out = Vec::with_capacity(bytes.len() + stats.lone_lf);
+        let mut previous = 0u8;
+        for byte in bytes {
+            if *byte == b'\n' && previous != b'\r' {
+                out.push(b'\r');
+            }
+            out.push(*byte);
+            previous = *byte;
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// The files `new` writes for `plan` when line-ending settings apply (the plan's own
+/// `.gitattributes`, `core.autocrlf`, `core.eol`, `core.attributesFile`): what git would
+/// check out, evaluated in a scratch repository holding only the plan's attribute files.
+/// None when nothing converts (the common case, decided without the scratch repo). A file
+/// whose bytes git would store differently (CRLF where an attribute says `text`) is a
+/// blueprint error: the repo would be dirty from its first commit.
+pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
+    let is_attributes = |path: &str| path == ".gitattributes" || path.ends_with("/.gitattributes");
+    let configured = git2::Config::open_default().is_ok_and(|c| {
+        ["core.autocrlf", "core.eol", "core.attributesFile"]
+            .iter()
+            .any(|key| c.get_string(key).is_ok())
+    });
+    if !configured && !plan.files.keys().any(|p| is_attributes(p.as_str())) {
+        return Ok(None);
+    }
+    let fail = |e: std::io::Error| Error::io("evaluate the blueprint's .gitattributes", e);
+    let scratch = tempfile::TempDir::new().map_err(fail)?;
+    Repository::init(scratch.path())
+        .map_err(|e| crate::git::failed("initialise", scratch.path(), e))?;
+    for (path, bytes) in plan.files.iter().filter(|(p, _)| is_attributes(p.as_str())) {
+        let full = scratch.path().join(path.as_str());
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        std::fs::write(&full, bytes).map_err(fail)?;
+    }
+    let eol = Eol::of(scratch.path());
+    eol.check_no_driver(plan.files.keys().map(|p| p.as_str()))?;
+    let mut files = plan.files.clone();
+    let mut converted = false;
+    for (path, bytes) in files.iter_mut() {
+        if let Cow::Owned(_) = eol.from_work_tree(path.as_str(), bytes) {
+            return Err(Error::Blueprint(format!(
+                "{}: the rendered {} has CRLF line endings, but its attributes make git store it with LF (the new repo would be dirty): convert the blueprint file to LF",
+                plan.sources.get(path).map_or(path.as_str(), String::as_str),
+                path.as_str()
+            )));
+        }
+        if let Cow::Owned(work_tree) = eol.to_work_tree(path.as_str(), bytes) {
+            *bytes = work_tree;
+            converted = true;
+        }
+    }
+    Ok(converted.then(|| Plan {
+        files,
+        executable: plan.executable.clone(),
+        sources: plan.sources.clone(),
+    }))
+}
+
+/// convert.c's `text_stat`.
+#[derive(Default)]
+struct Stats {
+    nul: usize,
+    lone_cr: usize,
+    lone_lf: usize,
+    crlf: usize,
+    printable: usize,
+    nonprintable: usize,
+}
+
+impl Stats {
+    fn of(bytes: &[u8]) -> Stats {
+        let mut stats = Stats::default();
+        for (n, byte) in bytes.iter().enumerate() {
+            match byte {
+                b'\r' if bytes.get(n + 1) == Some(&b'\n') => {
+                    stats.crlf += 1;
+                }
+                b'\r' => stats.lone_cr += 1,
+                b'\n' if n > 0 && bytes[n - 1] == b'\r' => {}
+                b'\n' => stats.lone_lf += 1,
+                127 => stats.nonprintable += 1,
+                0 => {
+                    stats.nul += 1;
+                    stats.nonprintable += 1;
+                }
+                b'\x08' | b'\t' | b'\x1b' | b'\x0c' => stats.printable += 1,
+                c if *c < 32 => stats.nonprintable += 1,
+                _ => stats.printable += 1,
+            }
+        }
+        stats
+    }
+
+    /// convert.c's `convert_is_binary`.
+    fn is_binary(&self) -> bool {
+        self.lone_cr > 0 || self.nul > 0 || (self.printable >> 7) < self.nonprintable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_with(config: &[(&str, &str)], attributes: &str) -> (tempfile::TempDir, Eol) {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let repo = Repository::init(dir.path()).expect("init");
+        let mut cfg = repo.config().expect("config");
+        for (key, value) in config {
+            cfg.set_str(key, value).expect("set");
+        }
+        std::fs::write(dir.path().join(".gitattributes"), attributes).expect("attrs");
+        let eol = Eol::of(dir.path());
+        (dir, eol)
+    }
+
+    #[test]
+    fn autocrlf_true_checks_out_crlf_and_stores_lf() {
+        let (_dir, eol) = repo_with(&[("core.autocrlf", "true")], "");
+        assert_eq!(&*eol.to_work_tree("a.yaml", b"a\nb\n"), b"a\r\nb\r\n");
+        assert_eq!(&*eol.from_work_tree("a.yaml", b"a\r\nb\r\n"), b"a\nb\n");
+        // Binary content is left alone both ways.
+        assert_eq!(&*eol.to_work_tree("x.bin", b"a\0\nb\n"), b"a\0\nb\n");
+    }
+
+    #[test]
+    fn attributes_win_over_autocrlf() {
+        let (_dir, eol) = repo_with(
+            &[("core.autocrlf", "true")],
+            "*.sh text eol=lf\n*.bat eol=crlf\n*.png -text\n",
+        );
+        assert_eq!(&*eol.to_work_tree("run.sh", b"a\n"), b"a\n");
+        assert_eq!(&*eol.from_work_tree("run.sh", b"a\r\n"), b"a\n");
+        assert_eq!(&*eol.to_work_tree("run.bat", b"a\n"), b"a\r\n");
+        assert_eq!(&*eol.from_work_tree("i.png", b"a\r\n"), b"a\r\n");
+    }
+
+    #[test]
+    fn without_settings_nothing_changes() {
+        let (_dir, eol) = repo_with(&[], "");
+        assert_eq!(&*eol.to_work_tree("a", b"a\n"), b"a\n");
+        assert_eq!(&*eol.from_work_tree("a", b"a\r\n"), b"a\r\n");
+    }
+}

@@ -1,0 +1,461 @@
+//! Who a commit is by and how it is signed, as git itself would decide for the repository:
+//! git is asked (`git var GIT_AUTHOR_IDENT`/`GIT_COMMITTER_IDENT`, `git config`) so that
+//! the `GIT_AUTHOR_*`/`GIT_COMMITTER_*` variables, `-c`/`GIT_CONFIG_*` settings, repo,
+//! global and system config and `includeIf` all count exactly as they do for `git commit`.
+//! Without git on PATH, libgit2 reads the same config files and the variables are read
+//! here. `commit.gpgSign` signs through the configured program as git's gpg-interface.c
+//! does (openpgp: `gpg --status-fd=2 -bsau KEY`; x509: `gpgsm`, the same; ssh:
+//! `ssh-keygen -Y sign -n git -f KEY FILE`). Hooks are not run; `unrun_hooks` lists the
+//! ones git would have run, for the caller to say so.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+
+/// Where git is asked: a directory inside the repository, and for a repository that does
+/// not exist yet (`new`) the git directory it will have, so `includeIf "gitdir:…"` matches.
+pub struct Place {
+    pub cwd: PathBuf,
+    pub git_dir: Option<PathBuf>,
+}
+
+impl Place {
+    /// An existing repository's work tree (or any directory inside it).
+    pub fn repo(root: &Path) -> Self {
+        Place {
+            cwd: root.to_path_buf(),
+            git_dir: None,
+        }
+    }
+
+    /// A repository about to be created at `dir` (which exists, empty).
+    pub fn new_repo(dir: &Path) -> Self {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        Place {
+            git_dir: Some(dir.join(".git")),
+            cwd: dir,
+        }
+    }
+
+    fn git(&self) -> Command {
+        let mut command = Command::new("git");
+        command.current_dir(&self.cwd);
+        if let Some(dir) = &self.git_dir {
+            command.env("GIT_DIR", dir);
+        }
+        command.stdin(Stdio::null());
+        command
+    }
+
+    /// stdout of `git ARGS`: None when git is not on PATH, Err(stderr) when it fails.
+    fn ask(&self, args: &[&str]) -> Option<std::result::Result<String, String>> {
+        let output = self.git().args(args).output().ok()?;
+        Some(if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout)
+                .trim_end()
+                .to_string())
+        } else {
+            Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+        })
+    }
+
+    /// A config value as git reads it for this repository (`--type=bool` normalises
+    /// booleans to `true`/`false`).
+    fn config(&self, key: &str, boolean: bool) -> Option<String> {
+        let mut args = vec!["config"];
+        if boolean {
+            args.push("--type=bool");
+        }
+        args.extend(["--get", key]);
+        match self.ask(&args) {
+            Some(answer) => answer.ok().filter(|v| !v.is_empty()),
+            None => {
+                let config = self.libgit2_config()?;
+                if boolean {
+                    config.get_bool(key).ok().map(|b| b.to_string())
+                } else {
+                    config.get_string(key).ok().filter(|v| !v.is_empty())
+                }
+            }
+        }
+    }
+
+    fn libgit2_config(&self) -> Option<git2::Config> {
+        match &self.git_dir {
+            None => git2::Repository::discover(&self.cwd).ok()?.config().ok(),
+            Some(_) => git2::Config::open_default().ok(),
+        }
+    }
+}
+
+/// A name and email, and the time git gives them (None: now).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Person {
+    pub name: String,
+    pub email: String,
+    pub when: Option<(i64, i32)>,
+}
+
+impl Person {
+    /// git's ident line: `Name <email> SECONDS +HHMM`.
+    fn parse_ident(line: &str) -> Option<Person> {
+        let (rest, zone) = line.trim_end().rsplit_once(' ')?;
+        let (rest, seconds) = rest.rsplit_once(' ')?;
+        let open = rest.rfind(" <")?;
+        let email = rest[open + 2..].strip_suffix('>')?;
+        let sign = match zone.as_bytes().first()? {
+            b'-' => -1,
+            _ => 1,
+        };
+        let digits: i32 = zone.get(1..)?.parse().ok()?;
+        Some(Person {
+            name: rest[..open].to_string(),
+            email: email.to_string(),
+            when: Some((
+                seconds.parse().ok()?,
+                sign * (digits / 100 * 60 + digits % 100),
+            )),
+        })
+    }
+
+    pub fn signature(&self) -> std::result::Result<git2::Signature<'static>, git2::Error> {
+        match self.when {
+            Some((seconds, offset)) => {
+                git2::Signature::new(&self.name, &self.email, &git2::Time::new(seconds, offset))
+            }
+            None => git2::Signature::now(&self.name, &self.email),
+        }
+    }
+}
+
+/// A name or email git's fsck would reject in a commit: a newline, `<`, `>` or NUL.
+pub fn check_person(name: &str, email: &str, source: &str, fix: &str) -> Result<()> {
+    let bad = |s: &str| s.contains(['\n', '\r', '<', '>', '\0']);
+    if bad(name) || bad(email) || name.trim().is_empty() || email.trim().is_empty() {
+        return Err(Error::Input(format!(
+            "{source} `{} <{}>`: a name and email must be non-empty and hold no newline, `<` or `>` (git rejects such a commit); {fix}",
+            name.escape_debug(),
+            email.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
+/// The author and committer git would write, or None when git has no identity (it would
+/// refuse to commit: the caller falls back). `author_flag` replaces the author's name and
+/// email, as `git commit --author` does.
+pub fn resolve(
+    place: &Place,
+    author_flag: Option<(&str, &str)>,
+) -> Result<Option<(Person, Person)>> {
+    let flagged = |when| {
+        author_flag.map(|(name, email)| Person {
+            name: name.to_string(),
+            email: email.to_string(),
+            when,
+        })
+    };
+    let (author, committer) = match (
+        place.ask(&["var", "GIT_AUTHOR_IDENT"]),
+        place.ask(&["var", "GIT_COMMITTER_IDENT"]),
+    ) {
+        (Some(author), Some(committer)) => {
+            let author = author.ok().and_then(|line| Person::parse_ident(&line));
+            let committer = committer.ok().and_then(|line| Person::parse_ident(&line));
+            (author, committer)
+        }
+        // No git: the variables, then user.name/user.email from the config files.
+        _ => (
+            from_env_or_config(place, "AUTHOR")?,
+            from_env_or_config(place, "COMMITTER")?,
+        ),
+    };
+    let author = match (flagged(author.as_ref().and_then(|a| a.when)), author) {
+        (Some(flag), _) => flag,
+        (None, Some(author)) => author,
+        (None, None) => return Ok(None),
+    };
+    let committer = committer.unwrap_or_else(|| author.clone());
+    Ok(Some((author, committer)))
+}
+
+fn from_env_or_config(place: &Place, role: &str) -> Result<Option<Person>> {
+    let var = |what: &str| std::env::var(format!("GIT_{role}_{what}")).ok();
+    let name = var("NAME").or_else(|| place.config("user.name", false));
+    let email = var("EMAIL")
+        .or_else(|| place.config("user.email", false))
+        .or_else(|| std::env::var("EMAIL").ok());
+    let (Some(name), Some(email)) = (name, email) else {
+        return Ok(None);
+    };
+    check_person(
+        &name,
+        &email,
+        "user.name/user.email",
+        "fix it with `git config user.name` and `git config user.email`",
+    )?;
+    Ok(Some(Person {
+        name,
+        email,
+        when: None,
+    }))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    OpenPgp,
+    X509,
+    Ssh,
+}
+
+/// How `commit.gpgSign` asks commits to be signed.
+#[derive(Clone, Debug)]
+pub struct Signing {
+    format: Format,
+    program: String,
+    key: String,
+}
+
+/// The command that signs a commit afterwards, for refusals.
+const SIGN_LATER: &str = "or commit unsigned now with `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=commit.gpgSign GIT_CONFIG_VALUE_0=false scaffold …` and sign afterwards with `git commit --amend --no-edit -S`";
+
+impl Signing {
+    /// None unless `commit.gpgSign` is true; `committer` is gpg's default key, as in git.
+    pub fn resolve(place: &Place, committer: &Person) -> Result<Option<Signing>> {
+        if place.config("commit.gpgsign", true).as_deref() != Some("true") {
+            return Ok(None);
+        }
+        let format = match place.config("gpg.format", false).as_deref() {
+            None | Some("openpgp") => Format::OpenPgp,
+            Some("x509") => Format::X509,
+            Some("ssh") => Format::Ssh,
+            Some(other) => {
+                return Err(Error::Input(format!(
+                    "gpg.format `{other}`: git knows openpgp, x509 and ssh; fix it with `git config gpg.format ssh` (or openpgp, x509)"
+                )));
+            }
+        };
+        let program = match format {
+            Format::OpenPgp => place
+                .config("gpg.openpgp.program", false)
+                .or_else(|| place.config("gpg.program", false))
+                .unwrap_or_else(|| "gpg".into()),
+            Format::X509 => place
+                .config("gpg.x509.program", false)
+                .unwrap_or_else(|| "gpgsm".into()),
+            Format::Ssh => place
+                .config("gpg.ssh.program", false)
+                .unwrap_or_else(|| "ssh-keygen".into()),
+        };
+        let key = match (place.config("user.signingkey", false), format) {
+            (Some(key), _) => key,
+            (None, Format::Ssh) => default_ssh_key(place)?,
+            (None, _) => format!("{} <{}>", committer.name, committer.email),
+        };
+        Ok(Some(Signing {
+            format,
+            program,
+            key,
+        }))
+    }
+
+    /// The signature of `buffer` (a commit object's text), without its final newline (the
+    /// form git stores in the `gpgsig` header).
+    pub fn sign(&self, buffer: &[u8]) -> Result<String> {
+        let signature = match self.format {
+            Format::OpenPgp | Format::X509 => self.sign_gpg(buffer)?,
+            Format::Ssh => self.sign_ssh(buffer)?,
+        };
+        Ok(signature.trim_end_matches('\n').to_string())
+    }
+
+    fn refused(&self, why: &str) -> Error {
+        Error::Refused(format!(
+            "commit.gpgSign is true and `{}` could not sign the commit ({why}); nothing was committed: fix signing (`git commit --allow-empty -S -m test` shows the same failure), {SIGN_LATER}",
+            self.program
+        ))
+    }
+
+    fn sign_gpg(&self, buffer: &[u8]) -> Result<String> {
+        let child = Command::new(&self.program)
+            .args(["--status-fd=2", "-bsau", &self.key])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.refused(&e.to_string()))?;
+        let output = feed(child, buffer).map_err(|e| self.refused(&e.to_string()))?;
+        let status = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() || !format!("\n{status}").contains("\n[GNUPG:] SIG_CREATED ") {
+            return Err(self.refused(first_line(&status)));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    fn sign_ssh(&self, buffer: &[u8]) -> Result<String> {
+        let temp = tempfile::TempDir::new().map_err(|e| self.refused(&e.to_string()))?;
+        let literal = self
+            .key
+            .strip_prefix("key::")
+            .or_else(|| self.key.starts_with("ssh-").then_some(self.key.as_str()));
+        let key_file = match literal {
+            Some(key) => {
+                let path = temp.path().join("signing-key.pub");
+                std::fs::write(&path, format!("{key}\n"))
+                    .map_err(|e| self.refused(&e.to_string()))?;
+                path
+            }
+            None => expand_home(&self.key),
+        };
+        let buffer_file = temp.path().join("commit");
+        std::fs::write(&buffer_file, buffer).map_err(|e| self.refused(&e.to_string()))?;
+        let mut command = Command::new(&self.program);
+        command
+            .args(["-Y", "sign", "-n", "git", "-f"])
+            .arg(&key_file);
+        if literal.is_some() {
+            command.arg("-U");
+        }
+        let output = command
+            .arg(&buffer_file)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| self.refused(&e.to_string()))?;
+        if !output.status.success() {
+            return Err(self.refused(first_line(&String::from_utf8_lossy(&output.stderr))));
+        }
+        let signature_file = temp.path().join("commit.sig");
+        std::fs::read_to_string(&signature_file).map_err(|e| self.refused(&e.to_string()))
+    }
+}
+
+/// `gpg.ssh.defaultKeyCommand`'s first key, as git takes it when user.signingkey is unset.
+fn default_ssh_key(place: &Place) -> Result<String> {
+    let missing = || {
+        Error::Refused(format!(
+            "commit.gpgSign is true with gpg.format ssh, but user.signingkey is not set; set it (`git config user.signingkey ~/.ssh/id_ed25519.pub`), {SIGN_LATER}"
+        ))
+    };
+    let command = place
+        .config("gpg.ssh.defaultKeyCommand", false)
+        .ok_or_else(missing)?;
+    let output = Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(&place.cwd)
+        .output()
+        .map_err(|_| missing())?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find(|l| l.starts_with("key::") || l.starts_with("ssh-"))
+        .map(|l| l.to_string())
+        .ok_or_else(missing)
+}
+
+fn feed(mut child: std::process::Child, input: &[u8]) -> std::io::Result<std::process::Output> {
+    use std::io::Write;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A program that fails early closes its input; its exit status says why.
+        let _ = stdin.write_all(input);
+    }
+    child.wait_with_output()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with("[GNUPG:]"))
+        .unwrap_or("no signature made")
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The hooks `git commit` would have run (`pre-commit`, `prepare-commit-msg`,
+/// `commit-msg`, `post-commit`) that exist and are executable in the repository at `root`
+/// (core.hooksPath honoured).
+pub fn unrun_hooks(root: &Path) -> Vec<&'static str> {
+    let place = Place::repo(root);
+    let dir = match place.ask(&["rev-parse", "--path-format=absolute", "--git-path", "hooks"]) {
+        Some(Ok(dir)) => PathBuf::from(dir),
+        _ => match git2::Repository::open(root) {
+            Ok(repo) => match place.config("core.hooksPath", false) {
+                Some(path) => root.join(expand_home(&path)),
+                None => repo.path().join("hooks"),
+            },
+            Err(_) => return Vec::new(),
+        },
+    };
+    [
+        "pre-commit",
+        "prepare-commit-msg",
+        "commit-msg",
+        "post-commit",
+    ]
+    .into_iter()
+    .filter(|hook| is_executable(&dir.join(hook)))
+    .collect()
+}
+
+/// What to say after a commit in a repo with hooks: that they were not run, and the
+/// commands that make the same commit again through `git commit` (which runs them).
+pub fn hooks_note(root: &Path, commit: &str, root_commit: bool) -> Option<String> {
+    let hooks = unrun_hooks(root);
+    if hooks.is_empty() {
+        return None;
+    }
+    let undo = if root_commit {
+        "git update-ref -d HEAD"
+    } else {
+        "git reset --soft HEAD~1"
+    };
+    Some(format!(
+        "note: scaffold does not run git hooks, and this repo has {}: to run them on this commit, `{undo} && git commit -C {commit}`",
+        hooks.join(", ")
+    ))
+}
+
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idents_parse_with_their_time_zone() {
+        let person =
+            Person::parse_ident("A. U. Thor <a@example.org> 1112904793 -0230").expect("ident");
+        assert_eq!(person.name, "A. U. Thor");
+        assert_eq!(person.email, "a@example.org");
+        assert_eq!(person.when, Some((1112904793, -150)));
+        assert_eq!(Person::parse_ident("no email 1 +0000"), None);
+    }
+
+    #[test]
+    fn names_git_rejects_are_refused() {
+        for (name, email) in [
+            ("A\nB", "a@b"),
+            ("A <x", "a@b"),
+            ("A", "a>@b"),
+            (" ", "a@b"),
+        ] {
+            assert!(
+                check_person(name, email, "--author", "fix").is_err(),
+                "{name:?}"
+            );
+        }
+        assert!(check_person("Ann", "ann@example.org", "--author", "fix").is_ok());
+    }
+}

@@ -1,0 +1,764 @@
+//! Issue 23, a good git citizen: one operation per repository at a time, identity and
+//! signing as git resolves them, hooks, and git's own checks on every commit.
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use crate::support::{Env, Output, assert_git_accepts, run};
+
+fn new_repo(env: &Env, name: &str) -> PathBuf {
+    let out = run(env
+        .scaffold()
+        .args(["new", name, "--defaults", "--set", "name=platform"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.path(name)
+}
+
+fn spawn(env: &Env, dir: &Path, args: &[&str], delay_ms: u32) -> Child {
+    env.scaffold()
+        .current_dir(dir)
+        .args(args)
+        .env("SCAFFOLD_TEST_STEP_DELAY_MS", delay_ms.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn")
+}
+
+fn finish(child: Child) -> Output {
+    let out = child.wait_with_output().expect("wait");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The answers record as committed on HEAD.
+fn committed_record(env: &Env, dir: &Path) -> serde_yaml::Value {
+    serde_yaml::from_str(&env.git(dir, &["show", "HEAD:.scaffold/answers.yaml"])).expect("yaml")
+}
+
+fn has_addon(record: &serde_yaml::Value, addon: &str) -> bool {
+    record["answers"]["addons"]
+        .as_sequence()
+        .is_some_and(|list| list.iter().any(|a| a.as_str() == Some(addon)))
+}
+
+/// A run refused because another holds the lock: exit 3 and the lock's one-line message.
+fn refused_by_lock(out: &Output) -> bool {
+    out.code == 3 && out.stderr.contains("another scaffold run (pid ")
+}
+
+#[test]
+fn concurrent_add_addon_and_update_never_lose_a_change_or_break_the_index() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let pairs = 50;
+    let (mut both, mut refused) = (0, 0);
+    for n in 0..pairs {
+        let record = committed_record(&env, &dir);
+        let addon_cmd = if has_addon(&record, "velero") {
+            "remove-addon"
+        } else {
+            "add-addon"
+        };
+        let node_max = format!("node_max={}", 10 + n);
+        // Every fifth pair slows one run, so the two overlap for certain.
+        let delay = if n % 5 == 0 { 30 } else { 0 };
+        let a = spawn(&env, &dir, &[addon_cmd, "velero"], delay);
+        let b = spawn(&env, &dir, &["update", "--set", &node_max], 0);
+        let (a, b) = (finish(a), finish(b));
+        for (what, out) in [(addon_cmd, &a), ("update", &b)] {
+            assert!(
+                out.code == 0 || refused_by_lock(out),
+                "pair {n}: {what} exited {}: {}",
+                out.code,
+                out.stderr
+            );
+        }
+        let after = committed_record(&env, &dir);
+        if a.code == 0 {
+            assert_eq!(
+                has_addon(&after, "velero"),
+                addon_cmd == "add-addon",
+                "pair {n}: {addon_cmd} exited 0 but HEAD does not show it (lost update)"
+            );
+        }
+        if b.code == 0 {
+            assert_eq!(
+                after["answers"]["node_max"].as_u64(),
+                Some(10 + n),
+                "pair {n}: update exited 0 but HEAD does not show it (lost update)"
+            );
+        }
+        match (a.code, b.code) {
+            (0, 0) => both += 1,
+            _ => refused += 1,
+        }
+        // The index and work tree are HEAD's: nothing staged, nothing modified.
+        assert_eq!(
+            env.git(&dir, &["status", "--porcelain"]),
+            "",
+            "pair {n}: index or work tree left behind HEAD"
+        );
+        assert!(
+            !dir.join(".git/scaffold.lock").exists(),
+            "pair {n}: lock left"
+        );
+    }
+    eprintln!(
+        "{pairs} pairs: {both} both committed in turn, {refused} with one refused by the lock"
+    );
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn a_second_run_is_refused_while_the_lock_is_held_and_a_dead_holders_lock_is_recovered() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let lock = dir.join(".git/scaffold.lock");
+    // A live holder: this test process.
+    std::fs::write(&lock, format!("{} add-addon velero\n", std::process::id())).expect("lock");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: another scaffold run (pid {}, `add-addon velero`) is using this repository; wait for it to finish, then run scaffold again (if no scaffold is running, remove `{}`)\n",
+            std::process::id(),
+            std::fs::canonicalize(&lock).expect("abs").display()
+        )
+    );
+    assert_eq!(env.git(&dir, &["log", "--format=%s"]).lines().count(), 1);
+    // A dead holder: a process that has exited.
+    let gone = Command::new("true").spawn().expect("true");
+    let pid = gone.id();
+    let _ = gone.wait_with_output();
+    std::fs::write(&lock, format!("{pid} update\n")).expect("lock");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("left by a scaffold run that is gone"),
+        "{}",
+        out.stderr
+    );
+    assert!(!lock.exists());
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn two_in_place_news_into_one_directory_never_mix() {
+    for n in 0..10 {
+        let env = Env::new();
+        let dir = env.path("here");
+        std::fs::create_dir(&dir).expect("mkdir");
+        let args = ["new", ".", "--defaults", "--set", "name=platform"];
+        let a = spawn(&env, &dir, &args, if n % 2 == 0 { 5 } else { 0 });
+        let b = spawn(&env, &dir, &args, 0);
+        let (a, b) = (finish(a), finish(b));
+        let winners = [&a, &b].iter().filter(|o| o.code == 0).count();
+        assert_eq!(winners, 1, "run {n}: {}\n{}", a.stderr, b.stderr);
+        for out in [&a, &b].into_iter().filter(|o| o.code != 0) {
+            assert_eq!(out.code, 3, "run {n}: {}", out.stderr);
+        }
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "run {n}");
+        assert_git_accepts(&env, &dir);
+    }
+}
+
+fn in_repo(env: &Env, dir: &Path, args: &[&str]) -> Output {
+    run(env.scaffold().current_dir(dir).args(args))
+}
+
+fn head(env: &Env, dir: &Path, format: &str) -> String {
+    env.git(dir, &["log", "-1", &format!("--format={format}")])
+        .trim()
+        .to_string()
+}
+
+fn append_global_config(env: &Env, text: &str) {
+    let path = env.home.path().join(".gitconfig");
+    let before = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(&path, before + text).expect("gitconfig");
+}
+
+#[test]
+fn identity_comes_from_git_include_if_repo_config_and_the_environment() {
+    let env = Env::new();
+    let work_config = env.home.path().join("work.gitconfig");
+    std::fs::write(
+        &work_config,
+        "[user]\n\tname = Work Person\n\temail = work@example.org\n",
+    )
+    .expect("work config");
+    append_global_config(
+        &env,
+        &format!(
+            "[includeIf \"gitdir:{}/\"]\n\tpath = {}\n",
+            env.work.path().display(),
+            work_config.display()
+        ),
+    );
+    let dir = new_repo(&env, "p");
+    assert_eq!(
+        head(&env, &dir, "%an <%ae>|%cn <%ce>"),
+        "Work Person <work@example.org>|Work Person <work@example.org>"
+    );
+    // Repo-local config wins over the included one.
+    env.git(&dir, &["config", "user.name", "Local Name"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &dir, "%an <%ae>"),
+        "Local Name <work@example.org>"
+    );
+    // The variables win over config, dates included.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["remove-addon", "velero"])
+        .env("GIT_AUTHOR_NAME", "Env Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.org")
+        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13 +0200")
+        .env("GIT_COMMITTER_NAME", "Env Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.org"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &dir, "%an <%ae> %ai|%cn <%ce>"),
+        "Env Author <author@example.org> 2005-04-07 22:13:13 +0200|Env Committer <committer@example.org>"
+    );
+    // --author sets the author only, as `git commit --author` does.
+    let out = in_repo(
+        &env,
+        &dir,
+        &["add-addon", "velero", "--author", "Ops <ops@example.org>"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &dir, "%an <%ae>|%cn <%ce>"),
+        "Ops <ops@example.org>|Local Name <work@example.org>"
+    );
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn names_git_would_reject_are_refused_or_cleaned_as_git_does() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "--author",
+        "Evil\nName <e@example.org>",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: --author `Evil\\nName <e@example.org>`: a name and email must be non-empty and hold no newline, `<` or `>` (git rejects such a commit); use the form \"Name <email@example.org>\"\n"
+    );
+    assert!(!env.path("p").exists());
+    // A newline in git config: git itself drops it from the ident, and so does scaffold.
+    append_global_config(&env, "[user]\n\tname = \"Two\\nLines\"\n");
+    let dir = new_repo(&env, "q");
+    assert_eq!(head(&env, &dir, "%an"), "TwoLines");
+    assert_git_accepts(&env, &dir);
+}
+
+/// An ssh signing key and git config that signs every commit with it and trusts it.
+fn ssh_signing(env: &Env) -> Option<PathBuf> {
+    let key = env.home.path().join("signing_key");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+        .arg(&key)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "ssh-keygen is needed in CI"
+        );
+        eprintln!("skipped: no ssh-keygen");
+        return None;
+    }
+    let public = std::fs::read_to_string(key.with_extension("pub")).expect("pub");
+    let allowed = env.home.path().join("allowed_signers");
+    std::fs::write(&allowed, format!("test@example.org {public}")).expect("allowed");
+    append_global_config(
+        env,
+        &format!(
+            "[commit]\n\tgpgSign = true\n[gpg]\n\tformat = ssh\n[gpg \"ssh\"]\n\tallowedSignersFile = {}\n[user]\n\tsigningkey = {}\n",
+            allowed.display(),
+            key.display()
+        ),
+    );
+    Some(key)
+}
+
+#[test]
+fn commit_gpg_sign_signs_with_ssh_and_git_verifies_it() {
+    let env = Env::new();
+    if ssh_signing(&env).is_none() {
+        return;
+    }
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["verify-commit", "HEAD"]);
+    assert_eq!(head(&env, &dir, "%G?"), "G");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.git(&dir, &["verify-commit", "HEAD"]);
+    assert_eq!(head(&env, &dir, "%G?"), "G");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn a_commit_that_cannot_be_signed_is_refused_never_made_unsigned() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let before = head(&env, &dir, "%H");
+    append_global_config(
+        &env,
+        "[commit]\n\tgpgSign = true\n[gpg]\n\tformat = ssh\n[user]\n\tsigningkey = /nonexistent/key\n",
+    );
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "error: commit.gpgSign is true and `ssh-keygen` could not sign the commit ("
+        ) && out.stderr.contains("`git commit --amend --no-edit -S`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    // `new` refuses too, and leaves nothing.
+    let out = run(env.scaffold().args(["new", "q", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(!env.path("q").exists());
+}
+
+#[test]
+fn hooks_are_named_with_the_command_that_runs_them() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let hook = dir.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/hook-ran\"\n",
+    )
+    .expect("hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sha = head(&env, &dir, "%H");
+    let note = format!(
+        "note: scaffold does not run git hooks, and this repo has pre-commit: to run them on this commit, `git reset --soft HEAD~1 && git commit -C {sha}`\n"
+    );
+    assert!(out.stderr.contains(&note), "{}", out.stderr);
+    assert!(!dir.join(".git/hook-ran").exists());
+    // The command it gives makes the same change through git, hooks run.
+    env.git(&dir, &["reset", "--soft", "HEAD~1"]);
+    env.git(&dir, &["commit", "-q", "-C", &sha]);
+    assert!(dir.join(".git/hook-ran").exists());
+    assert_eq!(
+        env.git(&dir, &["rev-parse", "HEAD^{tree}"]),
+        env.git(&dir, &["rev-parse", &format!("{sha}^{{tree}}")])
+    );
+}
+
+#[test]
+fn a_symlink_scaffold_must_change_is_refused_not_replaced() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    std::fs::rename(dir.join("README.md"), dir.join("README.real")).expect("mv");
+    std::os::unix::fs::symlink("README.real", dir.join("README.md")).expect("ln");
+    env.git(&dir, &["add", "-A"]);
+    env.git(&dir, &["commit", "-qm", "readme as a link"]);
+    let before = std::fs::read(dir.join("README.real")).expect("read");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: `README.md` is a symbolic link, and scaffold must change `README.md`; scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(dir.join("README.md"))
+            .expect("meta")
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read(dir.join("README.real")).expect("read"),
+        before
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn in_place_new_leaves_index_stat_data_that_matches_the_files() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let dir = env.path("here");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let out = run(env.scaffold().current_dir(&dir).args([
+        "new",
+        ".",
+        "--defaults",
+        "--set",
+        "name=platform",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let index = git2::Repository::open(&dir)
+        .expect("open")
+        .index()
+        .expect("index");
+    let mut checked = 0;
+    for entry in index.iter() {
+        let path = String::from_utf8(entry.path.clone()).expect("utf8");
+        let meta = std::fs::symlink_metadata(dir.join(&path)).expect("stat");
+        assert_eq!(
+            (
+                entry.ctime.seconds(),
+                entry.ctime.nanoseconds(),
+                entry.ino,
+                entry.file_size
+            ),
+            (
+                meta.ctime() as i32,
+                meta.ctime_nsec() as u32,
+                meta.ino() as u32,
+                meta.size() as u32
+            ),
+            "{path}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 10);
+    assert_git_accepts(&env, &dir);
+}
+
+/// A one-question blueprint with `files`, for the path rules.
+fn blueprint_with(env: &Env, files: &[(&str, &str)]) -> PathBuf {
+    let dir = env.path("bp");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in [
+        ("blueprint.yaml", "name: t\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: Name\n    type: string\n    default: x\n"),
+        ("tests/defaults.yaml", "{}\n"),
+        ("files/a.txt", "a\n"),
+    ]
+    .iter()
+    .chain(files)
+    {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("dirs");
+        std::fs::write(full, text).expect("file");
+    }
+    dir
+}
+
+#[test]
+fn paths_and_special_files_git_rejects_are_refused_at_lint_and_by_new() {
+    let long_line = format!("*.txt {}\n", "x".repeat(2100));
+    let cases: [(&str, &str, &str); 5] = [
+        (
+            "files/.g\u{200c}it/config",
+            "x\n",
+            "`.g\\u{200c}it` is .git as Windows (NTFS) or macOS (HFS+) reads it",
+        ),
+        (
+            "files/.git. /config",
+            "x\n",
+            "`.git. ` is .git as Windows (NTFS) or macOS (HFS+) reads it",
+        ),
+        (
+            "files/GIT~1/config",
+            "x\n",
+            "`GIT~1` is .git as Windows (NTFS) or macOS (HFS+) reads it",
+        ),
+        (
+            "files/.gitmodules",
+            "[submodule \"a\"]\n\tpath = a\n\turl = --upload-pack=touch /tmp/pwned\n",
+            ".gitmodules line 3: url `--upload-pack=touch /tmp/pwned` looks like a command-line option (fsck: gitmodulesUrl)",
+        ),
+        (
+            "files/.gitattributes",
+            &long_line,
+            ".gitattributes line 1 is longer than 2048 bytes (git ignores it; fsck: gitattributesLineLength)",
+        ),
+    ];
+    for (path, text, rule) in cases {
+        let env = Env::new();
+        let bp = blueprint_with(&env, &[(path, text)]);
+        let out = run(env.scaffold().args(["blueprint", "lint"]).arg(&bp));
+        assert_eq!(out.code, 1, "{path}: {}", out.stderr);
+        assert!(out.stdout.contains(rule), "{path}: {}", out.stdout);
+        let out = run(env
+            .scaffold()
+            .args(["new", "out", "--defaults", "--blueprint"])
+            .arg(&bp));
+        assert_eq!(out.code, 5, "{path}: {}", out.stderr);
+        assert!(out.stderr.contains(rule), "{path}: {}", out.stderr);
+        assert!(!env.path("out").exists(), "{path}");
+    }
+}
+
+#[test]
+fn a_sparse_checkout_is_refused_with_the_commands_around_it() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["sparse-checkout", "set", "clusters"]);
+    for args in [
+        &["add-addon", "velero"][..],
+        &["update"],
+        &["remove-addon", "x"],
+    ] {
+        let out = in_repo(&env, &dir, args);
+        assert_eq!(out.code, 3, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("is a sparse checkout, and scaffold reads and writes files outside it; run `git sparse-checkout disable`, run scaffold, then `git sparse-checkout reapply` (nothing was changed)"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    env.git(&dir, &["sparse-checkout", "disable"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn a_linked_worktree_is_changed_on_its_own_branch_and_shares_the_lock() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let linked = env.path("linked");
+    env.git(
+        &dir,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            linked.to_str().expect("utf8"),
+        ],
+    );
+    let out = in_repo(&env, &linked, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        env.git(&dir, &["log", "-1", "--format=%s", "feature"])
+            .trim(),
+        "scaffold: add addon velero 12.1.0"
+    );
+    assert_eq!(env.git(&dir, &["rev-list", "--count", "main"]).trim(), "1");
+    assert_eq!(env.git(&linked, &["status", "--porcelain"]), "");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    // The lock lives in the common git directory: a run in the main worktree sees it.
+    std::fs::write(
+        dir.join(".git/scaffold.lock"),
+        format!("{} add-addon istio\n", std::process::id()),
+    )
+    .expect("lock");
+    let out = in_repo(&env, &linked, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    std::fs::remove_file(dir.join(".git/scaffold.lock")).expect("unlock");
+    let out = in_repo(&env, &linked, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_git_accepts(&env, &linked);
+}
+
+#[test]
+fn a_shallow_clone_is_changed_from_its_rendered_base() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let out = in_repo(&env, &dir, &["add-addon", "istio"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let shallow = env.path("shallow");
+    env.git(
+        env.work.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", dir.display()),
+            shallow.to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(
+        env.git(&shallow, &["rev-parse", "--is-shallow-repository"])
+            .trim(),
+        "true"
+    );
+    let out = in_repo(&env, &shallow, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&shallow, &["status", "--porcelain"]), "");
+    // The same change as in the full repo.
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        env.git(&shallow, &["rev-parse", "HEAD^{tree}"]),
+        env.git(&dir, &["rev-parse", "HEAD^{tree}"])
+    );
+    env.git(&shallow, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn an_autocrlf_checkout_is_changed_like_git_would() {
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["config", "core.autocrlf", "true"]);
+    // Check every file out again as Git for Windows would: CRLF.
+    for path in env.git(&dir, &["ls-files"]).lines() {
+        std::fs::remove_file(dir.join(path)).expect("rm");
+    }
+    env.git(&dir, &["checkout", "--", "."]);
+    let readme = std::fs::read(dir.join("README.md")).expect("read");
+    assert!(readme.windows(2).any(|w| w == b"\r\n"), "checked out CRLF");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    for args in [
+        &["add-addon", "velero"][..],
+        &["update", "--set", "node_max=7"],
+        &["remove-addon", "velero"],
+    ] {
+        let out = in_repo(&env, &dir, args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "", "{args:?}");
+        // Blobs hold LF, the work tree CRLF, as git itself would have them.
+        let blob = env.git(&dir, &["show", "HEAD:.scaffold/answers.yaml"]);
+        assert!(!blob.contains('\r'), "{args:?}");
+        let file = std::fs::read(dir.join(".scaffold/answers.yaml")).expect("read");
+        assert!(file.windows(2).any(|w| w == b"\r\n"), "{args:?}");
+    }
+    // A fresh checkout is byte for byte what scaffold left.
+    let before: Vec<(String, Vec<u8>)> = env
+        .git(&dir, &["ls-files"])
+        .lines()
+        .map(|p| (p.to_string(), std::fs::read(dir.join(p)).expect("read")))
+        .collect();
+    for (path, _) in &before {
+        std::fs::remove_file(dir.join(path)).expect("rm");
+    }
+    env.git(&dir, &["checkout", "--", "."]);
+    for (path, bytes) in &before {
+        assert_eq!(
+            &std::fs::read(dir.join(path)).expect("read"),
+            bytes,
+            "{path}"
+        );
+    }
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
+fn new_writes_what_git_would_check_out_under_the_repos_attributes() {
+    // core.autocrlf=true (Git for Windows' default): CRLF files, LF blobs, a clean status.
+    let env = Env::new();
+    append_global_config(&env, "[core]\n\tautocrlf = true\n");
+    let dir = new_repo(&env, "p");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let readme = std::fs::read(dir.join("README.md")).expect("read");
+    assert!(readme.windows(2).any(|w| w == b"\r\n"));
+    assert!(!env.git(&dir, &["show", "HEAD:README.md"]).contains('\r'));
+    let clone = env.path("clone");
+    env.git(
+        env.work.path(),
+        &[
+            "clone",
+            "-q",
+            dir.to_str().expect("utf8"),
+            clone.to_str().expect("utf8"),
+        ],
+    );
+    assert_eq!(
+        std::fs::read(clone.join("README.md")).expect("read"),
+        readme
+    );
+    assert_git_accepts(&env, &dir);
+
+    // The blueprint's own .gitattributes: eol=crlf files are written CRLF.
+    let env = Env::new();
+    let bp = blueprint_with(
+        &env,
+        &[
+            ("files/.gitattributes", "*.bat text eol=crlf\n"),
+            ("files/run.bat", "echo one\necho two\n"),
+        ],
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--blueprint"])
+        .arg(&bp));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out_dir = env.path("out");
+    assert_eq!(
+        std::fs::read(out_dir.join("run.bat")).expect("read"),
+        b"echo one\r\necho two\r\n"
+    );
+    assert_eq!(env.git(&out_dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &out_dir);
+
+    // CRLF bytes where an attribute says text: git would store other bytes, so refused.
+    let env = Env::new();
+    let bp = blueprint_with(
+        &env,
+        &[
+            ("files/.gitattributes", "*.txt text eol=lf\n"),
+            ("files/b.txt", "one\r\ntwo\r\n"),
+        ],
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--blueprint"])
+        .arg(&bp));
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: blueprint files/b.txt: the rendered b.txt has CRLF line endings, but its attributes make git store it with LF (the new repo would be dirty): convert the blueprint file to LF\n"
+    );
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn files_routed_through_a_filter_driver_are_refused_not_stored_unfiltered() {
+    // A driver configured as git-lfs configures its own (`filter.lfs.clean`, `.process`).
+    let env = Env::new();
+    append_global_config(&env, "[filter \"fake\"]\n\tclean = cat\n\tsmudge = cat\n");
+    let dir = new_repo(&env, "p");
+    std::fs::write(dir.join(".gitattributes"), "*.yaml filter=fake\n").expect("attrs");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "route yaml through fake"]);
+    let before = head(&env, &dir, "%H");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("goes through the `fake` filter (`filter=fake` in .gitattributes), and scaffold does not run filter drivers"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+
+    let bp = blueprint_with(&env, &[("files/.gitattributes", "*.txt filter=fake\n")]);
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--blueprint"])
+        .arg(&bp));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`a.txt` goes through the `fake` filter"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("out").exists());
+}
