@@ -229,6 +229,15 @@ fn collect(
                         },
                     )?,
                     None => match default {
+                        // Re-rendering a repo: its files hold the real secret's output, and
+                        // a default would silently replace it.
+                        Some(_) if question.secret && !recorded.is_empty() => {
+                            return Err(Error::Input(format!(
+                                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
+                                question.prompt,
+                                secret_env(key)
+                            )));
+                        }
                         Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
                         None if question.secret => {
                             return Err(Error::Input(format!(

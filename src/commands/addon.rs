@@ -12,7 +12,6 @@ use crate::generate::{self, Rendered};
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
 use crate::report::{self, Action, ChangeEntry, EditReport};
-use crate::transaction;
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
@@ -278,10 +277,9 @@ fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Jso
     Ok(values)
 }
 
-/// The repo around `--directory`, once an interrupted run's leftovers are settled; secrets
-/// from `--secret` or the environment.
+/// The repo around `--directory` (settled by `Found::open`); secrets from `--secret` or
+/// the environment.
 fn open(edit: &EditArgs) -> Result<Repo> {
-    transaction::settle(&edit.directory)?;
     let secrets = crate::commands::new::parse_pairs(&edit.secret, "--secret")?;
     Repo::open(&edit.directory, edit.blueprint.as_deref(), &secrets)
 }

@@ -7,7 +7,6 @@ use crate::edit::{self, Change};
 use crate::error::Result;
 use crate::git;
 use crate::plan::Plan;
-use crate::pristine;
 use crate::report::{self, EditReport};
 use crate::transaction;
 use crate::ui;
@@ -78,16 +77,13 @@ pub fn apply(
         ));
     }
     let Some(message) = message else {
-        prepared.write_only()?;
-        pristine::store(root, base, "scaffold: base (commit left to the user)")?;
-        return Ok(());
+        return prepared.write_only(base, "scaffold: base (commit left to the user)");
     };
     let (author, fallback) = git::resolve_author(options.author)?;
     if fallback {
         ui::note(git::FALLBACK_AUTHOR_NOTE);
     }
-    let commit = prepared.commit(&author, message)?;
-    pristine::store(root, base, message)?;
+    let commit = prepared.commit(&author, message, base)?;
     let written = changes
         .iter()
         .filter(|c| matches!(c, Change::Write { .. }))

@@ -116,7 +116,7 @@ pub fn run(args: NewArgs) -> Result<()> {
     let commit = fill_and_commit(&staged, plan, &author, &message)?;
     signals::test_seam("new-committed")?;
     staged.finish()?;
-    critical.done(args.dir.clone());
+    critical.done();
 
     for path in plan.files.keys() {
         ui::detail(format!("wrote {}", path.as_str()));

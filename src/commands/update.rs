@@ -11,6 +11,7 @@ use crate::edit::{Change, Conflict, ConflictKind};
 use crate::error::{Error, Result};
 use crate::pristine;
 use crate::prompt::Terminal;
+use crate::signals;
 use crate::update::{self, Request};
 
 pub fn run(args: UpdateArgs) -> Result<()> {
@@ -44,12 +45,15 @@ pub fn run(args: UpdateArgs) -> Result<()> {
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
         let stored = update.base_stored && update.up_to_date;
         if !stored && !args.edit.dry_run {
-            // Nothing to commit, but the base moves to what the files now match.
+            // Nothing to commit, but the base moves to what the files now match: that one
+            // ref write is this run's commit point.
+            let _guard = signals::TransactionGuard::enter();
             pristine::store(
                 &update.root,
                 &update.next,
                 "scaffold: base recorded by update",
             )?;
+            signals::mark_committed();
             eprintln!("note: recorded the pristine base in {}", pristine::BASE_REF);
         }
         if update.up_to_date {
