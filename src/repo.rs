@@ -160,7 +160,7 @@ impl Found {
             return Ok(None);
         };
         crate::ui::note(format!(
-            "fetched the pristine base ({}) from `{remote}`: a plain `git clone` leaves it behind",
+            "note: fetched the pristine base ({}) from `{remote}`: a plain `git clone` leaves it behind",
             pristine::BASE_REF
         ));
         Ok(Some(plan))

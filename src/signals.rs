@@ -157,7 +157,8 @@ impl Drop for Critical {
 }
 
 /// The test-only seam (debug builds): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so
-/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
+/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_SIGNAL_AT=STEP` sends itself SIGINT
+/// there; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
 /// SIGKILL; `SCAFFOLD_TEST_PANIC_AT=STEP` panics there (a bug); `SCAFFOLD_TEST_FAIL_AT=STEP`
 /// fails there as a full disk would.
 pub fn test_seam(step: &str) -> crate::error::Result<()> {
@@ -168,6 +169,12 @@ pub fn test_seam(step: &str) -> crate::error::Result<()> {
             .and_then(|v| v.parse().ok())
         {
             std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        if std::env::var("SCAFFOLD_TEST_SIGNAL_AT").is_ok_and(|v| v == step) {
+            // SAFETY: sends SIGINT to this very process; the signal thread handles it.
+            unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
+            // Long enough for the signal thread to have raised the flag.
+            std::thread::sleep(std::time::Duration::from_millis(200));
         }
         if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
             // SAFETY: sends SIGKILL to this very process.

@@ -94,7 +94,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     };
     if !edited.is_empty() {
         crate::ui::note(format!(
-            "{} was edited by hand since scaffold last wrote it; applying: {}",
+            "note: {} was edited by hand since scaffold last wrote it; applying: {}",
             record::PATH,
             edited.join(", ")
         ));
@@ -121,11 +121,8 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     )?;
     // A newer scaffold alone is no reason for a commit: the record keeps the version that
     // made it until something else changes.
-    let mut next_record = generate::record_for(
-        &blueprint,
-        &answers,
-        found.record.addon_settings.clone(),
-    );
+    let mut next_record =
+        generate::record_for(&blueprint, &answers, found.record.addon_settings.clone());
     next_record.scaffold_version = record.scaffold_version.clone();
     let mut next = generate::render(&blueprint, &renderer, &answers, &next_record)?;
     let up_to_date = next.plan.files == base.plan.files;

@@ -217,6 +217,7 @@ fn change_to(
         Some(message),
         Some(report),
     )
+    .map(|_| ())
 }
 
 fn edit_report(
@@ -237,7 +238,7 @@ fn edit_report(
     }
 }
 
-fn change_entry(change: &Change) -> ChangeEntry {
+pub fn change_entry(change: &Change) -> ChangeEntry {
     let (action, bytes) = match change {
         Change::Write {
             contents,

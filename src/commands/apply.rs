@@ -31,7 +31,9 @@ impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
 
 /// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
 /// as its pristine base, and commits them with `message`; with no message, leaves the
-/// commit to the user. With a `report`, the result is that report (JSON under `--json`).
+/// commit to the user. With a `report`, the result is that report (JSON under `--json`);
+/// under `--json` without one, nothing is printed on stdout: the caller prints its own.
+/// Returns the commit made.
 pub fn apply(
     root: &Path,
     changes: &[Change],
@@ -39,9 +41,13 @@ pub fn apply(
     options: &ApplyOptions,
     message: Option<&str>,
     mut report: Option<EditReport>,
-) -> Result<()> {
+) -> Result<Option<String>> {
+    let caller_prints = options.json && report.is_none();
     let prepared = transaction::prepare(root, changes, &base.executable, options.allow_dirty)?;
     if options.dry_run {
+        if caller_prints {
+            return Ok(None);
+        }
         match &report {
             Some(report) if options.json => println!("{}", report::to_json(report)),
             _ => {
@@ -63,7 +69,7 @@ pub fn apply(
             "dry run: {} file(s) would change; nothing written",
             changes.len()
         ));
-        return Ok(());
+        return Ok(None);
     }
     if !prepared.dirty.is_empty() {
         ui::note(format!(
@@ -77,7 +83,8 @@ pub fn apply(
         ));
     }
     let Some(message) = message else {
-        return prepared.write_only(base, "scaffold: base (commit left to the user)");
+        prepared.write_only(base, "scaffold: base (commit left to the user)")?;
+        return Ok(None);
     };
     let (author, fallback) = git::resolve_author(options.author)?;
     if fallback {
@@ -94,18 +101,20 @@ pub fn apply(
         for change in &report.changes {
             ui::detail(format!("{:?} {}", change.action, change.path).to_lowercase());
         }
-        report.commit = Some(commit);
+        report.commit = Some(commit.clone());
         if options.json {
             println!("{}", report::to_json(report));
-            return Ok(());
+            return Ok(Some(commit));
         }
         for dep in &report.added_dependencies {
             println!("adding {} too (needed by {})", dep.addon, dep.needed_by);
         }
     }
-    println!(
-        "{subject}: {written} file(s) written, {} removed, commit {short}",
-        changes.len() - written,
-    );
-    Ok(())
+    if !caller_prints {
+        println!(
+            "{subject}: {written} file(s) written, {} removed, commit {short}",
+            changes.len() - written,
+        );
+    }
+    Ok(Some(commit))
 }
