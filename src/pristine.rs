@@ -6,7 +6,8 @@
 //! than a bare tree because every git host pushes and fetches commits, and the chain lets
 //! a repo whose scaffold commit was reset or reverted find the base its record matches.
 //! Custom refs do not travel with `git clone`: `git push origin 'refs/scaffold/*'` shares
-//! them, `git fetch origin 'refs/scaffold/*:refs/scaffold/*'` brings them into a clone.
+//! them, `git fetch origin '+refs/scaffold/*:refs/scaffold/*'` brings them into a clone, and
+//! `fetch_matching` does so by itself when a clone lacks the base its record needs.
 //! git2 here and in `git` only.
 use std::path::Path;
 
