@@ -78,19 +78,17 @@ pub fn render(
     )?;
     let selection = catalog.select(&record.chosen_addons())?;
     let base_context = answers::context_of(answers, &Map::new());
-    for entry in &selection.entries {
-        for key in &entry.spec.requires {
-            let present = answers
-                .values
-                .get(key)
-                .is_some_and(|v| !answers::show(v).is_empty());
-            if !present {
-                return Err(Error::Input(format!(
-                    "addons: {} needs `{key}`; set --set {key}=… or leave {} out of addons",
-                    entry.spec.name, entry.spec.name
-                )));
-            }
-        }
+    let answered = |key: &str| {
+        answers
+            .values
+            .get(key)
+            .is_some_and(|v| !answers::show(v).is_empty())
+    };
+    if let Some(unmet) = selection.unmet(answered) {
+        return Err(Error::Input(format!(
+            "addons: {unmet}, and this repo's answers leave `{}` empty: leave {} out",
+            unmet.key, unmet.chosen
+        )));
     }
     let present: Vec<&str> = selection
         .entries

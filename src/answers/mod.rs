@@ -170,6 +170,7 @@ fn collect(
         let valid = |value: Json| {
             validate(question, value, &choices, &answers, renderer, &context)
                 .and_then(|v| cross_check(blueprint, renderer, &context, key, v))
+                .and_then(|v| addon_requirements(blueprint, question, &context, v))
         };
         let check = |text: &str| parse_text(question, text).and_then(valid);
         let given = if let Some(text) = set.get(key) {
@@ -316,6 +317,41 @@ fn cross_check(
         }
     }
     Ok(value)
+}
+
+/// The catalog's `requires:` for the addons a `choices_from: catalog` question picks,
+/// checked as soon as it is answered against the answers known by then (an interactive
+/// user is asked again); a required answer asked later is checked when rendering.
+fn addon_requirements(
+    blueprint: &Blueprint,
+    question: &Question,
+    context: &Json,
+    value: Json,
+) -> std::result::Result<Json, String> {
+    if question.choices_from.as_deref() != Some("catalog") {
+        return Ok(value);
+    }
+    let chosen: Vec<String> = value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let Ok(selection) = blueprint.catalog.select(&chosen) else {
+        return Ok(value);
+    };
+    let known = |key: &str| context.get(key);
+    let unmet = selection.unmet(|key| known(key).is_none_or(|v| !show(v).is_empty()));
+    match unmet {
+        None => Ok(value),
+        Some(unmet) => Err(format!(
+            "{unmet}, and `{}` is empty: leave {} out, or answer `{}`",
+            unmet.key, unmet.chosen, unmet.key
+        )),
+    }
 }
 
 /// Whether a question's rules read other answers (templated patterns, keys_from, checks).
