@@ -143,6 +143,12 @@ impl Found {
         let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;
         let text = String::from_utf8_lossy(&record_bytes);
         let record = Record::parse(&text)?;
+        let (made_by, running) = (&record.scaffold_version, crate::generate::VERSION);
+        if crate::version::tuple(made_by) > crate::version::tuple(running) {
+            crate::ui::note(format!(
+                "note: this repo was last written by scaffold {made_by}, newer than this scaffold {running}: what it renders may differ from what that one wrote; upgrade scaffold before changing the repo"
+            ));
+        }
         Ok(Found {
             root,
             record,

@@ -372,6 +372,8 @@ fn depends_on_others(blueprint: &Blueprint, question: &Question) -> bool {
 }
 
 fn bad(key: &str, message: &str, source: &str) -> Error {
+    // One line, whatever the value held (a newline inside a --set value).
+    let message = message.replace('\n', "\\n");
     Error::Input(format!("{key}: {message} (from {source})"))
 }
 

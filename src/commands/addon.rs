@@ -17,7 +17,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
     if let Some(pair) = args.misplaced_set.first() {
         return Err(Error::Input(format!(
-            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE (--set gives answers to `scaffold new`)"
+            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE; an answer of this repo changes with `scaffold update --set KEY=VALUE`"
         )));
     }
     check(
@@ -39,7 +39,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             namespace,
             r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
             "--namespace",
-            "a DNS-1123 label",
+            "a DNS-1123 label (at most 63 characters: lowercase letters, digits and `-`, starting and ending with a letter or digit)",
         )?;
     }
     if let Some(repo) = &args.repo {
@@ -148,6 +148,19 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let repo = open(&args.edit)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();
+    // Removing a catalog addon that is not there is done already, as adding one that is.
+    if !chosen.contains(name)
+        && !repo.rendered.addons.contains_key(name)
+        && catalog.get(name).is_some()
+    {
+        if args.edit.json {
+            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
+            println!("{}", report::to_json(&report));
+        } else {
+            println!("{name} is not in this repo; nothing to do");
+        }
+        return Ok(());
+    }
     if !chosen.contains(name) {
         return Err(Error::Input(
             match (repo.rendered.addons.contains_key(name), catalog.get(name)) {

@@ -108,6 +108,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         }
         _ => None,
     };
+    warn_if_nested(&args.dir);
     // A signal waits until the repo is complete or the staging is gone, never between.
     let mut critical = signals::Critical::enter();
     let staged = write::staging_dir(&args.dir)?;
@@ -195,6 +196,24 @@ pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_ya
             "--values `{}`: must be a mapping of answer keys to values",
             path.display()
         ))),
+    }
+}
+
+/// `new` inside another repository makes a repository of its own there: said, since the
+/// outer one then sees it only as an untracked directory (not a submodule).
+fn warn_if_nested(dir: &Path) {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(parent) = absolute.ancestors().skip(1).find(|d| d.is_dir()) else {
+        return;
+    };
+    if let Ok(outer) = git2::Repository::discover(parent)
+        && let Some(workdir) = outer.workdir()
+    {
+        ui::note(format!(
+            "note: `{}` is inside the git repository `{}`; it becomes a repository of its own, which the outer one sees as an untracked directory (add it to that repo's .gitignore, or make it elsewhere)",
+            dir.display(),
+            workdir.display()
+        ));
     }
 }
 

@@ -531,3 +531,112 @@ fn a_signal_after_new_created_the_repo_exits_0() {
         out.stderr
     );
 }
+
+#[test]
+fn remove_addon_run_again_after_success_is_a_no_op_as_add_addon_is() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "p", "--defaults", "--set", "name=platform"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let scaffold = |args: &[&str]| run(env.scaffold().current_dir(&dir).args(args));
+    for args in [["add-addon", "velero"], ["remove-addon", "velero"]] {
+        let out = scaffold(&args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        let head = env.git(&dir, &["rev-parse", "HEAD"]);
+        let again = scaffold(&args);
+        assert_eq!(again.code, 0, "{args:?} again: {}", again.stderr);
+        assert!(again.stdout.contains("nothing to do"), "{}", again.stdout);
+        assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
+    }
+}
+
+#[test]
+fn a_stale_branch_lock_is_found_before_anything_is_read() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "p", "--defaults", "--set", "name=platform"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let branch = env.git(&dir, &["symbolic-ref", "HEAD"]);
+    let lock = dir.join(".git").join(format!("{}.lock", branch.trim()));
+    fs::write(&lock, "").expect("lock");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero", "--dry-run"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("another git command is moving the branch"),
+        "{}",
+        out.stderr
+    );
+    // The command it names works.
+    sh(&env, &dir, &format!("rm {}", lock.display()));
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_record_without_a_git_repository_says_so() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "p", "--defaults", "--set", "name=platform"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    fs::remove_dir_all(dir.join(".git")).expect("rm .git");
+    let out = run(env.scaffold().current_dir(&dir).args(["update"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is not a git repository"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn a_newline_inside_a_set_value_keeps_the_error_on_one_line() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "p", "--defaults", "--set", "name=bad\nname"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn new_inside_another_repository_says_it_nests_one() {
+    let env = Env::new();
+    let outer = env.path("outer");
+    fs::create_dir(&outer).expect("mkdir");
+    env.git(&outer, &["init", "-q"]);
+    let out = run(env.scaffold().current_dir(&outer).args([
+        "new",
+        "sub",
+        "--defaults",
+        "--set",
+        "name=platform",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is inside the git repository"),
+        "{}",
+        out.stderr
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "alone", "--defaults", "--set", "name=platform"]));
+    assert!(
+        !out.stderr.contains("is inside the git repository"),
+        "{}",
+        out.stderr
+    );
+}
