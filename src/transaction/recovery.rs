@@ -37,8 +37,18 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
         )));
     }
     let _guard = signals::TransactionGuard::enter();
-    // A ref lock the dead run held while moving the base; only scaffold writes that ref.
+    // Ref locks the dead run held: the base's (only scaffold writes that ref), and the
+    // branch's when it was taken after the journal was written (by that run's commit).
     let _ = fs::remove_file(repo.path().join(format!("{}.lock", pristine::BASE_REF)));
+    let branch_lock = repo.path().join(format!("{}.lock", journal.branch));
+    let modified = |path: &Path| fs::metadata(path).and_then(|m| m.modified()).ok();
+    if let (Some(lock), Some(started)) = (
+        modified(&branch_lock),
+        modified(&dir.join("journal.json")),
+    ) && lock >= started
+    {
+        let _ = fs::remove_file(&branch_lock);
+    }
     let (head, tree) = head_and_tree(repo, &journal)?;
     if head == journal.old_head {
         rollback(repo, root, &journal, &dir)?;
