@@ -168,6 +168,7 @@ fn collect(
         }
         let choices = choices_of(question, blueprint);
         let valid = |value: Json| {
+            always_installed(blueprint, question, &value)?;
             validate(question, value, &choices, &answers, renderer, &context)
                 .and_then(|v| cross_check(blueprint, renderer, &context, key, v))
                 .and_then(|v| addon_requirements(blueprint, question, &context, v))
@@ -319,6 +320,35 @@ fn cross_check(
     Ok(value)
 }
 
+/// An addon the catalog installs in every repo, named in a `choices_from: catalog` answer:
+/// said so, rather than "not one of" the choices.
+fn always_installed(
+    blueprint: &Blueprint,
+    question: &Question,
+    value: &Json,
+) -> std::result::Result<(), String> {
+    if question.choices_from.as_deref() != Some("catalog") {
+        return Ok(());
+    }
+    let always = value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .find(|name| {
+            blueprint
+                .catalog
+                .get(name)
+                .is_some_and(|entry| entry.spec.always)
+        });
+    match always {
+        Some(name) => Err(format!(
+            "`{name}` is always installed (every repo this blueprint makes has it); leave it out"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The catalog's `requires:` for the addons a `choices_from: catalog` question picks,
 /// checked as soon as it is answered against the answers known by then (an interactive
 /// user is asked again); a required answer asked later is checked when rendering.
@@ -374,7 +404,13 @@ fn depends_on_others(blueprint: &Blueprint, question: &Question) -> bool {
 fn bad(key: &str, message: &str, source: &str) -> Error {
     // One line, whatever the value held (a newline inside a --set value).
     let message = message.replace('\n', "\\n");
-    Error::Input(format!("{key}: {message} (from {source})"))
+    // A default that fails (one derived from the directory's name) is fixed by an answer.
+    let fix = if source == "the default" {
+        format!("; pass --set {key}=…")
+    } else {
+        String::new()
+    };
+    Error::Input(format!("{key}: {message} (from {source}{fix})"))
 }
 
 /// The answers so far plus built-ins, as the template context for defaults and checks.

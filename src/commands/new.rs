@@ -179,6 +179,19 @@ pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
 pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
     let value: serde_yaml::Value = serde_yaml::from_str(text)
         .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
+    // A repo's answers record (`.scaffold/answers.yaml`): its `answers` are the values.
+    let value = match value {
+        serde_yaml::Value::Mapping(mut map)
+            if map.contains_key("answers") && map.contains_key("scaffold_version") =>
+        {
+            crate::ui::note(format!(
+                "note: --values `{}` is an answers record; using its `answers`",
+                path.display()
+            ));
+            map.remove("answers").unwrap_or_default()
+        }
+        other => other,
+    };
     match value {
         serde_yaml::Value::Null => Ok(BTreeMap::new()),
         serde_yaml::Value::Mapping(map) => map

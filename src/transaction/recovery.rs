@@ -42,10 +42,9 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
     let _ = fs::remove_file(repo.path().join(format!("{}.lock", pristine::BASE_REF)));
     let branch_lock = repo.path().join(format!("{}.lock", journal.branch));
     let modified = |path: &Path| fs::metadata(path).and_then(|m| m.modified()).ok();
-    if let (Some(lock), Some(started)) = (
-        modified(&branch_lock),
-        modified(&dir.join("journal.json")),
-    ) && lock >= started
+    if let (Some(lock), Some(started)) =
+        (modified(&branch_lock), modified(&dir.join("journal.json")))
+        && lock >= started
     {
         let _ = fs::remove_file(&branch_lock);
     }

@@ -640,3 +640,48 @@ fn new_inside_another_repository_says_it_nests_one() {
         out.stderr
     );
 }
+
+#[test]
+fn an_answers_record_given_as_values_makes_the_same_repo() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "a", "--defaults", "--set", "name=platform"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let record = env.path("a/.scaffold/answers.yaml");
+    let out = run(env
+        .scaffold()
+        .args(["new", "b", "--defaults", "--values"])
+        .arg(&record));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is an answers record"),
+        "{}",
+        out.stderr
+    );
+    let tree = |dir: &str| env.git(&env.path(dir), &["rev-parse", "HEAD^{tree}"]);
+    assert_eq!(tree("a"), tree("b"));
+}
+
+#[test]
+fn an_always_installed_addon_and_a_bad_directory_name_are_explained() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "k",
+        "--defaults",
+        "--set",
+        "name=platform",
+        "--set",
+        "addons=karpenter",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`karpenter` is always installed"),
+        "{}",
+        out.stderr
+    );
+    let out = run(env.scaffold().args(["new", "Bad_Dir", "--defaults"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("pass --set name=…"), "{}", out.stderr);
+}
