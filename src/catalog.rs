@@ -120,6 +120,61 @@ pub struct Selection<'a> {
     pub added: Vec<(String, String)>,
 }
 
+impl Selection<'_> {
+    /// The first requirement (`requires:`) no answer meets, where `present` says whether
+    /// an answer is given: (the chosen addon it comes from, the addon that needs it, the
+    /// answer's key). The chosen addon is the one the user named, not a dependency.
+    pub fn unmet(&self, present: impl Fn(&str) -> bool) -> Option<Unmet> {
+        // The chosen addons' own requirements first: they are the plainest to name.
+        let is_added = |name: &String| self.added.iter().any(|(dep, _)| dep == name);
+        let (chosen, added): (Vec<&&Entry>, Vec<&&Entry>) =
+            self.entries.iter().partition(|e| !is_added(&e.spec.name));
+        for entry in chosen.into_iter().chain(added) {
+            for key in &entry.spec.requires {
+                if present(key) {
+                    continue;
+                }
+                let mut chosen = entry.spec.name.clone();
+                for _ in 0..self.added.len() {
+                    match self.added.iter().find(|(dep, _)| dep == &chosen) {
+                        Some((_, by)) => chosen = by.clone(),
+                        None => break,
+                    }
+                }
+                return Some(Unmet {
+                    chosen,
+                    needing: entry.spec.name.clone(),
+                    key: key.clone(),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// An addon requirement no answer meets.
+pub struct Unmet {
+    /// The addon the user chose.
+    pub chosen: String,
+    /// The addon (the chosen one, or a dependency of it) whose `requires:` names `key`.
+    pub needing: String,
+    pub key: String,
+}
+
+impl std::fmt::Display for Unmet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.chosen == self.needing {
+            write!(f, "{} needs `{}`", self.chosen, self.key)
+        } else {
+            write!(
+                f,
+                "{} needs {}, which needs `{}`",
+                self.chosen, self.needing, self.key
+            )
+        }
+    }
+}
+
 impl Catalog {
     pub fn from_tree(origin: &str, tree: &FileTree, removed: BTreeSet<String>) -> Result<Self> {
         let mut entries = BTreeMap::new();

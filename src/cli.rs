@@ -9,13 +9,14 @@ use crate::ui::{self, Verbosity};
 
 /// The exit codes, as `scaffold --help` and README.md list them.
 const EXIT_CODES: &str = "Exit codes:
-  0  success
-  1  findings: blueprint lint/test found problems
+  0  success (also when a signal came after the change was committed: it finished)
+  1  findings: blueprint lint/test or check found problems; update left conflict markers
   2  bad input or usage: a flag, an answer, a name (the message names it and the fix)
   3  refused to protect your data: a non-empty target, uncommitted or conflicting edits
   4  IO or git failure
   5  a blueprint that does not render (a bug in the blueprint, not in your answers)
-  130 interrupted (Ctrl-C); nothing was written
+  70 a bug in scaffold itself (anything half-done is rolled back by the next run)
+  130 interrupted (SIGINT/SIGTERM) before the commit point; nothing was changed
 
 Results go to stdout, notes and progress to stderr (-q silences them, -v adds detail).
 Colour only on a terminal; NO_COLOR=1 turns it off.";

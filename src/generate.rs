@@ -74,21 +74,19 @@ pub fn render(
     )?;
     let selection = catalog.select(&record.chosen_addons())?;
     let base_context = answers::context_of(answers, &Map::new());
-    for entry in &selection.entries {
-        for key in &entry.spec.requires {
-            let present = answers.values.get(key).is_some_and(answers::satisfies);
-            if !present {
-                // A yes/no question answered no: its requirement is `true`, not any answer.
-                let (what, value) = match answers.values.get(key) {
-                    Some(Json::Bool(_)) => (format!("`{key}` to be true"), "true"),
-                    _ => (format!("`{key}`"), "…"),
-                };
-                return Err(Error::Input(format!(
-                    "addons: {} needs {what}; set --set {key}={value} or leave {} out of addons",
-                    entry.spec.name, entry.spec.name
-                )));
-            }
+    let answered = |key: &str| answers.values.get(key).is_some_and(answers::satisfies);
+    if let Some(unmet) = selection.unmet(answered) {
+        // A yes/no question answered no: its requirement is `true`, not any answer.
+        if let Some(Json::Bool(_)) = answers.values.get(&unmet.key) {
+            return Err(Error::Input(format!(
+                "addons: {unmet} to be true; set --set {}=true or leave {} out of addons",
+                unmet.key, unmet.chosen
+            )));
         }
+        return Err(Error::Input(format!(
+            "addons: {unmet}, and this repo's answers leave `{}` empty: leave {} out",
+            unmet.key, unmet.chosen
+        )));
     }
     let present: Vec<&str> = selection
         .entries

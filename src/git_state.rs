@@ -66,7 +66,19 @@ pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
         )));
     }
     match repo.head() {
-        Ok(head) if head.is_branch() => {}
+        Ok(head) if head.is_branch() => {
+            // A crashed git leaves the branch's ref lock: found here, not at commit time.
+            if let Ok(name) = head.name() {
+                let lock = repo.path().join(format!("{name}.lock"));
+                if lock.exists() {
+                    return Err(Error::RepoState(format!(
+                        "`{}` exists: another git command is moving the branch, or one crashed; wait for it, or if no git is running remove it (`rm {}`), then run scaffold again",
+                        lock.display(),
+                        lock.display()
+                    )));
+                }
+            }
+        }
         Ok(_) => {
             return Err(Error::RepoState(format!(
                 "{}: HEAD is detached (not on a branch); switch to the branch to change (`git switch main`), then run scaffold again",

@@ -31,9 +31,14 @@ fn main() -> ExitCode {
         return ExitCode::from(INTERNAL_ERROR);
     };
     match result {
-        // A signal that came after a change's commit point let it finish; still say so.
+        // A signal after the commit point let the change finish: a success, said so.
+        Ok(()) if scaffold::signals::interrupted() && scaffold::signals::committed() => {
+            eprintln!("note: interrupted after the change was committed; it is complete");
+            ExitCode::SUCCESS
+        }
+        // 130 means nothing changed.
         Ok(()) if scaffold::signals::interrupted() => {
-            eprintln!("interrupted after the change was committed; it is complete");
+            eprintln!("interrupted; nothing was changed");
             ExitCode::from(scaffold::signals::INTERRUPTED_EXIT as u8)
         }
         Ok(()) => ExitCode::SUCCESS,

@@ -6,7 +6,8 @@
 //! than a bare tree because every git host pushes and fetches commits, and the chain lets
 //! a repo whose scaffold commit was reset or reverted find the base its record matches.
 //! Custom refs do not travel with `git clone`: `git push origin 'refs/scaffold/*'` shares
-//! them, `git fetch origin 'refs/scaffold/*:refs/scaffold/*'` brings them into a clone.
+//! them, `git fetch origin '+refs/scaffold/*:refs/scaffold/*'` brings them into a clone, and
+//! `fetch_matching` does so by itself when a clone lacks the base its record needs.
 //! git2 here and in `git` only.
 use std::path::Path;
 
@@ -23,12 +24,58 @@ pub const BASE_REF: &str = "refs/scaffold/base";
 /// How far back the chain is searched for the base a record matches.
 const SEARCH_DEPTH: usize = 64;
 
-/// The commands a user runs to share the base with a clone, for messages and docs.
-pub const FETCH_HINT: &str = "git fetch origin 'refs/scaffold/*:refs/scaffold/*'";
+/// The commands a user runs to share the base with a clone, for messages and docs. The
+/// `+` lets the fetch replace a local base once the clone has made scaffold commits.
+pub const FETCH_HINT: &str = "git fetch origin '+refs/scaffold/*:refs/scaffold/*'";
+
+/// The newest stored base and its answers record (the base a hand-edited record was
+/// edited from), if the repo has one.
+pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    let fail = |e| failed("read the pristine base in", root, e);
+    let commit = match repo.refname_to_id(BASE_REF) {
+        Ok(id) => repo.find_commit(id).map_err(fail)?,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(fail(e)),
+    };
+    let tree = commit.tree().map_err(fail)?;
+    let Ok(entry) = tree.get_path(Path::new(record::PATH)) else {
+        return Ok(None);
+    };
+    let record = repo.find_blob(entry.id()).map_err(fail)?.content().to_vec();
+    Ok(Some((read_tree(&repo, &tree, root)?, record)))
+}
 
 /// Stores `plan` as the repo's new base; returns the base commit's id.
 pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    match prepare(&repo, root, plan, message)? {
+        Some(next) => {
+            publish(&repo, root, &next)?;
+            Ok(next.new.to_string())
+        }
+        None => Ok(repo
+            .refname_to_id(BASE_REF)
+            .map_err(|e| failed("read the pristine base in", root, e))?
+            .to_string()),
+    }
+}
+
+/// A base commit written but not yet published: `BASE_REF` moves from `old` to `new`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextBase {
+    pub old: Option<Oid>,
+    pub new: Oid,
+}
+
+/// Writes the objects of `plan` as the next base commit without moving `BASE_REF`, so a
+/// transaction publishes it at its commit point; None when the base already holds `plan`.
+pub fn prepare(
+    repo: &Repository,
+    root: &Path,
+    plan: &Plan,
+    message: &str,
+) -> Result<Option<NextBase>> {
     let fail = |e| failed("store the pristine base in", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
     for (path, contents) in &plan.files {
@@ -49,7 +96,7 @@ pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
         index.add(&entry).map_err(fail)?;
     }
     let tree = repo
-        .find_tree(index.write_tree_to(&repo).map_err(fail)?)
+        .find_tree(index.write_tree_to(repo).map_err(fail)?)
         .map_err(fail)?;
     let parent = match repo.refname_to_id(BASE_REF) {
         Ok(id) => Some(repo.find_commit(id).map_err(fail)?),
@@ -59,10 +106,49 @@ pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
     if let Some(parent) = &parent
         && parent.tree_id() == tree.id()
     {
-        return Ok(parent.id().to_string());
+        return Ok(None);
     }
-    let id = base_commit(&repo, Some(BASE_REF), &tree, parent.as_ref(), message).map_err(fail)?;
-    Ok(id.to_string())
+    let new = base_commit(repo, None, &tree, parent.as_ref(), message).map_err(fail)?;
+    Ok(Some(NextBase {
+        old: parent.map(|p| p.id()),
+        new,
+    }))
+}
+
+/// Moves `BASE_REF` to `next.new`, if it is still at `next.old` (or already there).
+pub fn publish(repo: &Repository, root: &Path, next: &NextBase) -> Result<()> {
+    move_ref(repo, root, next.old, Some(next.new))
+}
+
+/// Moves `BASE_REF` back from `next.new` to `next.old` (a rolled-back change); a ref that
+/// is elsewhere is left alone.
+pub fn unpublish(repo: &Repository, root: &Path, next: &NextBase) -> Result<()> {
+    move_ref(repo, root, Some(next.new), next.old)
+}
+
+fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) -> Result<()> {
+    let fail = |e| failed("move the pristine base in", root, e);
+    let current = match repo.refname_to_id(BASE_REF) {
+        Ok(id) => Some(id),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+        Err(e) => return Err(fail(e)),
+    };
+    if current == to || current != from {
+        return Ok(());
+    }
+    match (current, to) {
+        (_, Some(to)) => {
+            repo.reference(BASE_REF, to, true, "scaffold: base")
+                .map_err(fail)?;
+        }
+        (Some(_), None) => {
+            repo.find_reference(BASE_REF)
+                .and_then(|mut r| r.delete())
+                .map_err(fail)?;
+        }
+        (None, None) => {}
+    }
+    Ok(())
 }
 
 /// A base commit of `tree` on top of `parent`, moving `update_ref` if given (`new` gives
@@ -81,9 +167,49 @@ pub fn base_commit(
 
 /// The stored base whose answers record is `record_bytes` (the newest such), if any.
 pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
+    find_in(root, BASE_REF, record_bytes).map(|found| found.map(|(plan, _)| plan))
+}
+
+/// Where `fetch` puts the remote's base: outside `refs/scaffold/` so that pushing
+/// `refs/scaffold/*` never shares it, and so the local base stays until one matches.
+const FETCHED_REF: &str = "refs/scaffold-fetched/base";
+
+/// The base matching `record_bytes` from the `origin` remote, when the local chain has
+/// none (a plain clone has no base; a pulled branch has a newer one than the clone). It
+/// becomes the local base; the remote's name is returned so the caller can say so.
+pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, String)>> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    let Ok(mut remote) = repo.find_remote("origin") else {
+        return Ok(None);
+    };
+    let refspec = format!("+{BASE_REF}:{FETCHED_REF}");
+    let fetched = remote.fetch(&[refspec.as_str()], None, None).is_ok();
+    let found = if fetched {
+        find_in(root, FETCHED_REF, record_bytes)?
+    } else {
+        None
+    };
+    let result = match found {
+        Some((plan, _)) => {
+            let id = repo
+                .refname_to_id(FETCHED_REF)
+                .map_err(|e| failed("read the fetched base in", root, e))?;
+            repo.reference(BASE_REF, id, true, "scaffold: base fetched from origin")
+                .map_err(|e| failed("store the fetched base in", root, e))?;
+            Some((plan, "origin".to_string()))
+        }
+        None => None,
+    };
+    if let Ok(mut reference) = repo.find_reference(FETCHED_REF) {
+        let _ = reference.delete();
+    }
+    Ok(result)
+}
+
+fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Plan, Oid)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
     let fail = |e| failed("read the pristine base in", root, e);
-    let mut next = match repo.refname_to_id(BASE_REF) {
+    let mut next = match repo.refname_to_id(refname) {
         Ok(id) => Some(repo.find_commit(id).map_err(fail)?),
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
@@ -94,7 +220,7 @@ pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
         let tree = commit.tree().map_err(fail)?;
         let recorded = tree.get_path(Path::new(record::PATH)).ok().map(|e| e.id());
         if recorded == Some(wanted) {
-            return read_tree(&repo, &tree, root).map(Some);
+            return Ok(Some((read_tree(&repo, &tree, root)?, commit.id())));
         }
         next = commit.parents().next();
     }

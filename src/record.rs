@@ -57,10 +57,11 @@ impl Record {
     /// Refuses a record that no longer renders what it rendered when committed (edited by
     /// hand, or a different blueprint build), since changing the repo from it would undo
     /// or redo changes nobody asked for.
-    pub fn check_drift(&self, rendering: &str) -> Result<()> {
+    /// `also` names a further cause (a secret answer that differs), or is empty.
+    pub fn check_drift(&self, rendering: &str, also: &str) -> Result<()> {
         match &self.rendering {
             Some(recorded) if recorded != rendering => Err(Error::Refused(format!(
-                "{PATH} no longer renders the files it recorded when committed: it was edited by hand (put scaffold's version back: `git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it), or the blueprint changed (run `scaffold update`); nothing was changed"
+                "{PATH} no longer renders the files it recorded when committed: it was edited by hand (`scaffold update` applies your edits; or restore scaffold's version: `git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it), or the blueprint changed (run `scaffold update`){also}; nothing was changed"
             ))),
             _ => Ok(()),
         }

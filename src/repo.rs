@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use crate::lock::RepoLock;
 use crate::answers::{self, Answers, Sources};
 use crate::blueprint::Blueprint;
 use crate::edit::{self, Change};
@@ -14,6 +15,7 @@ use crate::plan::{Plan, RelPath};
 use crate::pristine;
 use crate::record::{self, Record};
 use crate::render::Renderer;
+use crate::transaction;
 use crate::write;
 
 pub struct Repo {
@@ -34,13 +36,14 @@ impl Repo {
     /// environment's SCAFFOLD_SECRET_<KEY> serve too).
     pub fn open(
         start: &Path,
+        lock: &RepoLock,
         selector: Option<&str>,
         secret_flags: &[(String, String)],
     ) -> Result<Self> {
-        let found = Found::locate(start)?;
+        let found = Found::open(start, lock)?;
         let blueprint = load_blueprint(&found.record, selector)?;
         let made_with = &found.record.blueprint;
-        let stored = pristine::find(&found.root, &found.record_bytes)?;
+        let stored = found.stored_base()?;
         if blueprint.manifest.name != made_with.name
             || blueprint.manifest.version != made_with.version
         {
@@ -68,15 +71,18 @@ impl Repo {
         {
             let differ = differing(&base, &rendered.plan);
             return Err(Error::Input(format!(
-                "blueprint {} {} changed since this repo was last made from it ({} file(s) render differently, e.g. {}): run `scaffold update` first (it keeps your edits)",
+                "blueprint {} {} changed since this repo was last made from it ({} file(s) render differently, e.g. {}): run `scaffold update` first (it keeps your edits){}",
                 made_with.name,
                 made_with.version,
                 differ.len(),
-                differ.first().map(RelPath::as_str).unwrap_or_default()
+                differ.first().map(RelPath::as_str).unwrap_or_default(),
+                secret_hint(&blueprint)
             )));
         }
         // Only after the base check: a blueprint changed in place is update's to say.
-        found.record.check_drift(&rendered.digest)?;
+        found
+            .record
+            .check_drift(&rendered.digest, &secret_hint(&blueprint))?;
         Ok(Repo {
             root: found.root,
             record: found.record,
@@ -106,6 +112,9 @@ pub struct Base {
     pub plan: Plan,
     /// Read from `refs/scaffold/base` (else re-rendered from the recorded blueprint).
     pub stored: bool,
+    /// The record the base holds, when the repo's record matches no stored base: the
+    /// record was edited by hand since, and its edits are answers to apply.
+    pub edited_from: Option<Record>,
 }
 
 /// A scaffold repo on disk: where it is and its record.
@@ -117,8 +126,22 @@ pub struct Found {
 }
 
 impl Found {
-    pub fn locate(start: &Path) -> Result<Self> {
+    /// The one way into a scaffold repo, for every command that reads or changes one: find
+    /// its root, settle what an interrupted run left (roll it back or forward, and say so),
+    /// refuse unresolved conflict markers, and only then read the record. Nothing reads the
+    /// record or the work tree before this. `_lock` is the proof that this run holds the
+    /// repository's lock (`lock::acquire`), taken before anything is read.
+    pub fn open(start: &Path, _lock: &RepoLock) -> Result<Self> {
         let root = write::find_repo(start)?;
+        if git2::Repository::discover(&root).is_err() {
+            return Err(Error::RepoState(format!(
+                "`{}` has {} but is not a git repository: scaffold changes a repo by committing to it; restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again",
+                root.display(),
+                record::PATH
+            )));
+        }
+        transaction::settle(&root)?;
+        check_markers(&root)?;
         let path = root.join(record::PATH);
         let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;
         let record_bytes = crate::attributes::Eol::of(&root)
@@ -126,6 +149,12 @@ impl Found {
             .into_owned();
         let text = String::from_utf8_lossy(&record_bytes);
         let record = Record::parse(&text)?;
+        let (made_by, running) = (&record.scaffold_version, crate::generate::VERSION);
+        if crate::version::tuple(made_by) > crate::version::tuple(running) {
+            crate::ui::note(format!(
+                "note: this repo was last written by scaffold {made_by}, newer than this scaffold {running}: what it renders may differ from what that one wrote; upgrade scaffold before changing the repo"
+            ));
+        }
         Ok(Found {
             root,
             record,
@@ -133,12 +162,42 @@ impl Found {
         })
     }
 
-    /// What the repo was last made from: the stored pristine base, or (a repo made before
-    /// bases were stored, or a clone without them) a re-rendering of its record with
-    /// `blueprint` when that is the recorded version.
-    pub fn base(&self, blueprint: &Blueprint) -> Result<Base> {
+    /// The stored base this record was made from: from `refs/scaffold/base`, else fetched
+    /// from `origin` (a plain clone leaves it behind; the fetch says so).
+    pub fn stored_base(&self) -> Result<Option<Plan>> {
         if let Some(plan) = pristine::find(&self.root, &self.record_bytes)? {
-            return Ok(Base { plan, stored: true });
+            return Ok(Some(plan));
+        }
+        let Some((plan, remote)) = pristine::fetch_matching(&self.root, &self.record_bytes)? else {
+            return Ok(None);
+        };
+        crate::ui::note(format!(
+            "note: fetched the pristine base ({}) from `{remote}`: a plain `git clone` leaves it behind",
+            pristine::BASE_REF
+        ));
+        Ok(Some(plan))
+    }
+
+    /// What the repo was last made from: the stored pristine base (fetched if need be);
+    /// the newest base when the record matches none (it was edited by hand since: the
+    /// base says from what); or, for a repo with no base at all, a re-rendering of its
+    /// record with the recorded blueprint, refused when it does not render what the record
+    /// says it did (never a guess).
+    pub fn base(&self, blueprint: &Blueprint) -> Result<Base> {
+        if let Some(plan) = self.stored_base()? {
+            return Ok(Base {
+                plan,
+                stored: true,
+                edited_from: None,
+            });
+        }
+        if let Some((plan, bytes)) = pristine::tip(&self.root)? {
+            let tip = Record::parse(&String::from_utf8_lossy(&bytes))?;
+            return Ok(Base {
+                plan,
+                stored: true,
+                edited_from: Some(tip),
+            });
         }
         let made_with = &self.record.blueprint;
         let is_recorded = |b: &Blueprint| {
@@ -151,28 +210,117 @@ impl Found {
             loaded = Blueprint::load(&made_with.name).ok();
             loaded.as_ref().filter(|b| is_recorded(b))
         };
-        match recorded {
-            Some(blueprint) => Ok(Base {
-                plan: render_record(
-                    blueprint,
-                    &self.record,
-                    answers::secrets(blueprint, &[], |name| std::env::var(name).ok())?,
-                )?
-                .2
-                .plan,
-                stored: false,
-            }),
-            None => Err(Error::Input(format!(
-                "this clone has no stored base ({}) and scaffold cannot find blueprint {} {} to re-render it: fetch the base with `{}`, or run `scaffold update --blueprint DIR` once with blueprint {} {} to record it",
+        let Some(recorded) = recorded else {
+            return Err(Error::Input(format!(
+                "this clone has no stored base ({}) and scaffold cannot find blueprint {} {} to re-render it: fetch the base with `{}` (push it from the repo that has it with `git push origin '{}'`), or run `scaffold update --blueprint DIR` once with blueprint {} {} to record it",
                 pristine::BASE_REF,
                 made_with.name,
                 made_with.version,
                 pristine::FETCH_HINT,
+                PUSH_REFS,
                 made_with.name,
                 made_with.version
-            ))),
+            )));
+        };
+        let rendered = render_record(
+            recorded,
+            &self.record,
+            answers::secrets(recorded, &[], |name| std::env::var(name).ok())?,
+        )?
+        .2;
+        if let Some(digest) = &self.record.rendering
+            && digest != &rendered.digest
+        {
+            return Err(Error::Refused(format!(
+                "this clone has no stored base ({}), and blueprint {} {} no longer renders the files this repo was made from (the blueprint was edited in place, or {} was edited by hand{}): scaffold will not guess which lines are yours. Fetch the base: `{}` (push it first from the repo that has it: `git push origin '{}'`), then run scaffold again; nothing was changed",
+                pristine::BASE_REF,
+                made_with.name,
+                made_with.version,
+                record::PATH,
+                secret_hint(recorded),
+                pristine::FETCH_HINT,
+                PUSH_REFS,
+            )));
+        }
+        Ok(Base {
+            plan: rendered.plan,
+            stored: false,
+            edited_from: None,
+        })
+    }
+}
+
+/// What shares the bases with a remote.
+pub const PUSH_REFS: &str = "refs/scaffold/*";
+
+/// For a message about a rendering that differs: with secret questions, a `--secret`
+/// other than the one the repo was made with is a cause too.
+pub fn secret_hint(blueprint: &Blueprint) -> String {
+    let secrets: Vec<&str> = blueprint
+        .manifest
+        .questions
+        .iter()
+        .filter(|q| q.secret)
+        .map(|q| q.key.as_str())
+        .collect();
+    if secrets.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or a secret answer ({}) differs from the one this repo was made with: check --secret or SCAFFOLD_SECRET_*",
+            secrets.join(", ")
+        )
+    }
+}
+
+/// Refuses a work tree with unresolved conflict markers (left by `update
+/// --conflicts=markers`): every later merge would be computed against them.
+fn check_markers(root: &Path) -> Result<()> {
+    let Ok(repo) = git2::Repository::open(root) else {
+        return Ok(());
+    };
+    let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) else {
+        return Ok(());
+    };
+    let mut paths = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(git2::ObjectType::Blob)
+            && let Ok(name) = entry.name()
+        {
+            paths.push(format!("{dir}{name}"));
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(|e| crate::git::failed("read HEAD's tree", root, e))?;
+    let marked: Vec<String> = paths
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read(root.join(&path)).ok()?;
+            let line = has_markers(&text)?;
+            Some(format!("{path}:{line}"))
+        })
+        .collect();
+    if marked.is_empty() {
+        return Ok(());
+    }
+    Err(Error::RepoState(format!(
+        "unresolved conflict markers in {}: resolve them (keep the lines you want, delete the `<<<<<<<`, `|||||||`, `=======` and `>>>>>>>` lines) and commit, then run scaffold again; nothing was changed",
+        marked.join(", ")
+    )))
+}
+
+/// The 1-based line of the first conflict marker block (`<<<<<<< ` … `>>>>>>> `), if any.
+pub fn has_markers(text: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut open = None;
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with("<<<<<<< ") && open.is_none() {
+            open = Some(n + 1);
+        } else if line.starts_with(">>>>>>> ") && open.is_some() {
+            return open;
         }
     }
+    None
 }
 
 /// Paths whose contents differ between two renderings; the answers record (whose digest

@@ -70,6 +70,32 @@ pub struct EditReport {
     pub added_dependencies: Vec<Dependency>,
 }
 
+/// `scaffold update --json`, with or without `--dry-run`.
+#[derive(Debug, Serialize)]
+pub struct UpdateReport {
+    pub command: &'static str,
+    pub from: BlueprintId,
+    pub to: BlueprintId,
+    pub dry_run: bool,
+    /// The commit made; null in a dry run, when nothing changed, and when conflicts were
+    /// left as markers for the user to commit.
+    pub commit: Option<String>,
+    /// True when the new rendering is the base: nothing to do.
+    pub up_to_date: bool,
+    /// Every answer that changes, with its value before and after (null: none).
+    pub answers: Vec<AnswerEntry>,
+    pub changes: Vec<ChangeEntry>,
+    /// Paths with conflicts (refused, or left with markers).
+    pub conflicts: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AnswerEntry {
+    pub key: String,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+}
+
 /// One row of `scaffold list addons --json` (the output is an array of these).
 #[derive(Debug, Serialize)]
 pub struct AddonRow {

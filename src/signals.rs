@@ -13,9 +13,11 @@ pub const INTERRUPTED_EXIT: i32 = 130;
 enum Guarded {
     Idle,
     Staging(PathBuf),
-    /// The new repository is complete at this path.
-    Created(PathBuf),
+    /// The new repository is complete.
+    Created,
     Transaction,
+    /// A change passed its commit point: it finishes, and the run ends as a success.
+    Committed,
 }
 
 static STATE: Mutex<Guarded> = Mutex::new(Guarded::Idle);
@@ -88,13 +90,8 @@ fn on_signal() {
             eprintln!("interrupted");
             std::process::exit(INTERRUPTED_EXIT);
         }
-        Guarded::Created(dir) => {
-            eprintln!(
-                "interrupted after `{}` was created; it is complete",
-                dir.display()
-            );
-            std::process::exit(INTERRUPTED_EXIT);
-        }
+        // The change is made: finish it (exit 0, see `committed`); 130 means nothing changed.
+        Guarded::Created | Guarded::Committed => {}
         Guarded::Staging(dir) => {
             let _ = std::fs::remove_dir_all(dir);
             eprintln!("interrupted; nothing was created (staging removed)");
@@ -108,6 +105,20 @@ fn on_signal() {
 /// True once SIGINT or SIGTERM arrived.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Marks the commit point passed: from now on a signal lets the run finish (it stays so
+/// until the process exits, so the output after the commit is never cut off by a 130).
+pub fn mark_committed() {
+    let mut guarded = state();
+    if !matches!(*guarded, Guarded::Created) {
+        *guarded = Guarded::Committed;
+    }
+}
+
+/// Whether this run has made its change (a commit, or a new repository in place).
+pub fn committed() -> bool {
+    matches!(*state(), Guarded::Created | Guarded::Committed)
 }
 
 /// While held, a signal waits; when the guard says staging, the signal removes `dir`.
@@ -127,24 +138,30 @@ impl Critical {
         *self.guard = Guarded::Staging(dir);
     }
 
-    /// The staging directory was moved to `target`: a signal now only exits.
-    pub fn done(mut self, target: PathBuf) {
-        *self.guard = Guarded::Created(target);
+    /// The staging directory was moved into place: the run is a success whatever comes.
+    pub fn done(mut self) {
+        *self.guard = Guarded::Created;
     }
 }
 
 impl Drop for Critical {
     fn drop(&mut self) {
         // Left without `done` (an error): the staging goes before a signal may run.
-        if let Guarded::Staging(dir) = &*self.guard {
-            let _ = std::fs::remove_dir_all(dir);
+        match &*self.guard {
+            Guarded::Staging(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            // Created stays: a later signal must not call a finished run interrupted.
+            Guarded::Created => return,
+            _ => {}
         }
         *self.guard = Guarded::Idle;
     }
 }
 
 /// The test-only seam (debug builds): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so
-/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
+/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_SIGNAL_AT=STEP` sends itself SIGINT
+/// there; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
 /// SIGKILL; `SCAFFOLD_TEST_PANIC_AT=STEP` panics there (a bug); `SCAFFOLD_TEST_FAIL_AT=STEP`
 /// fails there as a full disk would.
 pub fn test_seam(step: &str) -> crate::error::Result<()> {
@@ -155,6 +172,12 @@ pub fn test_seam(step: &str) -> crate::error::Result<()> {
             .and_then(|v| v.parse().ok())
         {
             std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        if std::env::var("SCAFFOLD_TEST_SIGNAL_AT").is_ok_and(|v| v == step) {
+            // SAFETY: sends SIGINT to this very process; the signal thread handles it.
+            unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
+            // Long enough for the signal thread to have raised the flag.
+            std::thread::sleep(std::time::Duration::from_millis(200));
         }
         if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
             // SAFETY: sends SIGKILL to this very process.
@@ -179,13 +202,19 @@ pub struct TransactionGuard(());
 
 impl TransactionGuard {
     pub fn enter() -> Self {
-        *state() = Guarded::Transaction;
+        let mut guarded = state();
+        if !matches!(*guarded, Guarded::Committed | Guarded::Created) {
+            *guarded = Guarded::Transaction;
+        }
         TransactionGuard(())
     }
 }
 
 impl Drop for TransactionGuard {
     fn drop(&mut self) {
-        *state() = Guarded::Idle;
+        let mut guarded = state();
+        if !matches!(*guarded, Guarded::Committed | Guarded::Created) {
+            *guarded = Guarded::Idle;
+        }
     }
 }

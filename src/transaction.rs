@@ -16,7 +16,8 @@ use crate::edit::Change;
 use crate::error::{Error, Result};
 use crate::git::{self, Author, failed};
 use crate::git_state;
-use crate::plan::RelPath;
+use crate::plan::{Plan, RelPath};
+use crate::pristine;
 use crate::signals;
 
 const JOURNAL: &str = "scaffold-transaction";
@@ -44,6 +45,12 @@ struct Journal {
     branch: String,
     old_head: String,
     tree: String,
+    /// The pristine base the change publishes with it (`pristine::BASE_REF` moves from
+    /// `base_old` to `base_new`); absent when the base does not change.
+    #[serde(default)]
+    base_old: Option<String>,
+    #[serde(default)]
+    base_new: Option<String>,
     files: Vec<Saved>,
     /// Directories the run created, outermost first.
     created_dirs: Vec<String>,
@@ -93,19 +100,25 @@ pub fn prepare<'a>(
 }
 
 impl Prepared<'_> {
-    /// Applies the change and returns the new commit's id.
-    pub fn commit(self, author: &Author, message: &str) -> Result<String> {
-        self.run(Some((author, message)))
+    /// Applies the change, publishes `base` as the repo's pristine base with it (one commit
+    /// point), and returns the new commit's id.
+    pub fn commit(self, author: &Author, message: &str, base: &Plan) -> Result<String> {
+        self.run(Some((author, message)), base, message)
             .map(Option::unwrap_or_default)
     }
 
-    /// Writes the change into the work tree and leaves the commit to the user (conflict
-    /// markers to resolve); a failure or signal still restores everything.
-    pub fn write_only(self) -> Result<()> {
-        self.run(None).map(|_| ())
+    /// Writes the change into the work tree and records `base`, leaving the commit to the
+    /// user (conflict markers to resolve); a failure or signal still restores everything.
+    pub fn write_only(self, base: &Plan, message: &str) -> Result<()> {
+        self.run(None, base, message).map(|_| ())
     }
 
-    fn run(self, commit: Option<(&Author, &str)>) -> Result<Option<String>> {
+    fn run(
+        self,
+        commit: Option<(&Author, &str)>,
+        base: &Plan,
+        base_message: &str,
+    ) -> Result<Option<String>> {
         let _guard = signals::TransactionGuard::enter();
         let (repo, root) = (&self.repo, self.root.as_path());
         let fail = |op| move |e| failed(op, root, e);
@@ -118,19 +131,22 @@ impl Prepared<'_> {
             .to_string();
         let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;
         let tree = self.tree_from_plan(&parent)?;
+        let next_base = pristine::prepare(repo, root, base, base_message)?;
         let journal_dir = repo.path().join(JOURNAL);
         let journal = Journal {
             pid: std::process::id(),
             branch: branch.clone(),
             old_head: parent.id().to_string(),
             tree: tree.to_string(),
+            base_old: next_base.and_then(|b| b.old).map(|id| id.to_string()),
+            base_new: next_base.map(|b| b.new.to_string()),
             files: Vec::new(),
             created_dirs: Vec::new(),
         };
         let mut journal = write_journal(repo, root, journal, self.changes)?;
         // A bug (panic) mid-way is undone here as well, then goes on as a panic.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, commit)
+            self.write_and_commit(&mut journal, &journal_dir, tree, &parent, commit, next_base)
         }))
         .unwrap_or_else(|panic| {
             let _ = rollback(repo, root, &journal, &journal_dir);
@@ -189,6 +205,7 @@ impl Prepared<'_> {
         tree: Oid,
         parent: &git2::Commit<'_>,
         commit: Option<(&Author, &str)>,
+        next_base: Option<pristine::NextBase>,
     ) -> Result<Option<Oid>> {
         let (repo, root) = (&self.repo, self.root.as_path());
         checkpoint("before-write")?;
@@ -211,6 +228,12 @@ impl Prepared<'_> {
             checkpoint("write")?;
         }
         let Some((author, message)) = commit else {
+            checkpoint("before-base")?;
+            // Nothing to commit: recording the base is this change's commit point.
+            if let Some(next) = &next_base {
+                pristine::publish(repo, root, next)?;
+            }
+            signals::mark_committed();
             return Ok(None);
         };
         let tree = repo
@@ -219,7 +242,13 @@ impl Prepared<'_> {
         checkpoint("before-commit")?;
         // The commit point: HEAD moves only if it is still the commit the change was made on.
         let oid = git::commit_on(repo, root, &journal.branch, author, message, &tree, parent)?;
+        signals::mark_committed();
         checkpoint("after-commit")?;
+        // Part of the same change: a SIGKILL from here on is rolled forward by the next run.
+        if let Some(next) = &next_base {
+            pristine::publish(repo, root, next)?;
+        }
+        checkpoint("after-base")?;
         update_index(repo, root, self.changes.iter().map(|c| c.path().as_str()))?;
         Ok(Some(oid))
     }
@@ -229,7 +258,7 @@ impl Prepared<'_> {
 fn checkpoint(step: &str) -> Result<()> {
     signals::test_seam(step)?;
     // Before the commit point a signal rolls the change back; after it, the change finishes.
-    if step != "after-commit" && signals::interrupted() {
+    if !signals::committed() && signals::interrupted() {
         return Err(Error::Interrupted(
             "the change was rolled back; the repository is as it was".into(),
         ));

@@ -20,6 +20,8 @@ use crate::write;
 
 pub struct Request<'a> {
     pub start: &'a Path,
+    /// This run's hold on the repository's lock, taken before anything is read.
+    pub lock: &'a crate::lock::RepoLock,
     /// The blueprint to move to (default: the recorded one, found by name).
     pub blueprint: Option<&'a str>,
     pub set: Vec<(String, String)>,
@@ -73,14 +75,36 @@ pub struct Update {
 }
 
 pub fn prepare(request: Request<'_>) -> Result<Update> {
-    let found = Found::locate(request.start)?;
-    let record = &found.record;
+    let found = Found::open(request.start, request.lock)?;
+    let mut request = request;
     if request.set.iter().any(|(k, _)| k == ADDONS) || request.values.contains_key(ADDONS) {
         return Err(Error::Input(format!(
             "{ADDONS}: change addons with scaffold add-addon and remove-addon, not update"
         )));
     }
-    let blueprint = load_blueprint(record, request.blueprint)?;
+    let blueprint = load_blueprint(&found.record, request.blueprint)?;
+    let base = found.base(&blueprint)?;
+    // A record edited by hand: the base's record is where the repo is, and each edited
+    // answer is applied as a --values answer would be (and checked the same way).
+    let (record, edited) = match &base.edited_from {
+        Some(from) => {
+            let edited = hand_edits(from, &found.record)?;
+            for (key, value) in &edited {
+                if !request.set.iter().any(|(k, _)| k == key) {
+                    request.values.entry(key.clone()).or_insert(value.clone());
+                }
+            }
+            (from, edited.into_keys().collect::<Vec<_>>())
+        }
+        None => (&found.record, Vec::new()),
+    };
+    if !edited.is_empty() {
+        crate::ui::note(format!(
+            "note: {} was edited by hand since scaffold last wrote it; applying: {}",
+            record::PATH,
+            edited.join(", ")
+        ));
+    }
     // The blueprint's declared renames, applied to the recorded answers first.
     let mut migrated = record.clone();
     let migrations = crate::migrate::apply(
@@ -90,7 +114,6 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         &blueprint.id(),
     );
     let record = &migrated;
-    let base = found.base(&blueprint)?;
     let renderer = generate::renderer_for(&blueprint)?;
     let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
         std::env::var(name).ok()
@@ -113,7 +136,8 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     )?;
     // A newer scaffold alone is no reason for a commit: the record keeps the version that
     // made it until something else changes.
-    let mut next_record = generate::record_for(&blueprint, &answers, record.addon_settings.clone());
+    let mut next_record =
+        generate::record_for(&blueprint, &answers, found.record.addon_settings.clone());
     next_record.scaffold_version = record.scaffold_version.clone();
     let mut next = generate::render(&blueprint, &renderer, &answers, &next_record)?;
     let up_to_date = next.plan.files == base.plan.files;
@@ -127,10 +151,19 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let changed = answer_changes(&record.answers, &next_record.answers);
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let eol = crate::attributes::Eol::of(&found.root);
+    // The record is scaffold's own file: it is always the new one, never merged line by
+    // line (its `rendering:` digest would conflict with any hand edit).
+    let record_path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
     let merge = edit::merge(
         &base.plan,
         &next.plan,
-        |path| write::read_canonical(&found.root, path, &eol),
+        |path| {
+            if path == &record_path {
+                Ok(base.plan.files.get(path).cloned())
+            } else {
+                write::read_canonical(&found.root, path, &eol)
+            }
+        },
         &label(&blueprint),
     )?;
     Ok(Update {
@@ -234,6 +267,31 @@ fn layer_changes(
         changed_files,
     ));
     lines
+}
+
+/// The answers a hand-edited record changes against the record `from` (addons excepted:
+/// add-addon and remove-addon own them).
+fn hand_edits(
+    from: &record::Record,
+    edited: &record::Record,
+) -> Result<BTreeMap<String, serde_yaml::Value>> {
+    if from.chosen_addons() != edited.chosen_addons() {
+        return Err(Error::Input(format!(
+            "{}: `{ADDONS}` was edited by hand; change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {}`)",
+            record::PATH,
+            record::PATH
+        )));
+    }
+    let mut out = BTreeMap::new();
+    for (key, value) in &edited.answers {
+        if key == ADDONS || from.answers.get(key) == Some(value) {
+            continue;
+        }
+        let value = serde_yaml::to_value(value)
+            .map_err(|e| Error::Input(format!("{}: `{key}`: {e}", record::PATH)))?;
+        out.insert(key.clone(), value);
+    }
+    Ok(out)
 }
 
 fn answer_changes(before: &Map<String, Json>, after: &Map<String, Json>) -> Vec<AnswerChange> {

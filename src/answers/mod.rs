@@ -173,8 +173,10 @@ fn collect(
         }
         let choices = choices_of(question, blueprint);
         let valid = |value: Json| {
+            always_installed(blueprint, question, &value)?;
             validate(question, value, &choices, &answers, renderer, &context)
                 .and_then(|v| cross_check(blueprint, renderer, &context, key, v))
+                .and_then(|v| addon_requirements(blueprint, question, &context, v))
         };
         let check = |text: &str| parse_text(question, text).and_then(valid);
         let given = if let Some(text) = set.get(key) {
@@ -240,6 +242,15 @@ fn collect(
                         value
                     }
                     None => match default {
+                        // Re-rendering a repo: its files hold the real secret's output, and
+                        // a default would silently replace it.
+                        Some(_) if question.secret && !recorded.is_empty() => {
+                            return Err(Error::Input(format!(
+                                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
+                                question.prompt,
+                                secret_env(key)
+                            )));
+                        }
                         Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
                         None if question.secret => {
                             return Err(Error::Input(format!(
@@ -348,6 +359,75 @@ fn warnings_on(
     Ok(warnings)
 }
 
+/// An addon the catalog installs in every repo, named in a `choices_from: catalog` answer:
+/// said so, rather than "not one of" the choices.
+fn always_installed(
+    blueprint: &Blueprint,
+    question: &Question,
+    value: &Json,
+) -> std::result::Result<(), String> {
+    if question.choices_from.as_deref() != Some("catalog") {
+        return Ok(());
+    }
+    let always = value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .find(|name| {
+            blueprint
+                .catalog
+                .get(name)
+                .is_some_and(|entry| entry.spec.always)
+        });
+    match always {
+        Some(name) => Err(format!(
+            "`{name}` is always installed (every repo this blueprint makes has it); leave it out"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The catalog's `requires:` for the addons a `choices_from: catalog` question picks,
+/// checked as soon as it is answered against the answers known by then (an interactive
+/// user is asked again); a required answer asked later is checked when rendering.
+fn addon_requirements(
+    blueprint: &Blueprint,
+    question: &Question,
+    context: &Json,
+    value: Json,
+) -> std::result::Result<Json, String> {
+    if question.choices_from.as_deref() != Some("catalog") {
+        return Ok(value);
+    }
+    let chosen: Vec<String> = value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let Ok(selection) = blueprint.catalog.select(&chosen) else {
+        return Ok(value);
+    };
+    let known = |key: &str| context.get(key);
+    let unmet = selection.unmet(|key| known(key).is_none_or(satisfies));
+    match unmet {
+        None => Ok(value),
+        // A yes/no question answered no: its requirement is `true`, not any answer.
+        Some(unmet) if matches!(known(&unmet.key), Some(Json::Bool(_))) => Err(format!(
+            "{unmet} to be true; set --set {}=true or leave {} out of addons",
+            unmet.key, unmet.chosen
+        )),
+        Some(unmet) => Err(format!(
+            "{unmet}, and `{}` is empty: leave {} out, or answer `{}`",
+            unmet.key, unmet.chosen, unmet.key
+        )),
+    }
+}
+
 /// Whether a question's rules read other answers (templated patterns, keys_from, checks).
 fn depends_on_others(blueprint: &Blueprint, question: &Question) -> bool {
     let templated = |p: &Option<String>| {
@@ -366,7 +446,15 @@ fn depends_on_others(blueprint: &Blueprint, question: &Question) -> bool {
 }
 
 fn bad(key: &str, message: &str, source: &str) -> Error {
-    Error::Input(format!("{key}: {message} (from {source})"))
+    // One line, whatever the value held (a newline inside a --set value).
+    let message = message.replace('\n', "\\n");
+    // A default that fails (one derived from the directory's name) is fixed by an answer.
+    let fix = if source == "the default" {
+        format!("; pass --set {key}=…")
+    } else {
+        String::new()
+    };
+    Error::Input(format!("{key}: {message} (from {source}{fix})"))
 }
 
 /// The answers so far plus built-ins, as the template context for defaults and checks.

@@ -12,13 +12,12 @@ use crate::generate::{self, Rendered};
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
 use crate::report::{self, Action, ChangeEntry, EditReport};
-use crate::transaction;
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
     if let Some(pair) = args.misplaced_set.first() {
         return Err(Error::Input(format!(
-            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE (--set gives answers to `scaffold new`)"
+            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE; an answer of this repo changes with `scaffold update --set KEY=VALUE`"
         )));
     }
     check(
@@ -40,7 +39,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             namespace,
             r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
             "--namespace",
-            "a DNS-1123 label",
+            "a DNS-1123 label (at most 63 characters: lowercase letters, digits and `-`, starting and ending with a letter or digit)",
         )?;
     }
     if let Some(repo) = &args.repo {
@@ -59,8 +58,8 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             "a chart name",
         )?;
     }
-    let _lock = crate::lock::acquire(&args.edit.directory, &format!("add-addon {name}"))?;
-    let repo = open(&args.edit)?;
+    let lock = crate::lock::acquire(&args.edit.directory, &format!("add-addon {name}"))?;
+    let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
 
     if let Some(current) = addon_version(&repo.rendered, name) {
@@ -147,10 +146,23 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
 
 pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let name = &args.name;
-    let _lock = crate::lock::acquire(&args.edit.directory, &format!("remove-addon {name}"))?;
-    let repo = open(&args.edit)?;
+    let lock = crate::lock::acquire(&args.edit.directory, &format!("remove-addon {name}"))?;
+    let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let mut chosen = repo.record.chosen_addons();
+    // Removing a catalog addon that is not there is done already, as adding one that is.
+    if !chosen.contains(name)
+        && !repo.rendered.addons.contains_key(name)
+        && catalog.get(name).is_some()
+    {
+        if args.edit.json {
+            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
+            println!("{}", report::to_json(&report));
+        } else {
+            println!("{name} is not in this repo; nothing to do");
+        }
+        return Ok(());
+    }
     if !chosen.contains(name) {
         return Err(Error::Input(
             match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
@@ -220,6 +232,7 @@ fn change_to(
         Some(message),
         Some(report),
     )
+    .map(|_| ())
 }
 
 fn edit_report(
@@ -240,7 +253,7 @@ fn edit_report(
     }
 }
 
-fn change_entry(change: &Change) -> ChangeEntry {
+pub fn change_entry(change: &Change) -> ChangeEntry {
     let (action, bytes) = match change {
         Change::Write {
             contents,
@@ -280,10 +293,9 @@ fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Jso
     Ok(values)
 }
 
-/// The repo around `--directory`, once an interrupted run's leftovers are settled; secrets
-/// from `--secret` or the environment.
-fn open(edit: &EditArgs) -> Result<Repo> {
-    transaction::settle(&edit.directory)?;
+/// The repo around `--directory` (settled by `Found::open` under `lock`); secrets from
+/// `--secret` or the environment.
+fn open(edit: &EditArgs, lock: &crate::lock::RepoLock) -> Result<Repo> {
     let secrets = crate::commands::new::parse_pairs(&edit.secret, "--secret")?;
-    Repo::open(&edit.directory, edit.blueprint.as_deref(), &secrets)
+    Repo::open(&edit.directory, lock, edit.blueprint.as_deref(), &secrets)
 }

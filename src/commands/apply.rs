@@ -7,7 +7,6 @@ use crate::edit::{self, Change};
 use crate::error::Result;
 use crate::git;
 use crate::plan::Plan;
-use crate::pristine;
 use crate::report::{self, EditReport};
 use crate::transaction;
 use crate::ui;
@@ -32,7 +31,9 @@ impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
 
 /// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
 /// as its pristine base, and commits them with `message`; with no message, leaves the
-/// commit to the user. With a `report`, the result is that report (JSON under `--json`).
+/// commit to the user. With a `report`, the result is that report (JSON under `--json`);
+/// under `--json` without one, nothing is printed on stdout: the caller prints its own.
+/// Returns the commit made.
 pub fn apply(
     root: &Path,
     changes: &[Change],
@@ -40,9 +41,13 @@ pub fn apply(
     options: &ApplyOptions,
     message: Option<&str>,
     mut report: Option<EditReport>,
-) -> Result<()> {
+) -> Result<Option<String>> {
+    let caller_prints = options.json && report.is_none();
     let prepared = transaction::prepare(root, changes, &base.executable, options.allow_dirty)?;
     if options.dry_run {
+        if caller_prints {
+            return Ok(None);
+        }
         match &report {
             Some(report) if options.json => println!("{}", report::to_json(report)),
             _ => {
@@ -64,7 +69,7 @@ pub fn apply(
             "dry run: {} file(s) would change; nothing written",
             changes.len()
         ));
-        return Ok(());
+        return Ok(None);
     }
     if !prepared.dirty.is_empty() {
         ui::note(format!(
@@ -78,17 +83,15 @@ pub fn apply(
         ));
     }
     let Some(message) = message else {
-        prepared.write_only()?;
-        pristine::store(root, base, "scaffold: base (commit left to the user)")?;
-        return Ok(());
+        prepared.write_only(base, "scaffold: base (commit left to the user)")?;
+        return Ok(None);
     };
     let (author, fallback) =
         git::resolve_author(options.author, &crate::identity::Place::repo(root))?;
     if fallback {
         ui::note(git::FALLBACK_AUTHOR_NOTE);
     }
-    let commit = prepared.commit(&author, message)?;
-    pristine::store(root, base, message)?;
+    let commit = prepared.commit(&author, message, base)?;
     if let Some(note) = crate::identity::hooks_note(root, &commit, false) {
         ui::note(note);
     }
@@ -102,18 +105,20 @@ pub fn apply(
         for change in &report.changes {
             ui::detail(format!("{:?} {}", change.action, change.path).to_lowercase());
         }
-        report.commit = Some(commit);
+        report.commit = Some(commit.clone());
         if options.json {
             println!("{}", report::to_json(report));
-            return Ok(());
+            return Ok(Some(commit));
         }
         for dep in &report.added_dependencies {
             println!("adding {} too (needed by {})", dep.addon, dep.needed_by);
         }
     }
-    println!(
-        "{subject}: {written} file(s) written, {} removed, commit {short}",
-        changes.len() - written,
-    );
-    Ok(())
+    if !caller_prints {
+        println!(
+            "{subject}: {written} file(s) written, {} removed, commit {short}",
+            changes.len() - written,
+        );
+    }
+    Ok(Some(commit))
 }

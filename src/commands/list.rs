@@ -12,7 +12,8 @@ pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
         Some(selector) => Blueprint::load(selector)?,
         // Inside a repo: the catalog of the blueprint that made it.
         None if crate::write::find_repo(Path::new(".")).is_ok() => {
-            let found = crate::repo::Found::locate(Path::new("."))?;
+            let lock = crate::lock::acquire_to_read(Path::new("."), "list addons")?;
+            let found = crate::repo::Found::open(Path::new("."), &lock)?;
             crate::repo::load_blueprint(&found.record, None)?
         }
         None => Blueprint::load("default")?,

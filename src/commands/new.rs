@@ -108,6 +108,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         }
         _ => None,
     };
+    warn_if_nested(&args.dir);
     // A signal waits until the repo is complete or the staging is gone, never between.
     let mut critical = signals::Critical::enter();
     let staged = write::staging_dir(&args.dir)?;
@@ -134,7 +135,7 @@ pub fn run(args: NewArgs) -> Result<()> {
     if in_place {
         git::refresh_top_level_stat(&args.dir)?;
     }
-    critical.done(args.dir.clone());
+    critical.done();
     if let Some(note) = crate::identity::hooks_note(&args.dir, &commit, true) {
         ui::note(note);
     }
@@ -202,6 +203,19 @@ pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
 pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
     let value: serde_yaml::Value = serde_yaml::from_str(text)
         .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
+    // A repo's answers record (`.scaffold/answers.yaml`): its `answers` are the values.
+    let value = match value {
+        serde_yaml::Value::Mapping(mut map)
+            if map.contains_key("answers") && map.contains_key("scaffold_version") =>
+        {
+            crate::ui::note(format!(
+                "note: --values `{}` is an answers record; using its `answers`",
+                path.display()
+            ));
+            map.remove("answers").unwrap_or_default()
+        }
+        other => other,
+    };
     match value {
         serde_yaml::Value::Null => Ok(BTreeMap::new()),
         serde_yaml::Value::Mapping(map) => map
@@ -219,6 +233,24 @@ pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_ya
             "--values `{}`: must be a mapping of answer keys to values",
             path.display()
         ))),
+    }
+}
+
+/// `new` inside another repository makes a repository of its own there: said, since the
+/// outer one then sees it only as an untracked directory (not a submodule).
+fn warn_if_nested(dir: &Path) {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(parent) = absolute.ancestors().skip(1).find(|d| d.is_dir()) else {
+        return;
+    };
+    if let Ok(outer) = git2::Repository::discover(parent)
+        && let Some(workdir) = outer.workdir()
+    {
+        ui::note(format!(
+            "note: `{}` is inside the git repository `{}`; it becomes a repository of its own, which the outer one sees as an untracked directory (add it to that repo's .gitignore, or make it elsewhere)",
+            dir.display(),
+            workdir.display()
+        ));
     }
 }
 

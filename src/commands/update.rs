@@ -5,30 +5,31 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use crate::cli::{Conflicts, UpdateArgs};
+use crate::commands::addon::change_entry;
 use crate::commands::apply::{ApplyOptions, apply};
 use crate::commands::new::{parse_pairs, read_values};
 use crate::edit::{Change, Conflict, ConflictKind};
 use crate::error::{Error, Result};
 use crate::pristine;
 use crate::prompt::Terminal;
+use crate::report::{self, AnswerEntry, UpdateReport};
+use crate::signals;
 use crate::update::{self, Request};
 
 pub fn run(args: UpdateArgs) -> Result<()> {
-    if args.edit.json {
-        return Err(Error::Input(
-            "--json: update has no JSON output yet; drop --json (the result is the commit it prints)".into(),
-        ));
-    }
     let set = parse_pairs(&args.set, "--set")?;
     let values = match &args.values {
         Some(path) => read_values(path)?,
         None => BTreeMap::new(),
     };
-    let _lock = crate::lock::acquire(&args.edit.directory, "update")?;
+    let lock = crate::lock::acquire(&args.edit.directory, "update")?;
     let mut terminal = Terminal::new();
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // Under --json the answers come from flags only: stdout is the JSON document.
+    let interactive =
+        !args.edit.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let update = update::prepare(Request {
         start: &args.edit.directory,
+        lock: &lock,
         blueprint: args.edit.blueprint.as_deref(),
         set,
         secrets: parse_pairs(&args.edit.secret, "--secret")?,
@@ -42,18 +43,25 @@ pub fn run(args: UpdateArgs) -> Result<()> {
     let to = format!("blueprint {} {}", update.to.name, update.to.version);
     let options = ApplyOptions::from(&args.edit);
     let merge = &update.merge;
+    let json = args.edit.json;
+    let mut report = update_report(&update, args.edit.dry_run);
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
         let stored = update.base_stored && update.up_to_date;
         if !stored && !args.edit.dry_run {
-            // Nothing to commit, but the base moves to what the files now match.
+            // Nothing to commit, but the base moves to what the files now match: that one
+            // ref write is this run's commit point.
+            let _guard = signals::TransactionGuard::enter();
             pristine::store(
                 &update.root,
                 &update.next,
                 "scaffold: base recorded by update",
             )?;
+            signals::mark_committed();
             eprintln!("note: recorded the pristine base in {}", pristine::BASE_REF);
         }
-        if update.up_to_date {
+        if json {
+            println!("{}", report::to_json(&report));
+        } else if update.up_to_date {
             println!("already up to date with {to}; nothing to do");
         } else {
             println!("your files already match {to}; nothing to commit");
@@ -61,14 +69,18 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         return Ok(());
     }
     if merge.conflicts.is_empty() {
-        return apply(
+        report.commit = apply(
             &update.root,
             &merge.changes,
             &update.next,
             &options,
             Some(&update.message()),
             None,
-        );
+        )?;
+        if json {
+            println!("{}", report::to_json(&report));
+        }
+        return Ok(());
     }
     eprint!("{}", describe(&merge.conflicts, &to));
     let paths: Vec<&str> = merge.conflicts.iter().map(|c| c.path.as_str()).collect();
@@ -97,17 +109,78 @@ pub fn run(args: UpdateArgs) -> Result<()> {
                 }
             }
             apply(&update.root, &changes, &update.next, &options, None, None)?;
+            if json {
+                report.changes = changes.iter().map(change_entry).collect();
+                println!("{}", report::to_json(&report));
+            }
             if args.edit.dry_run {
                 return Ok(());
             }
-            let subject = update.message();
-            let subject = subject.lines().next().unwrap_or_default();
+            // Only the files scaffold wrote: the user's other work stays out of the commit,
+            // and the whole message (its "Answers:" body too) is kept in a file under .git/.
+            let written: Vec<String> = changes
+                .iter()
+                .map(|c| shell_quote(c.path().as_str()))
+                .collect();
+            let message_file = git_dir(&update.root).join(COMMIT_MESSAGE);
+            std::fs::write(&message_file, update.message())
+                .map_err(|e| Error::io_path("write", &message_file, e))?;
+            let root = shell_quote(&update.root.display().to_string());
             Err(Error::Findings(format!(
-                "conflicts left in {}: resolve them (the markers, or the files listed above), then `git add -A && git commit -m \"{subject}\"`",
-                paths.join(", ")
+                "conflicts left in {}: resolve them (the markers, or the files listed above), then `git -C {root} add -- {} && git -C {root} commit -F {}`",
+                paths.join(", "),
+                written.join(" "),
+                shell_quote(&message_file.display().to_string())
             )))
         }
     }
+}
+
+/// The `--json` report of `update`, before anything is written.
+fn update_report(update: &update::Update, dry_run: bool) -> UpdateReport {
+    let id = |b: &crate::record::BlueprintId| report::BlueprintId {
+        name: b.name.clone(),
+        version: b.version.clone(),
+    };
+    UpdateReport {
+        command: "update",
+        from: id(&update.from),
+        to: id(&update.to),
+        dry_run,
+        commit: None,
+        up_to_date: update.up_to_date,
+        answers: update
+            .answers
+            .iter()
+            .map(|a| AnswerEntry {
+                key: a.key.clone(),
+                before: a.before.clone(),
+                after: a.after.clone(),
+            })
+            .collect(),
+        changes: update.merge.changes.iter().map(change_entry).collect(),
+        conflicts: update
+            .merge
+            .conflicts
+            .iter()
+            .map(|c| c.path.as_str().to_string())
+            .collect(),
+    }
+}
+
+/// Where a `--conflicts=markers` run leaves the commit message for the user's commit.
+const COMMIT_MESSAGE: &str = "SCAFFOLD_COMMIT_MSG";
+
+/// The repository's git directory (`.git`, or where a `.git` file points).
+fn git_dir(root: &std::path::Path) -> std::path::PathBuf {
+    git2::Repository::open(root)
+        .map(|r| r.path().to_path_buf())
+        .unwrap_or_else(|_| root.join(".git"))
+}
+
+/// `text` as one single-quoted shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Each conflict as `CONFLICT file:line: why`, then its base, your and the new lines.

@@ -8,6 +8,7 @@ use git2::{Oid, Repository};
 use super::{JOURNAL, Journal, remove_file, remove_journal, set_mode, update_index};
 use crate::error::{Error, Result};
 use crate::git::failed;
+use crate::pristine;
 use crate::signals;
 
 /// Settles what an interrupted run left under `.git/`, and says so.
@@ -36,6 +37,17 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
         )));
     }
     let _guard = signals::TransactionGuard::enter();
+    // Ref locks the dead run held: the base's (only scaffold writes that ref), and the
+    // branch's when it was taken after the journal was written (by that run's commit).
+    let _ = fs::remove_file(repo.path().join(format!("{}.lock", pristine::BASE_REF)));
+    let branch_lock = repo.path().join(format!("{}.lock", journal.branch));
+    let modified = |path: &Path| fs::metadata(path).and_then(|m| m.modified()).ok();
+    if let (Some(lock), Some(started)) =
+        (modified(&branch_lock), modified(&dir.join("journal.json")))
+        && lock >= started
+    {
+        let _ = fs::remove_file(&branch_lock);
+    }
     let (head, tree) = head_and_tree(repo, &journal)?;
     if head == journal.old_head {
         rollback(repo, root, &journal, &dir)?;
@@ -115,6 +127,9 @@ pub(super) fn rollback(
     for created in journal.created_dirs.iter().rev() {
         let _ = fs::remove_dir(root.join(created));
     }
+    if let Some(next) = next_base(journal, dir)? {
+        pristine::unpublish(repo, root, &next)?;
+    }
     let saved_index = dir.join("index");
     if saved_index.exists() {
         let target = repo.path().join("index");
@@ -153,9 +168,24 @@ fn roll_forward(repo: &Repository, root: &Path, journal: &Journal, dir: &Path) -
             Err(_) => remove_file(root, &full)?,
         }
     }
+    if let Some(next) = next_base(journal, dir)? {
+        pristine::publish(repo, root, &next)?;
+    }
     update_index(repo, root, journal.files.iter().map(|s| s.path.as_str()))?;
     remove_journal(dir);
     Ok(())
+}
+
+/// The base move the journal's change made with it, if any.
+fn next_base(journal: &Journal, dir: &Path) -> Result<Option<pristine::NextBase>> {
+    let parse = |id: &str| Oid::from_str(id).map_err(|e| failed("read the journal", dir, e));
+    let Some(new) = &journal.base_new else {
+        return Ok(None);
+    };
+    Ok(Some(pristine::NextBase {
+        old: journal.base_old.as_deref().map(parse).transpose()?,
+        new: parse(new)?,
+    }))
 }
 
 /// Journals a dead run was still writing (`.tmp-PID`: it touched nothing else yet) or

@@ -331,9 +331,9 @@ fn refusals_name_the_problem_and_change_nothing() {
             "error: karpenter is part of every repo",
         ),
         (
-            &["remove-addon", "velero"],
+            &["remove-addon", "my-chart"],
             2,
-            "error: velero is not in this repo",
+            "error: my-chart is not in this repo",
         ),
     ];
     let head = env.git(&dir, &["rev-parse", "HEAD"]);

@@ -254,22 +254,58 @@ fn blueprint_test_reports_each_case() {
     );
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct AnswerEntry {
+    key: String,
+    before: Option<serde_json::Value>,
+    after: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct UpdateReport {
+    command: String,
+    from: BlueprintId,
+    to: BlueprintId,
+    dry_run: bool,
+    commit: Option<String>,
+    up_to_date: bool,
+    answers: Vec<AnswerEntry>,
+    changes: Vec<ChangeEntry>,
+    conflicts: Vec<String>,
+}
+
 #[test]
-fn update_has_no_json_shape_yet_and_refuses_json() {
+fn update_json_has_the_documented_shape() {
     let env = Env::new();
     let made = run(env.scaffold().args(["new", "u", "--defaults", "-q"]));
     assert_eq!(made.code, 0, "{}", made.stderr);
-    let out = run(env
-        .scaffold()
-        .args(["update", "--json", "-C"])
-        .arg(env.path("u")));
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stdout.is_empty(), "{}", out.stdout);
-    assert!(
-        out.stderr
-            .starts_with("error: --json: update has no JSON output yet")
-            && out.stderr.lines().count() == 1,
-        "{}",
-        out.stderr
+    let update = |args: &[&str]| {
+        let out = run(env
+            .scaffold()
+            .args(["update", "--json", "-C"])
+            .arg(env.path("u"))
+            .args(args));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+        serde_json::from_str::<UpdateReport>(&out.stdout).expect("update shape")
+    };
+    let report = update(&[]);
+    assert_eq!(report.command, "update");
+    assert!(report.up_to_date && report.commit.is_none() && report.changes.is_empty());
+    let report = update(&["--dry-run", "--set", "node_max=12"]);
+    assert!(report.dry_run && report.commit.is_none() && !report.up_to_date);
+    assert_eq!(report.answers.len(), 1);
+    assert_eq!(report.answers[0].key, "node_max");
+    assert!(!report.changes.is_empty());
+    let report = update(&["--set", "node_max=12"]);
+    assert_eq!(
+        report.commit.as_deref().map(str::len),
+        Some(40),
+        "a full commit id"
     );
+    assert!(report.conflicts.is_empty());
 }

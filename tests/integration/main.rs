@@ -7,6 +7,7 @@ mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict 
 mod git_citizen; // issue 23: the lock, identity, signing, hooks, git checks
 mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
+mod lifetime; // issue 29: clones, bases, secrets, hand edits, markers, signals after commit
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod platform_flux; // the Flux layers and addons work on a real cluster (issue 12)
@@ -16,7 +17,7 @@ mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C
 mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json
 mod safety_git; // add-addon/remove-addon in every git state, faults, signals
 mod safety_input; // the bad-input catalogue
-mod safety_kill; // the kill harness: SIGKILL/SIGINT anywhere in new, add-addon, remove-addon
+mod safety_kill; // the kill harness: SIGKILL/SIGINT/SIGTERM anywhere in new, add-addon, remove-addon, update
 mod safety_new; // new in place, stale staging, IO faults
 mod safety_props; // property tests: parsers, manifests, paths that never escape
 mod support;

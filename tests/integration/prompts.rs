@@ -221,3 +221,69 @@ fn dry_run_diffs_are_coloured_on_a_terminal_only() {
     );
     assert!(!piped.stdout.contains('\x1b'), "colour in a pipe");
 }
+
+/// Issue 29: an addon that needs a DNS zone, chosen at the prompt of a gossip cluster, is
+/// refused there with the reason and the addons question asked again; nothing is lost.
+#[test]
+fn an_addon_needing_a_dns_zone_is_refused_at_the_prompt_of_a_gossip_cluster() {
+    let env = Env::new();
+    let rest = sets_except(&["addons"])
+        .into_iter()
+        .map(|a| match a.as_str() {
+            "dns_zone=platform.example.org" => "dns_zone=".to_string(),
+            "cluster_name=prod.platform.example.org" => "cluster_name=pty.k8s.local".to_string(),
+            _ => a,
+        })
+        .collect();
+    let mut p = spawn(&env, &args(&["new", "gdns"], rest), &[("NO_COLOR", "1")]);
+    p.exp_string("velero").expect("multiselect drawn");
+    settle();
+    // The cursor starts on authentik, which needs the DNS zone.
+    p.send(" ").expect("check authentik");
+    p.flush().expect("flush");
+    p.exp_string("[x] authentik").expect("checked");
+    p.send("\r").expect("enter");
+    p.flush().expect("flush");
+    p.exp_string("authentik needs `dns_zone`, and `dns_zone` is empty")
+        .expect("refused at the prompt");
+    p.exp_string("> [x] authentik")
+        .expect("asked again, the choice kept");
+    p.exp_string("velero").expect("all choices drawn");
+    settle();
+    p.send(" ").expect("uncheck authentik");
+    p.flush().expect("flush");
+    p.exp_string("> [ ] authentik").expect("unchecked");
+    p.send("\r").expect("enter");
+    p.flush().expect("flush");
+    p.exp_string("Created gdns").expect("done");
+    p.exp_eof().expect("exit");
+    let chosen: Vec<String> =
+        serde_yaml::from_value(answer(&env.path("gdns"), "addons")).expect("list");
+    assert!(!chosen.contains(&"authentik".to_string()), "{chosen:?}");
+}
+
+#[test]
+fn an_addon_needing_a_dns_zone_given_with_set_is_refused_before_anything_is_written() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "g",
+        "--defaults",
+        "--set",
+        "name=platform",
+        "--set",
+        "dns_zone=",
+        "--set",
+        "cluster_name=platform.k8s.local",
+        "--set",
+        "addons=istio",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("istio needs `dns_zone`, and `dns_zone` is empty: leave istio out"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("g").exists());
+}

@@ -292,20 +292,33 @@ fn a_git_failure_at_the_commit_point_says_why_and_how_and_rolls_back() {
     let env = Env::new();
     let dir = new_repo(&env, "reflock");
     let before = snapshot(&env, &dir);
-    // A stale lock on the branch: libgit2 cannot move it.
+    // A stale lock on the branch is found before anything is read or written (issue 29:
+    // it used to surface only at the commit point).
     std::fs::write(dir.join(".git/refs/heads/main.lock"), "").expect("lock");
     let out = in_repo(&env, &dir, &["add-addon", "istio-base"]);
-    let fix = "remove the stale .git/*.lock file if no git is running";
     assert_one_line(
         &out,
-        4,
-        &["error: git: cannot commit in `", fix],
+        3,
+        &[
+            "refs/heads/main.lock` exists",
+            "if no git is running remove it",
+        ],
         "ref lock",
     );
     std::fs::remove_file(dir.join(".git/refs/heads/main.lock")).expect("unlock");
     let mut after = snapshot(&env, &dir);
     after.retain(|(name, _)| name != ".git/refs/heads/main.lock");
-    assert_same(&before, &after, "after a git failure");
+    assert_same(&before, &after, "after a stale lock");
+    // A failure after HEAD and the base moved rolls both back, with the files and index.
+    for step in ["after-commit", "after-base"] {
+        let out = run(env
+            .scaffold()
+            .current_dir(&dir)
+            .args(["add-addon", "istio-base"])
+            .env("SCAFFOLD_TEST_FAIL_AT", step));
+        assert_eq!(out.code, 4, "{step}: {}", out.stderr);
+        assert_same(&before, &snapshot(&env, &dir), step);
+    }
 }
 
 #[test]

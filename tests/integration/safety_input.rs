@@ -258,7 +258,7 @@ const NEW_SET: &[Case] = &[
         &["--set", "dns_zone=", "--set", "addons=authentik"],
         2,
         &[
-            "addons: authentik needs `dns_zone`; set --set dns_zone=… or leave authentik out of addons",
+            "addons: authentik needs `dns_zone`, and `dns_zone` is empty: leave authentik out, or answer `dns_zone`",
         ],
     ),
     (
@@ -430,9 +430,9 @@ const EDITS: &[Case] = &[
         &["karpenter is part of every repo this blueprint makes; it cannot be removed"],
     ),
     (
-        &["remove-addon", "velero"],
+        &["remove-addon", "my-chart"],
         2,
-        &["velero is not in this repo (addons:"],
+        &["my-chart is not in this repo (addons:"],
     ),
     (
         &["add-addon", "velero", "--set", "=1"],

@@ -1,8 +1,11 @@
-//! The kill harness: `new`, `add-addon` and `remove-addon` stopped by SIGKILL, SIGINT or SIGTERM at
-//! moments spread evenly over a whole run (measured first), and after every run the
-//! invariant: the repo is at the old commit with a clean tree or at the new one with a
-//! clean tree, a target of `new` is absent/empty or a complete repo, and whatever a SIGKILL
-//! left is removed by the next run, which says so.
+//! The kill harness: `new`, `add-addon`, `remove-addon` and `update` stopped by SIGKILL,
+//! SIGINT or SIGTERM at moments spread evenly over a whole run (measured first), and after
+//! every run the invariant: the repo is at the old commit with a clean tree and its old
+//! base, or at the new one with a clean tree and the base of that commit; a target of
+//! `new` is absent/empty or a complete repo; whatever a SIGKILL left is removed by the next
+//! run, which says so. Exit codes are counted: 130 only when nothing changed, 0 only when
+//! the change is complete (a signal after the commit point lets the run finish).
+//! 50 + 50 + 50 + 54 = 204 runs really interrupted (still running when signalled) in all.
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,8 +13,51 @@ use std::time::{Duration, Instant};
 use crate::safety_git::new_repo;
 use crate::support::{Env, run};
 
-/// Runs `cmd`, sends `signal` after `delay`, and returns whether it was still running then.
-fn interrupt(cmd: &mut Command, signal: i32, delay: Duration) -> bool {
+/// How an interrupted run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// It had finished before the signal was sent.
+    Before(Option<i32>),
+    /// Its exit code after the signal (None: the signal killed it).
+    Signalled(Option<i32>),
+}
+
+impl Ended {
+    fn code(self) -> Option<i32> {
+        match self {
+            Ended::Before(code) | Ended::Signalled(code) => code,
+        }
+    }
+}
+
+/// Figures of one harness, printed at the end (`--nocapture` shows them).
+#[derive(Default, Debug)]
+struct Tally {
+    interrupted: u32,
+    exit_0: u32,
+    exit_130: u32,
+    killed: u32,
+    changed_with_130: u32,
+}
+
+impl Tally {
+    fn count(&mut self, ended: Ended, changed: bool) {
+        if let Ended::Signalled(code) = ended {
+            self.interrupted += 1;
+            match code {
+                Some(0) => self.exit_0 += 1,
+                Some(130) => self.exit_130 += 1,
+                _ => self.killed += 1,
+            }
+            if code == Some(130) && changed {
+                self.changed_with_130 += 1;
+            }
+        }
+    }
+}
+
+/// Runs `cmd`, sends `signal` after `delay`, and says how it ended.
+fn interrupt(cmd: &mut Command, signal: i32, delay: Duration) -> Ended {
     let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -24,8 +70,12 @@ fn interrupt(cmd: &mut Command, signal: i32, delay: Duration) -> bool {
         // SAFETY: signalling our own child, which has not been reaped yet.
         unsafe { libc::kill(pid, signal) };
     }
-    child.wait().expect("wait");
-    running
+    let code = child.wait().expect("wait").code();
+    if running {
+        Ended::Signalled(code)
+    } else {
+        Ended::Before(code)
+    }
 }
 
 fn elapsed(cmd: &mut Command) -> Duration {
@@ -39,10 +89,18 @@ fn elapsed(cmd: &mut Command) -> Duration {
     start.elapsed()
 }
 
-/// The `i`-th of `n` moments spread over `span`; SIGKILL, SIGINT and SIGTERM in turn.
+/// The `i`-th of `n` moments spread over `span` (a second round falls between the first
+/// round's); SIGKILL, SIGINT and SIGTERM in turn.
 fn moment(i: u32, n: u32, span: Duration) -> (i32, Duration) {
     let signal = [libc::SIGKILL, libc::SIGINT, libc::SIGTERM][i as usize % 3];
-    (signal, span.mul_f64(f64::from(i) / f64::from(n)))
+    let at = f64::from(i % n) + 0.5 * f64::from(i / n % 2);
+    (signal, span.mul_f64(at / f64::from(n)))
+}
+
+/// Runs are repeated until this many were really interrupted (still running when the
+/// signal came), up to twice as many attempts.
+fn attempts(interrupted: u32) -> impl Iterator<Item = u32> {
+    0..interrupted * 2
 }
 
 fn staging_left(dir: &Path) -> bool {
@@ -87,9 +145,13 @@ fn new_interrupted_anywhere_leaves_nothing_or_a_complete_repo() {
         (span, count)
     };
     let (span, count) = files;
-    let runs = 36;
-    for i in 0..runs {
-        let (signal, delay) = moment(i, runs, span.mul_f64(1.1));
+    let runs = 50;
+    let mut tally = Tally::default();
+    for i in attempts(runs) {
+        if tally.interrupted == runs {
+            break;
+        }
+        let (signal, delay) = moment(i, runs, span.mul_f64(0.9));
         // Half the runs create a directory, half fill an existing empty one in place.
         let in_place = i % 4 >= 2;
         let name = format!("t{i}");
@@ -101,8 +163,15 @@ fn new_interrupted_anywhere_leaves_nothing_or_a_complete_repo() {
         } else {
             cmd.args(["new", &name, "--defaults"]);
         }
-        interrupt(&mut cmd, signal, delay);
-        let what = format!("run {i} (signal {signal}, {delay:?}, in place {in_place})");
+        let ended = interrupt(&mut cmd, signal, delay);
+        let what = format!("run {i} (signal {signal}, {delay:?}, in place {in_place}, {ended:?})");
+        let created = target.join(".git").exists();
+        tally.count(ended, created);
+        match ended.code() {
+            Some(130) => assert!(!created, "{what}: exit 130 after the repo was created"),
+            Some(0) => assert!(created, "{what}: exit 0 without a repo"),
+            _ => {}
+        }
         let place = if in_place {
             target.clone()
         } else {
@@ -135,21 +204,24 @@ fn new_interrupted_anywhere_leaves_nothing_or_a_complete_repo() {
         assert!(!staging_left(&place), "{what}: stale staging not removed");
         assert_new_target(&env, &target, count, &what);
     }
+    eprintln!("kill harness, new: {tally:?}");
+    assert_eq!(tally.changed_with_130, 0, "{tally:?}");
+    assert_eq!(tally.interrupted, runs, "{tally:?}");
 }
 
-/// Tree ids of the repo without and with the addon.
-fn trees(env: &Env, dir: &Path) -> String {
-    env.git(dir, &["rev-parse", "HEAD^{tree}"])
-        .trim()
-        .to_string()
+/// The tree of HEAD and of the pristine base.
+fn trees(env: &Env, dir: &Path) -> (String, String) {
+    let tree = |rev: &str| env.git(dir, &["rev-parse", rev]).trim().to_string();
+    (tree("HEAD^{tree}"), tree("refs/scaffold/base^{tree}"))
 }
 
-fn harness_edit(addon: &str, runs: u32) {
+/// Interrupts `runs` runs that toggle the repo between two states, `forth` taking it from
+/// the first to the second and `back` returning; every run must leave the repo, its index
+/// and its base in one of the two, and exit 130 only when it is where it started.
+fn harness(repo: &str, forth: &[&str], back: &[&str], runs: u32) {
     let env = Env::new();
-    let dir = new_repo(&env, "repo");
-    let without = trees(&env, &dir);
-    let add = ["add-addon", addon];
-    let remove = ["remove-addon", addon];
+    let dir = new_repo(&env, repo);
+    let first = trees(&env, &dir);
     let edit = |args: &[&str]| {
         let mut cmd = env.scaffold();
         cmd.current_dir(&dir)
@@ -157,15 +229,20 @@ fn harness_edit(addon: &str, runs: u32) {
             .env("SCAFFOLD_TEST_STEP_DELAY_MS", "10");
         cmd
     };
-    let span = elapsed(&mut edit(&add));
-    let with = trees(&env, &dir);
-    elapsed(&mut edit(&remove));
-    for i in 0..runs {
-        let (signal, delay) = moment(i, runs, span.mul_f64(1.1));
-        let present = trees(&env, &dir) == with;
-        let args = if present { remove } else { add };
-        interrupt(&mut edit(&args), signal, delay);
-        let what = format!("run {i} {args:?} (signal {signal}, {delay:?})");
+    let span = elapsed(&mut edit(forth));
+    let second = trees(&env, &dir);
+    assert_ne!(first, second, "{forth:?} changes nothing");
+    elapsed(&mut edit(back));
+    let mut tally = Tally::default();
+    for i in attempts(runs) {
+        if tally.interrupted == runs {
+            break;
+        }
+        let (signal, delay) = moment(i, runs, span.mul_f64(0.9));
+        let before = trees(&env, &dir);
+        let args = if before == second { back } else { forth };
+        let ended = interrupt(&mut edit(args), signal, delay);
+        let what = format!("run {i} {args:?} (signal {signal}, {delay:?}, {ended:?})");
         let journal = dir.join(".git/scaffold-transaction").exists();
         if journal {
             assert_eq!(
@@ -174,31 +251,62 @@ fn harness_edit(addon: &str, runs: u32) {
                 "{what}: SIGINT/SIGTERM left a journal"
             );
             // Any later run settles the repo before reading it.
-            let out =
-                run(env
-                    .scaffold()
-                    .current_dir(&dir)
-                    .args(["remove-addon", addon, "--dry-run"]));
+            let out = run(env
+                .scaffold()
+                .current_dir(&dir)
+                .args(["update", "--dry-run"]));
             assert!(out.code == 0 || out.code == 2, "{what}: {}", out.stderr);
             assert!(out.stderr.contains("note: "), "{what}: {}", out.stderr);
             assert!(!dir.join(".git/scaffold-transaction").exists(), "{what}");
         }
-        let tree = trees(&env, &dir);
-        assert!(tree == with || tree == without, "{what}: HEAD is neither");
+        let after = trees(&env, &dir);
+        assert!(
+            after == first || after == second,
+            "{what}: HEAD and base are not both at one of the two states: {after:?}"
+        );
+        tally.count(ended, after != before);
+        match ended.code() {
+            Some(130) => assert_eq!(after, before, "{what}: exit 130 after the commit"),
+            Some(0) => assert_ne!(after, before, "{what}: exit 0 without the change"),
+            _ => {}
+        }
         assert_eq!(
             env.git(&dir, &["status", "--porcelain", "-uall"]),
             "",
             "{what}"
         );
     }
+    eprintln!("kill harness, {forth:?}: {tally:?}");
+    assert_eq!(tally.changed_with_130, 0, "{tally:?}");
+    assert_eq!(tally.interrupted, runs, "{tally:?}");
 }
 
 #[test]
 fn add_addon_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
-    harness_edit("istio-base", 34);
+    harness(
+        "repo",
+        &["add-addon", "istio-base"],
+        &["remove-addon", "istio-base"],
+        50,
+    );
 }
 
 #[test]
 fn remove_addon_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
-    harness_edit("velero", 34);
+    harness(
+        "repo",
+        &["add-addon", "velero"],
+        &["remove-addon", "velero"],
+        50,
+    );
+}
+
+#[test]
+fn update_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
+    harness(
+        "repo",
+        &["update", "--set", "node_max=11"],
+        &["update", "--set", "node_max=10"],
+        54,
+    );
 }

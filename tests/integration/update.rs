@@ -13,7 +13,7 @@ const TEAM_V2: &str = "# Team notes\n\nowner: platform\nreview: monthly\noncall:
 /// A blueprint `team` extending the default, at 0.1.0 or (edited in place) 0.2.0: a new
 /// question with a default, a removed question, changed and new lines, a new file, a
 /// removed file and a chart version bump.
-fn team_blueprint(root: &Path, version: &str) -> PathBuf {
+pub(crate) fn team_blueprint(root: &Path, version: &str) -> PathBuf {
     let dir = root.join("team");
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(dir.join("files/docs")).expect("mkdir");
@@ -221,20 +221,35 @@ fn a_conflicting_edit_is_refused_with_its_hunk_and_nothing_written() {
         "# Team notes\n\nowner: platform\n<<<<<<< yours\nreview: daily\n||||||| base\nreview: weekly\n=======\nreview: monthly\noncall: pager\n>>>>>>> blueprint team 0.2.0\n\nsection two\nkeep: this\n"
     );
     assert_eq!(repo.read("docs/new.md"), "new in 0.2.0\n");
-    assert!(
-        out.stderr.contains("git add -A && git commit"),
-        "{}",
-        out.stderr
-    );
-
-    // Resolved and committed by the user, the repo is up to date.
+    // Resolved, then committed with the very command the message gives (from elsewhere:
+    // it names the repo), the repo is up to date and the commit has the whole message.
     fs::write(
         repo.dir.join("docs/team.md"),
         "# Team notes\n\nowner: platform\nreview: daily\noncall: pager\n\nsection two\nkeep: this\n",
     )
     .expect("resolve");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-qm", "scaffold: update team 0.1.0 → 0.2.0"]);
+    fs::write(repo.dir.join("unrelated.txt"), "my work in progress\n").expect("wip");
+    let hint = out.stderr.trim_end();
+    let command = &hint[hint.find("then `").expect("command") + 6..hint.len() - 1];
+    let ran = std::process::Command::new("sh")
+        .args(["-c", command])
+        .env("HOME", repo.env.home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("sh");
+    assert!(
+        ran.status.success(),
+        "{command}: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(
+        repo.git(&["log", "-1", "--format=%B"])
+            .contains("Answers:\n- legacy: dropped"),
+        "{}",
+        repo.git(&["log", "-1", "--format=%B"])
+    );
+    assert_eq!(repo.git(&["status", "--porcelain"]), "?? unrelated.txt\n");
+    fs::remove_file(repo.dir.join("unrelated.txt")).expect("rm");
     let out = repo.scaffold(&["update"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
@@ -383,7 +398,7 @@ fn a_newer_default_blueprint_comes_in_through_update_before_add_addon() {
 }
 
 #[test]
-fn a_clone_fetches_the_base_or_is_told_how() {
+fn a_clone_fetches_the_base_from_origin_and_says_so() {
     let repo = Repo::team();
     user_edits(&repo);
     let clone = repo.env.path("clone");
@@ -392,30 +407,31 @@ fn a_clone_fetches_the_base_or_is_told_how() {
         &["clone", "-q", repo.dir.to_str().expect("utf8"), "clone"],
     );
     team_blueprint(repo.bps.path(), "0.2.0");
-    let update = || {
-        run(repo
-            .env
-            .scaffold()
-            .current_dir(&clone)
-            .env("SCAFFOLD_BLUEPRINT_PATH", repo.bps.path())
-            .arg("update"))
-    };
-    let out = update();
-    assert_eq!(out.code, 2);
-    assert_eq!(
-        out.stderr,
-        "error: this clone has no stored base (refs/scaffold/base) and scaffold cannot find blueprint team 0.1.0 to re-render it: fetch the base with `git fetch origin 'refs/scaffold/*:refs/scaffold/*'`, or run `scaffold update --blueprint DIR` once with blueprint team 0.1.0 to record it\n"
-    );
-    repo.env.git(
-        &clone,
-        &["fetch", "-q", "origin", "refs/scaffold/*:refs/scaffold/*"],
-    );
-    let out = update();
+    let out = run(repo
+        .env
+        .scaffold()
+        .current_dir(&clone)
+        .env("SCAFFOLD_BLUEPRINT_PATH", repo.bps.path())
+        .arg("update"));
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "note: fetched the pristine base (refs/scaffold/base) from `origin`: a plain `git clone` leaves it behind"
+        ),
+        "{}",
+        out.stderr
+    );
     assert!(
         fs::read_to_string(clone.join(RELEASE))
             .expect("release")
             .contains("    replicas: 3\n")
+    );
+    assert!(
+        !repo
+            .env
+            .git(&clone, &["for-each-ref", "refs/scaffold-fetched"])
+            .contains("refs/"),
+        "the fetch's temporary ref is left"
     );
 }
 
