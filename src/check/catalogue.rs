@@ -32,6 +32,18 @@ use Severity::{Error as E, Warning as W};
 /// Every rule, by group. Ids are stable: tools and `scaffold:ignore` comments name them.
 pub static RULES: &[Rule] = &[
     rule(
+        "repo.conflict-markers",
+        E,
+        "no merge conflict markers (<<<<<<< ======= >>>>>>>) in any text file",
+        "resolve the conflict: keep one side (or merge both) and delete the marker lines",
+    ),
+    rule(
+        "check.partial",
+        W,
+        "findings that depend on a file that does not parse are not reported (one note says how many)",
+        "fix the parse errors first, then run check again",
+    ),
+    rule(
         "yaml.parse",
         E,
         "every YAML document parses; duplicate keys are errors",
@@ -105,8 +117,8 @@ pub static RULES: &[Rule] = &[
     ),
     rule(
         "order.crd-provider",
-        W,
-        "some layer (or kops) installs every CRD group the repo uses",
+        E,
+        "some layer (or kops) installs every CRD group the repo uses (else every apply of its objects fails: no matches for kind)",
         "install the CRDs in an early layer (a CRD chart or the chart's crds value)",
     ),
     rule(
@@ -228,6 +240,30 @@ pub static RULES: &[Rule] = &[
         E,
         "no leftover template markup or placeholder tokens",
         "render or replace the placeholder",
+    ),
+    rule(
+        "ref.node-class",
+        E,
+        "every Karpenter NodePool's nodeClassRef names an EC2NodeClass in the repo",
+        "fix nodeClassRef.name, or add the EC2NodeClass it names",
+    ),
+    rule(
+        "tf.vars",
+        E,
+        "every .tfvars key is a declared variable; every variable without a default has a value",
+        "declare the variable (or fix the key's spelling), or give the variable a value in terraform.tfvars",
+    ),
+    rule(
+        "tf.schema",
+        E,
+        "resource, data source and provider blocks use only arguments and blocks their provider's pinned schema has",
+        "fix the name (see the did-you-mean) against the provider's documentation at the pinned version",
+    ),
+    rule(
+        "helm.values",
+        E,
+        "every value a HelmRelease sets exists in its chart at the pinned version",
+        "fix the key (see the did-you-mean), or check the chart's values.yaml at that version",
     ),
 ];
 

@@ -37,6 +37,13 @@ pub fn run(options: CheckOptions) -> Result<()> {
         )));
     }
     let repo = Repo::read(options.dir)?;
+    if !repo.is_platform() {
+        return Err(Error::Input(format!(
+            "`{}` is not a scaffold platform repo: it holds no Flux Kustomization, Terraform module or kops template ({} files); give the platform repo's root",
+            options.dir.display(),
+            repo.files.len()
+        )));
+    }
     let findings = check::run(&repo, &options.filter);
     if options.json {
         println!(

@@ -7,6 +7,7 @@ mod hygiene;
 mod kops;
 mod make;
 mod order;
+mod refs;
 mod schema;
 mod terraform;
 
@@ -197,4 +198,5 @@ pub fn run_all(repo: &Repo, findings: &mut Findings) {
     terraform::run(repo, findings);
     behaviour::run(&context, findings);
     hygiene::run(repo, findings);
+    refs::run(&context, findings);
 }
