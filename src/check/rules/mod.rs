@@ -10,6 +10,7 @@ mod order;
 mod refs;
 mod schema;
 mod terraform;
+mod tf_inputs;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -196,6 +197,7 @@ pub fn run_all(repo: &Repo, findings: &mut Findings) {
     kops::run(&context, findings);
     make::run(repo, findings);
     terraform::run(repo, findings);
+    tf_inputs::run(repo, findings);
     behaviour::run(&context, findings);
     hygiene::run(repo, findings);
     refs::run(&context, findings);
