@@ -118,8 +118,8 @@ fn without_guesses(repo: &Repo, findings: Findings) -> Findings {
     let (kept, dropped): (Vec<Diagnostic>, Vec<Diagnostic>) =
         findings.0.into_iter().partition(|d| {
             let cross = CROSS_FILE.contains(&d.rule);
-            let local = MODULE_LOCAL.contains(&d.rule)
-                && broken_dirs.contains(model::parent(&d.file));
+            let local =
+                MODULE_LOCAL.contains(&d.rule) && broken_dirs.contains(model::parent(&d.file));
             !(cross || local)
         });
     let mut out = Findings(kept);

@@ -277,7 +277,10 @@ impl Repo {
     /// a kops template.
     pub fn is_platform(&self) -> bool {
         !self.terraform.is_empty()
-            || self.objects.iter().any(|o| o.group() == "kustomize.toolkit.fluxcd.io")
+            || self
+                .objects
+                .iter()
+                .any(|o| o.group() == "kustomize.toolkit.fluxcd.io")
             || self.texts().any(|(p, t)| is_yaml(p) && is_kops_template(t))
     }
 

@@ -11,6 +11,7 @@ mod refs;
 mod schema;
 mod terraform;
 mod tf_inputs;
+mod tf_schema;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -198,6 +199,7 @@ pub fn run_all(repo: &Repo, findings: &mut Findings) {
     make::run(repo, findings);
     terraform::run(repo, findings);
     tf_inputs::run(repo, findings);
+    tf_schema::run(repo, findings);
     behaviour::run(&context, findings);
     hygiene::run(repo, findings);
     refs::run(&context, findings);

@@ -59,7 +59,10 @@ fn vars_file<'a>(repo: &'a Repo, path: &'a str, findings: &mut Findings) -> Opti
                 path,
                 line,
                 column,
-                format!("does not parse: {}", e.to_string().lines().next().unwrap_or("")),
+                format!(
+                    "does not parse: {}",
+                    e.to_string().lines().next().unwrap_or("")
+                ),
             );
             None
         }
@@ -69,7 +72,8 @@ fn vars_file<'a>(repo: &'a Repo, path: &'a str, findings: &mut Findings) -> Opti
 fn var_flag() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r#"TF_VAR_([A-Za-z0-9_-]+)|-var[ =]['"]?([A-Za-z0-9_-]+)="#).expect("static regex")
+        Regex::new(r#"TF_VAR_([A-Za-z0-9_-]+)|-var[ =]['"]?([A-Za-z0-9_-]+)="#)
+            .expect("static regex")
     })
 }
 
@@ -84,7 +88,10 @@ fn check_module(repo: &Repo, module: &TfModule, findings: &mut Findings) {
     } else {
         format!("{}/", module.dir)
     };
-    let in_dir = |p: &str| p.strip_prefix(&prefix).is_some_and(|rest| !rest.contains('/'));
+    let in_dir = |p: &str| {
+        p.strip_prefix(&prefix)
+            .is_some_and(|rest| !rest.contains('/'))
+    };
     let makefiles: Vec<&str> = repo
         .makefiles()
         .filter(|(p, _)| in_dir(p))
@@ -130,12 +137,15 @@ fn check_module(repo: &Repo, module: &TfModule, findings: &mut Findings) {
         .iter()
         .flat_map(|f| f.keys.iter().map(|(k, _)| k.clone()))
         .chain(makefiles.iter().flat_map(|t| {
-            var_flag().captures_iter(t).filter_map(|c| {
-                c.get(1).or(c.get(2)).map(|m| m.as_str().to_string())
-            })
+            var_flag()
+                .captures_iter(t)
+                .filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().to_string()))
         }))
         .collect();
-    for (file, block) in module.blocks().filter(|(_, b)| b.identifier() == "variable") {
+    for (file, block) in module
+        .blocks()
+        .filter(|(_, b)| b.identifier() == "variable")
+    {
         let Some(name) = block.labels().first().map(|l| l.as_str()) else {
             continue;
         };
