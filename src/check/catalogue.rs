@@ -265,6 +265,12 @@ pub static RULES: &[Rule] = &[
         "every value a HelmRelease sets exists in its chart at the pinned version",
         "fix the key (see the did-you-mean), or check the chart's values.yaml at that version",
     ),
+    rule(
+        "helm.values-unchecked",
+        W,
+        "a HelmRelease's values are checked only when its chart is vendored (schemas/charts) or kept in the repo",
+        "vendor the chart's values with scripts/vendor-chart-values.py, or ignore the note for a chart you trust",
+    ),
 ];
 
 /// The catalogue entry of a rule id.

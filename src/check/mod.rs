@@ -100,6 +100,7 @@ const CROSS_FILE: &[&str] = &[
     "kms.key-access",
     "ref.node-class",
     "helm.values",
+    "helm.values-unchecked",
 ];
 const MODULE_LOCAL: &[&str] = &["tf.refs", "tf.providers", "tf.vars"];
 

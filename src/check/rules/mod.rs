@@ -3,6 +3,7 @@
 mod behaviour;
 mod bridge;
 mod flux;
+mod helm_values;
 mod hygiene;
 mod kops;
 mod make;
@@ -203,4 +204,5 @@ pub fn run_all(repo: &Repo, findings: &mut Findings) {
     behaviour::run(&context, findings);
     hygiene::run(repo, findings);
     refs::run(&context, findings);
+    helm_values::run(&context, findings);
 }
