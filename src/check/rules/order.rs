@@ -108,7 +108,7 @@ fn crd_order(context: &Context, findings: &mut Findings) {
             if before {
                 continue;
             }
-            let line = object.doc.line;
+            let line = object.line_of("apiVersion:");
             if providers.is_empty() {
                 findings.add("order.crd-provider", &object.file, line, format!("{} {} uses CRD group {group}, which no layer of the repo (nor kops) installs: applying it fails with \"no matches for kind\"", object.kind, object.name));
             } else {
