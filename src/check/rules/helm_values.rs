@@ -509,5 +509,15 @@ mod catalog {
             checked += 1;
         }
         assert!(checked >= 10, "catalog charts checked: {checked}");
+        // The default app's chart (a blueprint file, not a catalog entry).
+        let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("blueprints/default/files/apps/[[ environment ]]/podinfo/source.yaml");
+        let text = std::fs::read_to_string(&app).expect("podinfo source");
+        let source = yaml::parse_one(&text).expect("podinfo source yaml");
+        let tag = yaml::str_at(&source, "spec/ref/tag").expect("podinfo tag");
+        assert!(
+            vendored_tree("podinfo", tag).is_some(),
+            "podinfo {tag} has no schemas/charts data: run scripts/vendor-catalog-charts.sh"
+        );
     }
 }
