@@ -10,6 +10,8 @@ pub struct CheckOptions<'a> {
     pub dir: &'a Path,
     pub filter: Filter,
     pub json: bool,
+    /// SARIF 2.1.0 on stdout (code scanning).
+    pub sarif: bool,
     pub list_rules: bool,
 }
 
@@ -45,7 +47,9 @@ pub fn run(options: CheckOptions) -> Result<()> {
         )));
     }
     let findings = check::run(&repo, &options.filter);
-    if options.json {
+    if options.sarif {
+        println!("{}", report::sarif(&findings));
+    } else if options.json {
         println!(
             "{}",
             report::json(&options.dir.display().to_string(), &findings)
@@ -68,7 +72,7 @@ pub fn run(options: CheckOptions) -> Result<()> {
             report::summary(&findings)
         )));
     }
-    if !findings.is_empty() && !options.json {
+    if !findings.is_empty() && !options.json && !options.sarif {
         eprintln!("check: {}", report::summary(&findings));
     }
     Ok(())
