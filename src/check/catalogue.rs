@@ -248,6 +248,24 @@ pub static RULES: &[Rule] = &[
         "fix nodeClassRef.name, or add the EC2NodeClass it names",
     ),
     rule(
+        "ref.gateway",
+        E,
+        "every Gateway API route's parentRefs name a Gateway in the repo, and a listener it has",
+        "fix the parentRef's name/namespace/sectionName, or add the Gateway",
+    ),
+    rule(
+        "ref.certificate",
+        E,
+        "every Gateway listener's certificate Secret is made by the repo (Secret, Certificate, ExternalSecret)",
+        "add a cert-manager Certificate with that secretName, or fix the certificateRefs name",
+    ),
+    rule(
+        "ref.secret-store",
+        E,
+        "every ExternalSecret's secretStoreRef names a SecretStore/ClusterSecretStore in the repo",
+        "fix secretStoreRef (kind, name), or add the store",
+    ),
+    rule(
         "tf.vars",
         E,
         "every .tfvars key is a declared variable; every variable without a default has a value",

@@ -171,9 +171,18 @@ mod tests {
     #[test]
     fn an_overlay_namespace_beats_its_base() {
         let repo = repo(&[
-            ("base/kustomization.yaml", "namespace: base-ns\nresources:\n  - cm.yaml\n"),
-            ("base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: own\n"),
-            ("overlay/kustomization.yaml", "namespace: overlay-ns\nresources:\n  - ../base\n"),
+            (
+                "base/kustomization.yaml",
+                "namespace: base-ns\nresources:\n  - cm.yaml\n",
+            ),
+            (
+                "base/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: own\n",
+            ),
+            (
+                "overlay/kustomization.yaml",
+                "namespace: overlay-ns\nresources:\n  - ../base\n",
+            ),
             ("plain/kustomization.yaml", "resources:\n  - ../base\n"),
         ]);
         let built = build(&repo, "overlay");

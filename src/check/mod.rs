@@ -99,6 +99,9 @@ const CROSS_FILE: &[&str] = &[
     "external-secret.remote-key",
     "kms.key-access",
     "ref.node-class",
+    "ref.gateway",
+    "ref.certificate",
+    "ref.secret-store",
     "helm.values",
     "helm.values-unchecked",
 ];
@@ -113,7 +116,7 @@ fn without_guesses(repo: &Repo, findings: Findings) -> Findings {
     };
     let broken_dirs: BTreeSet<&str> = broken
         .iter()
-        .filter(|f| f.ends_with(".tf"))
+        .filter(|f| f.ends_with(".tf") || f.ends_with(".tfvars"))
         .map(|f| model::parent(f))
         .collect();
     let (kept, dropped): (Vec<Diagnostic>, Vec<Diagnostic>) =

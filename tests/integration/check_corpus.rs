@@ -1,4 +1,4 @@
-//! The agreement corpus: hand-made breakages of a default repo, each one a mistake a user
+//! The agreement corpus (49 breakages): hand-made breakages of a default repo, each one a mistake a user
 //! plausibly makes by hand. `check` must report each at the expected rule, file AND line;
 //! and every breakage the independent validator (`../shared/validate/validate-platform`)
 //! fails, check fails too, unless the breakage is a named exception below.
@@ -114,6 +114,57 @@ static CORPUS: &[Breakage] = &[
         "helm.values",
         "infrastructure/addons/metrics-server/release.yaml",
         "replicaCount: 2",
+    ),
+    b(
+        "route attached to a missing Gateway",
+        &[
+            Write(
+                "apps/prod/podinfo/route.yaml",
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: podinfo\n  namespace: podinfo\nspec:\n  parentRefs:\n    - name: platform\n      namespace: istio-ingress\n  rules:\n    - backendRefs:\n        - name: podinfo\n          port: 9898\n",
+            ),
+            Replace(
+                "apps/prod/podinfo/kustomization.yaml",
+                "resources:\n",
+                "resources:\n  - route.yaml\n",
+            ),
+        ],
+        "ref.gateway",
+        "apps/prod/podinfo/route.yaml",
+        "- name: platform",
+    ),
+    b(
+        "Gateway certificate Secret nobody makes",
+        &[
+            Write(
+                "apps/prod/podinfo/gateway.yaml",
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: platform\n  namespace: podinfo\nspec:\n  gatewayClassName: istio\n  listeners:\n    - name: https\n      port: 443\n      protocol: HTTPS\n      tls:\n        certificateRefs:\n          - name: missing-tls\n",
+            ),
+            Replace(
+                "apps/prod/podinfo/kustomization.yaml",
+                "resources:\n",
+                "resources:\n  - gateway.yaml\n",
+            ),
+        ],
+        "ref.certificate",
+        "apps/prod/podinfo/gateway.yaml",
+        "name: missing-tls",
+    ),
+    b(
+        "ExternalSecret store typo",
+        &[
+            Write(
+                "apps/prod/podinfo/secret.yaml",
+                "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: app\n  namespace: podinfo\nspec:\n  secretStoreRef:\n    kind: ClusterSecretStore\n    name: aws-secret-manager\n  target:\n    name: app\n  data:\n    - secretKey: password\n      remoteRef:\n        key: prod/app\n",
+            ),
+            Replace(
+                "apps/prod/podinfo/kustomization.yaml",
+                "resources:\n",
+                "resources:\n  - secret.yaml\n",
+            ),
+        ],
+        "ref.secret-store",
+        "apps/prod/podinfo/secret.yaml",
+        "name: aws-secret-manager",
     ),
     b(
         "NodePool names no EC2NodeClass",

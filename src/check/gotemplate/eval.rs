@@ -188,8 +188,21 @@ fn text(v: &V) -> String {
 
 /// The functions this engine implements; any other is refused, not approximated.
 const FUNCTIONS: &[&str] = &[
-    "index", "list", "not", "and", "or", "eq", "ne", "fail", "trimPrefix", "trimSuffix",
-    "lower", "upper", "quote", "default", "printf",
+    "index",
+    "list",
+    "not",
+    "and",
+    "or",
+    "eq",
+    "ne",
+    "fail",
+    "trimPrefix",
+    "trimSuffix",
+    "lower",
+    "upper",
+    "quote",
+    "default",
+    "printf",
 ];
 
 fn call(name: &str, args: Vec<V>, line: usize) -> Result<V, RenderError> {

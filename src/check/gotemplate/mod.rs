@@ -324,7 +324,10 @@ mod tests {
     #[test]
     fn with_sets_dot_and_else_if_keeps_its_condition() {
         let data = serde_json::json!({"a": {"b": "x"}, "n": 2, "empty": ""});
-        assert_eq!(render("{{ with .a }}{{ .b }}{{ end }}", &data).expect("with"), "x");
+        assert_eq!(
+            render("{{ with .a }}{{ .b }}{{ end }}", &data).expect("with"),
+            "x"
+        );
         assert_eq!(
             render("{{ with .empty }}no{{ else }}yes{{ end }}", &data).expect("with else"),
             "yes"
@@ -335,7 +338,11 @@ mod tests {
         assert_eq!(render(chain, &data).expect("else"), "many");
         let data = serde_json::json!({"a": {"b": "x"}, "n": 5, "empty": ""});
         assert_eq!(
-            render("{{ if eq .n 1 }}one{{ else if eq .n 2 }}two{{ end }}", &data).expect("no branch"),
+            render(
+                "{{ if eq .n 1 }}one{{ else if eq .n 2 }}two{{ end }}",
+                &data
+            )
+            .expect("no branch"),
             ""
         );
     }
@@ -345,10 +352,15 @@ mod tests {
         let data = serde_json::json!({"a": "x"});
         let err = render("ok\n{{ .a | sha256sum }}", &data).expect_err("unknown function");
         assert_eq!(err.line, 2);
-        assert!(err.message.contains("function sha256sum"), "{}", err.message);
+        assert!(
+            err.message.contains("function sha256sum"),
+            "{}",
+            err.message
+        );
         let err = render("{{ define \"t\" }}x{{ end }}", &data).expect_err("define");
         assert!(err.message.contains("{{define}}"), "{}", err.message);
-        let err = render("{{ range .a }}{{ else if .a }}{{ end }}", &data).expect_err("range else if");
+        let err =
+            render("{{ range .a }}{{ else if .a }}{{ end }}", &data).expect_err("range else if");
         assert!(err.message.contains("else if"), "{}", err.message);
     }
 }

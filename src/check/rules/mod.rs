@@ -219,8 +219,14 @@ mod tests {
                 "clusters/apps.yaml",
                 "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  path: ./apps\n  targetNamespace: target\n",
             ),
-            ("apps/kustomization.yaml", "namespace: kust\nresources:\n  - cm.yaml\n"),
-            ("apps/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"),
+            (
+                "apps/kustomization.yaml",
+                "namespace: kust\nresources:\n  - cm.yaml\n",
+            ),
+            (
+                "apps/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            ),
         ];
         let repo = Repo::from_files(
             files
