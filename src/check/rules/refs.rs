@@ -17,7 +17,7 @@ fn path(keys: &[&str]) -> Vec<String> {
     keys.iter().map(|k| k.to_string()).collect()
 }
 
-fn items<'a>(value: Option<&'a Json>) -> impl Iterator<Item = &'a Json> {
+fn items(value: Option<&Json>) -> impl Iterator<Item = &Json> {
     value.and_then(Json::as_array).into_iter().flatten()
 }
 
