@@ -849,3 +849,193 @@ fn every_breakage_the_validator_catches_check_catches_too() {
     );
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }
+
+/// The real kubectl the validator's setup installs (kustomize v5.6.0 inside), or None
+/// (a failure under CI=true).
+fn kubectl() -> Option<PathBuf> {
+    let home = std::env::var_os("VALIDATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/platform-validate"))
+        })?;
+    let path = home.join("bin/kubectl");
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true and no kubectl at {}: run ../shared/validate/setup",
+        path.display()
+    );
+    eprintln!("skipped: no kubectl at {}", path.display());
+    None
+}
+
+/// (kind, name, namespace) of what `kubectl kustomize` builds in `dir`.
+fn kubectl_build(kubectl: &Path, dir: &Path) -> Vec<(String, String, String)> {
+    let out = Command::new(kubectl)
+        .args(["kustomize", "--load-restrictor=LoadRestrictionsNone"])
+        .arg(dir)
+        .output()
+        .expect("kubectl kustomize");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let mut objects: Vec<_> = text
+        .split("\n---\n")
+        .filter_map(|doc| serde_yaml::from_str::<serde_yaml::Value>(doc).ok())
+        .filter(|v| v.get("kind").is_some())
+        .map(|v| {
+            let s = |path: &[&str]| {
+                path.iter()
+                    .try_fold(&v, |v, k| v.get(k))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            (
+                s(&["kind"]),
+                s(&["metadata", "name"]),
+                s(&["metadata", "namespace"]),
+            )
+        })
+        .collect();
+    objects.sort();
+    objects
+}
+
+/// check's own kustomize build (scaffold::check::kustomize) against `kubectl kustomize` on
+/// every kustomization directory a Flux Kustomization points at, in every answer set's repo
+/// and in hand-made overlays: the same objects, in the same namespaces (for objects
+/// kubectl gives a namespace; check does not model which kinds are cluster-scoped).
+#[test]
+fn check_kustomize_builds_what_kubectl_kustomize_builds() {
+    use scaffold::check::{Repo, kustomize};
+    let Some(kubectl) = kubectl() else { return };
+    let env = Env::new();
+    let mut dirs = Vec::new();
+    let sets = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default/tests");
+    for entry in std::fs::read_dir(&sets).expect("answer sets") {
+        let path = entry.expect("entry").path();
+        if std::fs::read_to_string(&path)
+            .expect("set")
+            .contains("expect_error")
+        {
+            continue;
+        }
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let out = run(env
+            .scaffold()
+            .args(["new", &name, "--defaults", "--author", AUTHOR, "--values"])
+            .arg(&path));
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        dirs.push(env.path(&name));
+    }
+    // Hand-made overlays: an overlay's namespace over a base's, nested.
+    let overlay = env.path("overlays");
+    for (file, text) in [
+        (
+            "base/kustomization.yaml",
+            "namespace: base-ns\nresources:\n  - cm.yaml\n",
+        ),
+        (
+            "base/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: own\n",
+        ),
+        (
+            "mid/kustomization.yaml",
+            "resources:\n  - ../base\n  - sa.yaml\n",
+        ),
+        (
+            "mid/sa.yaml",
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: s\n",
+        ),
+        (
+            "top/kustomization.yaml",
+            "namespace: top-ns\nresources:\n  - ../mid\n",
+        ),
+        (
+            "flux.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: a\n  namespace: flux-system\nspec:\n  path: ./top\n  interval: 1h\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: b\n  namespace: flux-system\nspec:\n  path: ./mid\n  interval: 1h\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+        ),
+    ] {
+        let path = overlay.join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    dirs.push(overlay);
+    let mut compared = 0;
+    let mut differences = Vec::new();
+    for dir in &dirs {
+        let repo = Repo::read(dir).expect("read");
+        let paths: std::collections::BTreeSet<String> = repo
+            .objects
+            .iter()
+            .filter(|o| {
+                o.kind == "Kustomization"
+                    && o.api_version.starts_with("kustomize.toolkit.fluxcd.io")
+            })
+            .filter_map(|o| {
+                o.spec("path")
+                    .and_then(|p| p.as_str())
+                    .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
+            })
+            .filter(|p| {
+                ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+                    .iter()
+                    .any(|k| repo.exists(&format!("{p}/{k}")))
+            })
+            .collect();
+        for path in paths {
+            let built = kustomize::build(&repo, &path);
+            assert!(built.errors.is_empty(), "{path}: {:?}", built.errors);
+            let mut ours: Vec<(String, String, String)> = built
+                .objects
+                .iter()
+                .map(|(i, ns)| {
+                    let o = &repo.objects[*i];
+                    (
+                        o.kind.clone(),
+                        o.name.clone(),
+                        ns.clone().or(o.namespace.clone()).unwrap_or_default(),
+                    )
+                })
+                .collect();
+            ours.sort();
+            let theirs = kubectl_build(&kubectl, &dir.join(&path));
+            let key = |v: &[(String, String, String)]| -> Vec<(String, String)> {
+                v.iter().map(|(k, n, _)| (k.clone(), n.clone())).collect()
+            };
+            if key(&ours) != key(&theirs) {
+                differences.push(format!(
+                    "{}/{path}: objects differ\n check: {ours:?}\n kubectl: {theirs:?}",
+                    dir.display()
+                ));
+                continue;
+            }
+            for (mine, real) in ours.iter().zip(&theirs) {
+                if !real.2.is_empty() && mine.2 != real.2 {
+                    differences.push(format!(
+                        "{}/{path}: {} {} in {} (check) vs {} (kubectl)",
+                        dir.display(),
+                        mine.0,
+                        mine.1,
+                        mine.2,
+                        real.2
+                    ));
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "kustomizations compared: {compared}");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
