@@ -1039,3 +1039,149 @@ fn check_kustomize_builds_what_kubectl_kustomize_builds() {
     assert!(compared >= 10, "kustomizations compared: {compared}");
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// The validator's kops-render (Go text/template + sprig, as kops), or None (a failure
+/// under CI=true).
+fn kops_render() -> Option<PathBuf> {
+    let home = std::env::var_os("VALIDATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/platform-validate"))
+        })?;
+    let path = home.join("bin/kops-render");
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true and no kops-render at {}: run ../shared/validate/setup",
+        path.display()
+    );
+    eprintln!("skipped: no kops-render at {}", path.display());
+    None
+}
+
+/// Stand-in Terraform outputs of 1-prerequisites: a map by zone for `*_by_zone`, a list for
+/// plural names, a string otherwise (both renderers read the same file).
+fn synthetic_outputs(dir: &Path) -> Json {
+    let values: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(dir.join("2-kops/values.yaml")).expect("values"),
+    )
+    .expect("values yaml");
+    let zones: Vec<String> = values["zones"]
+        .as_sequence()
+        .map(|z| {
+            z.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut outputs = String::new();
+    for entry in std::fs::read_dir(dir.join("1-prerequisites")).expect("prerequisites") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "tf") {
+            outputs += &std::fs::read_to_string(&path).expect("tf");
+        }
+    }
+    let mut out = serde_json::Map::new();
+    for line in outputs.lines() {
+        let Some(name) = line
+            .strip_prefix("output \"")
+            .and_then(|l| l.split('"').next())
+        else {
+            continue;
+        };
+        let value = if name.ends_with("_by_zone") {
+            Json::Object(
+                zones
+                    .iter()
+                    .map(|z| (z.clone(), Json::from(format!("id-{z}"))))
+                    .collect(),
+            )
+        } else if name.ends_with('s') && !name.ends_with("_ids") {
+            Json::from(vec![format!("{name}-0"), format!("{name}-1")])
+        } else {
+            Json::from(format!("synthetic-{name}"))
+        };
+        out.insert(name.to_string(), value);
+    }
+    Json::Object(out)
+}
+
+/// check's kops template rendering (scaffold::check::kops) against the validator's
+/// kops-render on every answer set's cluster template, with the same values: the same
+/// documents.
+#[test]
+fn check_renders_kops_templates_as_kops_render_does() {
+    use scaffold::check::{Repo, kops};
+    let Some(renderer) = kops_render() else {
+        return;
+    };
+    let env = Env::new();
+    let sets = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default/tests");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&sets).expect("answer sets") {
+        let path = entry.expect("entry").path();
+        if std::fs::read_to_string(&path)
+            .expect("set")
+            .contains("expect_error")
+        {
+            continue;
+        }
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let out = run(env
+            .scaffold()
+            .args(["new", &name, "--defaults", "--author", AUTHOR, "--values"])
+            .arg(&path));
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let dir = env.path(&name);
+        let outputs = synthetic_outputs(&dir);
+        std::fs::write(dir.join("2-kops/tf-outputs.json"), outputs.to_string()).expect("outputs");
+        let values: serde_yaml::Value = serde_yaml::from_str(
+            &std::fs::read_to_string(dir.join("2-kops/values.yaml")).expect("values"),
+        )
+        .expect("values yaml");
+        let values_json = env.path(&format!("{name}-values.json"));
+        std::fs::write(&values_json, serde_json::to_string(&values).expect("json")).expect("write");
+        let real = Command::new(&renderer)
+            .arg("-values")
+            .arg(&values_json)
+            .arg("-values")
+            .arg(dir.join("2-kops/tf-outputs.json"))
+            .arg("-template")
+            .arg(dir.join("2-kops/cluster-template.yaml"))
+            .output()
+            .expect("kops-render");
+        assert!(
+            real.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&real.stderr)
+        );
+        let theirs: Vec<Json> = String::from_utf8(real.stdout)
+            .expect("utf-8")
+            .split("\n---\n")
+            .filter_map(|d| serde_yaml::from_str::<Json>(d).ok())
+            .filter(|v| !v.is_null())
+            .collect();
+        // tf-outputs.json is git-ignored (Repo::read leaves it out): add it to the model.
+        let mut files = Repo::read(&dir).expect("read").files;
+        files.insert("2-kops/tf-outputs.json".into(), Some(outputs.to_string()));
+        let repo = Repo::from_files(files);
+        let rendered = kops::render_all(&repo);
+        assert_eq!(rendered.len(), 1, "{name}: one kops template");
+        let ours: Vec<Json> = match &rendered[0].result {
+            Ok(docs) => docs.iter().map(|d| d.value.clone()).collect(),
+            Err(e) => panic!(
+                "{name}: check does not render: {} (line {})",
+                e.message, e.line
+            ),
+        };
+        assert_eq!(ours, theirs, "{name}: check and kops-render disagree");
+        compared += 1;
+    }
+    assert!(compared >= 3, "answer sets compared: {compared}");
+}
