@@ -831,6 +831,11 @@ fn every_breakage_the_validator_catches_check_catches_too() {
         let dir = broken_copy(&env, &base, index, breakage);
         let (fails, what) = validator_fails(&validator, &dir);
         let (code, _) = check(&env, &dir);
+        eprintln!(
+            "{}: validator {}, check exit {code}",
+            breakage.name,
+            if fails { "fails" } else { "passes" }
+        );
         if fails {
             validator_caught += 1;
             let excepted = EXCEPTIONS.iter().any(|(n, _)| *n == breakage.name);
