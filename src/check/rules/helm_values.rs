@@ -253,15 +253,13 @@ fn chart_of(context: &Context, release: &Object, namespace: &str) -> Option<Char
 }
 
 pub fn run(context: &Context, findings: &mut Findings) {
-    for (index, (release, namespace)) in context
+    for (release, namespace) in context
         .repo
         .objects
         .iter()
         .zip(&context.namespaces)
-        .enumerate()
-        .filter(|(_, (o, _))| o.is("helm.toolkit.fluxcd.io", "HelmRelease"))
+        .filter(|(o, _)| o.is("helm.toolkit.fluxcd.io", "HelmRelease"))
     {
-        let _ = index;
         let Some(chart) = chart_of(context, release, namespace) else {
             continue;
         };
