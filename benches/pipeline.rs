@@ -170,6 +170,24 @@ fn commands(c: &mut Criterion) {
             run(check);
         })
     });
+    // Every catalog addon (the all-addons answer set): every vendored chart's values and
+    // both provider schemas are loaded (issue 25: at most 150 ms).
+    let every = scratch.path().join("every-addon");
+    let mut new = scaffold(scratch.path());
+    new.args(["new", "--defaults", "--author", AUTHOR, "--values"])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/blueprints/default/tests/all-addons.yaml"
+        ))
+        .arg(&every);
+    run(new);
+    c.bench_function("check (every addon)", |b| {
+        b.iter(|| {
+            let mut check = scaffold(&home);
+            check.arg("check").arg(&every);
+            run(check);
+        })
+    });
 }
 
 criterion_group! {

@@ -71,7 +71,7 @@ pub enum Command {
     /// Check a platform repo offline: YAML, schemas, the Flux graph and order, the
     /// Terraform→Flux bridge, kops, Terraform and hygiene rules (docs/check.md).
     #[command(
-        after_help = "Examples:\n  scaffold check\n  scaffold check . --json\n  scaffold check --rule kops.imds --rule kops.irsa\n  scaffold check --skip tf.backend\n  scaffold check --list-rules\n\nExit: 0 no errors, 1 errors found, 2 usage error.\nSilence one finding with a comment on its line or the line above: # scaffold:ignore RULE reason"
+        after_help = "Examples:\n  scaffold check\n  scaffold check . --json\n  scaffold check --format sarif > check.sarif\n  scaffold check --rule kops.imds --rule kops.irsa\n  scaffold check --skip tf.backend\n  scaffold check --list-rules\n\nExit: 0 no errors, 1 errors found, 2 usage error.\nSilence one finding with a comment on its line or the line above: # scaffold:ignore RULE reason"
     )]
     Check(CheckArgs),
     /// List what a blueprint offers.
@@ -233,9 +233,12 @@ pub struct CheckArgs {
     /// Do not run this rule (repeatable).
     #[arg(long = "skip", value_name = "ID")]
     pub skip: Vec<String>,
-    /// Print machine-readable JSON (docs/check.md).
+    /// Print machine-readable JSON (docs/check.md); same as --format json.
     #[arg(long)]
     pub json: bool,
+    /// Output format: human, json, or sarif (SARIF 2.1.0, for code-scanning uploads).
+    #[arg(long, value_parser = ["human", "json", "sarif"], value_name = "FORMAT")]
+    pub format: Option<String>,
     /// Print the rule catalogue and exit.
     #[arg(long)]
     pub list_rules: bool,
@@ -349,7 +352,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 only: args.rule,
                 skip: args.skip,
             },
-            json: args.json,
+            json: args.json || args.format.as_deref() == Some("json"),
+            sarif: args.format.as_deref() == Some("sarif"),
             list_rules: args.list_rules,
         }),
         Command::Update(args) => commands::update::run(args),

@@ -32,6 +32,18 @@ use Severity::{Error as E, Warning as W};
 /// Every rule, by group. Ids are stable: tools and `scaffold:ignore` comments name them.
 pub static RULES: &[Rule] = &[
     rule(
+        "repo.conflict-markers",
+        E,
+        "no merge conflict markers (<<<<<<< ======= >>>>>>>) in any text file",
+        "resolve the conflict: keep one side (or merge both) and delete the marker lines",
+    ),
+    rule(
+        "check.partial",
+        W,
+        "findings that depend on a file that does not parse are not reported (one note says how many)",
+        "fix the parse errors first, then run check again",
+    ),
+    rule(
         "yaml.parse",
         E,
         "every YAML document parses; duplicate keys are errors",
@@ -105,8 +117,8 @@ pub static RULES: &[Rule] = &[
     ),
     rule(
         "order.crd-provider",
-        W,
-        "some layer (or kops) installs every CRD group the repo uses",
+        E,
+        "some layer (or kops) installs every CRD group the repo uses (else every apply of its objects fails: no matches for kind)",
         "install the CRDs in an early layer (a CRD chart or the chart's crds value)",
     ),
     rule(
@@ -246,6 +258,54 @@ pub static RULES: &[Rule] = &[
         E,
         "no leftover template markup or placeholder tokens",
         "render or replace the placeholder",
+    ),
+    rule(
+        "ref.node-class",
+        E,
+        "every Karpenter NodePool's nodeClassRef names an EC2NodeClass in the repo",
+        "fix nodeClassRef.name, or add the EC2NodeClass it names",
+    ),
+    rule(
+        "ref.gateway",
+        E,
+        "every Gateway API route's parentRefs name a Gateway in the repo, and a listener it has",
+        "fix the parentRef's name/namespace/sectionName, or add the Gateway",
+    ),
+    rule(
+        "ref.certificate",
+        E,
+        "every Gateway listener's certificate Secret is made by the repo (Secret, Certificate, ExternalSecret)",
+        "add a cert-manager Certificate with that secretName, or fix the certificateRefs name",
+    ),
+    rule(
+        "ref.secret-store",
+        E,
+        "every ExternalSecret's secretStoreRef names a SecretStore/ClusterSecretStore in the repo",
+        "fix secretStoreRef (kind, name), or add the store",
+    ),
+    rule(
+        "tf.vars",
+        E,
+        "every .tfvars key is a declared variable; every variable without a default has a value",
+        "declare the variable (or fix the key's spelling), or give the variable a value in terraform.tfvars",
+    ),
+    rule(
+        "tf.schema",
+        E,
+        "resource, data source and provider blocks use only arguments and blocks their provider's pinned schema has",
+        "fix the name (see the did-you-mean) against the provider's documentation at the pinned version",
+    ),
+    rule(
+        "helm.values",
+        E,
+        "every value a HelmRelease sets exists in its chart at the pinned version",
+        "fix the key (see the did-you-mean), or check the chart's values.yaml at that version",
+    ),
+    rule(
+        "helm.values-unchecked",
+        W,
+        "a HelmRelease's values are checked only when its chart is vendored (schemas/charts) or kept in the repo",
+        "vendor the chart's values with scripts/vendor-chart-values.py, or ignore the note for a chart you trust",
     ),
 ];
 

@@ -66,7 +66,8 @@ fn build_into(
         return; // a parse error is yaml.parse's finding
     };
     let k = &doc.value;
-    let namespace = yaml::str_at(k, "namespace").or(namespace);
+    // An overlay's namespace replaces its bases' (kustomize applies the outer transformer last).
+    let namespace = namespace.or(yaml::str_at(k, "namespace"));
     let entries = |key: &str| -> Vec<String> {
         match k.get(key) {
             Some(Json::Array(items)) => items
@@ -151,5 +152,43 @@ fn add_file(repo: &Repo, path: &str, namespace: Option<&str>, built: &mut Built)
         if object.file == path && object.group() != "kustomize.config.k8s.io" {
             built.objects.push((index, namespace.map(str::to_string)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> Repo {
+        Repo::from_files(
+            files
+                .iter()
+                .map(|(p, t)| (p.to_string(), Some(t.to_string())))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn an_overlay_namespace_beats_its_base() {
+        let repo = repo(&[
+            (
+                "base/kustomization.yaml",
+                "namespace: base-ns\nresources:\n  - cm.yaml\n",
+            ),
+            (
+                "base/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: own\n",
+            ),
+            (
+                "overlay/kustomization.yaml",
+                "namespace: overlay-ns\nresources:\n  - ../base\n",
+            ),
+            ("plain/kustomization.yaml", "resources:\n  - ../base\n"),
+        ]);
+        let built = build(&repo, "overlay");
+        assert_eq!(built.objects.len(), 1);
+        assert_eq!(built.objects[0].1.as_deref(), Some("overlay-ns"));
+        let built = build(&repo, "plain");
+        assert_eq!(built.objects[0].1.as_deref(), Some("base-ns"));
     }
 }

@@ -66,6 +66,7 @@ impl Filter {
 pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
     let mut findings = Findings::default();
     rules::run_all(repo, &mut findings);
+    let findings = without_guesses(repo, findings);
     let mut out: Vec<Diagnostic> = findings
         .0
         .into_iter()
@@ -75,6 +76,74 @@ pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
         (&a.file, a.line, a.rule, &a.message).cmp(&(&b.file, b.line, b.rule, &b.message))
     });
     out.dedup();
+    out
+}
+
+/// Rules whose findings, with a file that does not parse, may come from the objects or
+/// declarations that file would have given (a missing brace makes every `var.X` of the
+/// module undeclared). Terraform ones are local to their module.
+const CROSS_FILE: &[&str] = &[
+    "flux.depends-on",
+    "flux.source-ref",
+    "flux.path",
+    "flux.wait",
+    "order.crd",
+    "order.crd-provider",
+    "order.watched-api",
+    "order.layers",
+    "order.owner",
+    "bridge.substitution",
+    "bridge.values-from",
+    "kops.render",
+    "kops.schema",
+    "kops.irsa",
+    "kops.api-access",
+    "kops.karpenter-kubelet",
+    "external-secret.remote-key",
+    "kms.key-access",
+    "ref.node-class",
+    "ref.gateway",
+    "ref.certificate",
+    "ref.secret-store",
+    "helm.values",
+    "helm.values-unchecked",
+];
+const MODULE_LOCAL: &[&str] = &["tf.refs", "tf.providers", "tf.vars"];
+
+/// Drops the findings a broken file may have caused, with one `check.partial` note saying
+/// how many and which files.
+fn without_guesses(repo: &Repo, findings: Findings) -> Findings {
+    let broken = repo.broken_files();
+    let Some(first) = broken.first() else {
+        return findings;
+    };
+    let broken_dirs: BTreeSet<&str> = broken
+        .iter()
+        .filter(|f| f.ends_with(".tf") || f.ends_with(".tfvars"))
+        .map(|f| model::parent(f))
+        .collect();
+    let (kept, dropped): (Vec<Diagnostic>, Vec<Diagnostic>) =
+        findings.0.into_iter().partition(|d| {
+            let cross = CROSS_FILE.contains(&d.rule);
+            let local =
+                MODULE_LOCAL.contains(&d.rule) && broken_dirs.contains(model::parent(&d.file));
+            !(cross || local)
+        });
+    let mut out = Findings(kept);
+    if !dropped.is_empty() {
+        let rules: BTreeSet<&str> = dropped.iter().map(|d| d.rule).collect();
+        out.add(
+            "check.partial",
+            first,
+            0,
+            format!(
+                "{} finding(s) of {} not reported: they may follow from {} not parsing",
+                dropped.len(),
+                rules.into_iter().collect::<Vec<_>>().join(", "),
+                broken.join(", ")
+            ),
+        );
+    }
     out
 }
 

@@ -117,6 +117,9 @@ pub struct Repo {
     pub yaml: BTreeMap<String, Vec<Doc>>,
     pub objects: Vec<Object>,
     pub terraform: Vec<TfModule>,
+    /// Text files holding merge conflict markers, with the line of each `<<<<<<<`; they are
+    /// not parsed (the markers, not the syntax, are what to fix).
+    pub conflicts: BTreeMap<String, Vec<usize>>,
 }
 
 impl Repo {
@@ -185,6 +188,25 @@ impl Repo {
         let mut modules: BTreeMap<String, Vec<TfFile>> = BTreeMap::new();
         for (path, text) in &repo.files {
             let Some(text) = text else { continue };
+            let markers = conflict_markers(text);
+            if !markers.is_empty() {
+                repo.conflicts.insert(path.clone(), markers);
+                if path.ends_with(".tf") {
+                    modules
+                        .entry(parent(path).to_string())
+                        .or_default()
+                        .push(TfFile {
+                            path: path.clone(),
+                            text: text.clone(),
+                            body: Err(ParseError {
+                                line: 0,
+                                column: 0,
+                                message: "merge conflict markers".into(),
+                            }),
+                        });
+                }
+                continue;
+            }
             if is_yaml(path) && !is_kops_template(text) {
                 match yaml::parse(text) {
                     Ok(docs) => {
@@ -229,6 +251,39 @@ impl Repo {
         repo
     }
 
+    /// Files that could not be read as what they are (a parse error or conflict markers):
+    /// findings that depend on them would be guesses.
+    pub fn broken_files(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self
+            .yaml_errors
+            .iter()
+            .chain(&self.json_errors)
+            .map(|(f, _)| f.as_str())
+            .chain(self.conflicts.keys().map(String::as_str))
+            .chain(
+                self.terraform
+                    .iter()
+                    .flat_map(|m| &m.files)
+                    .filter(|f| f.body.is_err())
+                    .map(|f| f.path.as_str()),
+            )
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether this looks like a platform repo: a Flux Kustomization, a Terraform module or
+    /// a kops template.
+    pub fn is_platform(&self) -> bool {
+        !self.terraform.is_empty()
+            || self
+                .objects
+                .iter()
+                .any(|o| o.group() == "kustomize.toolkit.fluxcd.io")
+            || self.texts().any(|(p, t)| is_yaml(p) && is_kops_template(t))
+    }
+
     pub fn text(&self, path: &str) -> Option<&str> {
         self.files.get(path).and_then(|t| t.as_deref())
     }
@@ -260,6 +315,29 @@ impl Repo {
         self.texts()
             .filter(|(p, _)| p.rsplit('/').next() == Some("Makefile"))
     }
+}
+
+/// The 1-based lines opening a merge conflict (`<<<<<<< `), when the file also closes one
+/// (`>>>>>>> `): what `git merge` and `scaffold update --conflicts=markers` leave.
+pub fn conflict_markers(text: &str) -> Vec<usize> {
+    if !text.contains("<<<<<<<") {
+        return Vec::new();
+    }
+    let is = |line: &str, mark: &str| {
+        line.strip_prefix(mark)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+    };
+    let mut opens = Vec::new();
+    let mut closed = false;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if is(line, "<<<<<<<") {
+            opens.push(i + 1);
+        } else if is(line, ">>>>>>>") {
+            closed = true;
+        }
+    }
+    if closed { opens } else { Vec::new() }
 }
 
 fn hcl_error(e: &hcl::Error) -> ParseError {

@@ -94,3 +94,61 @@ pub fn rules_json() -> String {
         .collect();
     serde_json::to_string(&rules).unwrap_or_default()
 }
+
+/// SARIF 2.1.0 (one run, the catalogue as the tool's rules), for GitHub code scanning and
+/// other SARIF consumers. Paths are relative to the checked directory (`%SRCROOT%`).
+pub fn sarif(findings: &[Diagnostic]) -> String {
+    let level = |s: Severity| match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let rules: Vec<_> = RULES
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "shortDescription": {"text": r.summary},
+                "help": {"text": r.hint},
+                "defaultConfiguration": {"level": level(r.severity)},
+            })
+        })
+        .collect();
+    let results: Vec<_> = findings
+        .iter()
+        .map(|d| {
+            let mut region = serde_json::Map::new();
+            if d.line > 0 {
+                region.insert("startLine".into(), json!(d.line));
+                if d.column > 0 {
+                    region.insert("startColumn".into(), json!(d.column));
+                }
+            }
+            let mut location = json!({
+                "artifactLocation": {"uri": d.file, "uriBaseId": "%SRCROOT%"},
+            });
+            if !region.is_empty() {
+                location["region"] = serde_json::Value::Object(region);
+            }
+            json!({
+                "ruleId": d.rule,
+                "ruleIndex": RULES.iter().position(|r| r.id == d.rule).unwrap_or(0),
+                "level": level(d.severity),
+                "message": {"text": format!("{} (fix: {})", d.message, d.hint)},
+                "locations": [{"physicalLocation": location}],
+            })
+        })
+        .collect();
+    let value = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "scaffold check",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_string(&value).unwrap_or_default()
+}

@@ -12,6 +12,16 @@ use serde_json::Value as Json;
 
 static SCHEMAS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 
+/// The vendored files of a `schemas/` subdirectory (Terraform provider schemas, chart
+/// values), as path and text.
+pub fn vendored(dir: &str) -> impl Iterator<Item = (&'static str, &'static str)> {
+    SCHEMAS
+        .get_dir(dir)
+        .into_iter()
+        .flat_map(|d| d.files())
+        .filter_map(|f| Some((f.path().to_str()?, f.contents_utf8()?)))
+}
+
 /// What is known about an apiVersion/kind.
 pub enum Lookup {
     /// Validate with this schema.

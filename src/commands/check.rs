@@ -10,6 +10,8 @@ pub struct CheckOptions<'a> {
     pub dir: &'a Path,
     pub filter: Filter,
     pub json: bool,
+    /// SARIF 2.1.0 on stdout (code scanning).
+    pub sarif: bool,
     pub list_rules: bool,
 }
 
@@ -38,8 +40,17 @@ pub fn run(options: CheckOptions) -> Result<()> {
     }
     let _lock = crate::lock::acquire_to_read(options.dir, "check")?;
     let repo = Repo::read(options.dir)?;
+    if !repo.is_platform() {
+        return Err(Error::Input(format!(
+            "`{}` is not a scaffold platform repo: it holds no Flux Kustomization, Terraform module or kops template ({} files); give the platform repo's root",
+            options.dir.display(),
+            repo.files.len()
+        )));
+    }
     let findings = check::run(&repo, &options.filter);
-    if options.json {
+    if options.sarif {
+        println!("{}", report::sarif(&findings));
+    } else if options.json {
         println!(
             "{}",
             report::json(&options.dir.display().to_string(), &findings)
@@ -62,7 +73,7 @@ pub fn run(options: CheckOptions) -> Result<()> {
             report::summary(&findings)
         )));
     }
-    if !findings.is_empty() && !options.json {
+    if !findings.is_empty() && !options.json && !options.sarif {
         eprintln!("check: {}", report::summary(&findings));
     }
     Ok(())

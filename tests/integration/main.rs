@@ -3,6 +3,7 @@ mod addons; // add-addon, remove-addon, list addons
 mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod check; // scaffold check: generated repos pass, each rule broken alone
+mod check_corpus; // scaffold check: the agreement corpus (with the validator), file and line
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
 mod git_citizen; // issue 23: the lock, identity, signing, hooks, git checks
 mod interactive; // a full interactive run through a pseudo-terminal

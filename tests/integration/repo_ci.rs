@@ -20,6 +20,11 @@ const ACTIONS: &[(&str, &str, &str)] = &[
         "dfe3c3f87815947d99a8997f908cb6525fc44e9e",
         "v4.0.1",
     ),
+    (
+        "github/codeql-action/upload-sarif",
+        "8aad20d150bbac5944a9f9d289da16a4b0d87c1e",
+        "v4.36.2",
+    ),
 ];
 
 fn repo(env: &Env, name: &str, addons: &str) -> std::path::PathBuf {

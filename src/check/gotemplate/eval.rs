@@ -186,7 +186,35 @@ fn text(v: &V) -> String {
     print(v)
 }
 
+/// The functions this engine implements; any other is refused, not approximated.
+const FUNCTIONS: &[&str] = &[
+    "index",
+    "list",
+    "not",
+    "and",
+    "or",
+    "eq",
+    "ne",
+    "fail",
+    "trimPrefix",
+    "trimSuffix",
+    "lower",
+    "upper",
+    "quote",
+    "default",
+    "printf",
+];
+
 fn call(name: &str, args: Vec<V>, line: usize) -> Result<V, RenderError> {
+    if !FUNCTIONS.contains(&name) {
+        return Err(RenderError {
+            line,
+            message: format!(
+                "function {name} is not one check's template engine implements ({}): the template is not checked",
+                FUNCTIONS.join(", ")
+            ),
+        });
+    }
     let any_unknown = args.iter().any(|a| matches!(a, V::Unknown));
     let s = |i: usize| args.get(i).map(text).unwrap_or_default();
     Ok(match name {
@@ -283,6 +311,13 @@ fn call(name: &str, args: Vec<V>, line: usize) -> Result<V, RenderError> {
             }
             V::J(Json::String(out))
         }
-        _ => V::Unknown,
+        _ => unreachable_function(name, line)?,
+    })
+}
+
+fn unreachable_function(name: &str, line: usize) -> Result<V, RenderError> {
+    Err(RenderError {
+        line,
+        message: format!("function {name} is listed but not implemented"),
     })
 }

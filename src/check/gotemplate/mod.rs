@@ -32,11 +32,13 @@ enum Node {
         other: Vec<Node>,
         line: usize,
     },
+    /// `if`, or `with` (`with` also sets dot to the value in its body).
     If {
         pipe: String,
         body: Vec<Node>,
         other: Vec<Node>,
         line: usize,
+        with: bool,
     },
 }
 
@@ -45,7 +47,7 @@ pub fn render(template: &str, data: &Json) -> Result<String, RenderError> {
     let tokens = lex(template)?;
     let mut pos = 0;
     let (nodes, end) = parse(&tokens, &mut pos)?;
-    if let Some((word, line)) = end {
+    if let Some((word, _, line)) = end {
         return Err(RenderError {
             line,
             message: format!("unexpected {{{{{word}}}}}"),
@@ -104,7 +106,83 @@ fn lex(text: &str) -> Result<Vec<Token>, RenderError> {
     Ok(tokens)
 }
 
-type End = Option<(String, usize)>;
+/// The action that ended a list of nodes: `end` or `else`, the rest of the action
+/// (`if X` in `{{else if X}}`) and its line.
+type End = Option<(String, String, usize)>;
+
+/// A `range`/`if`/`with` block whose opening action has been read: its body, and its else
+/// branch (an `{{else if …}}`/`{{else with …}}` chain is a nested block ending at the
+/// same `{{end}}`).
+fn parse_block(
+    word: &str,
+    rest: &str,
+    line: usize,
+    tokens: &[Token],
+    pos: &mut usize,
+) -> Result<Node, RenderError> {
+    let without_end = || RenderError {
+        line,
+        message: format!("{word} without end"),
+    };
+    let (body, end) = parse(tokens, pos)?;
+    let other = match end {
+        Some((w, chained, else_line)) if w == "else" => {
+            let chained = chained.trim();
+            let (next, cond) = chained
+                .split_once(char::is_whitespace)
+                .unwrap_or((chained, ""));
+            if chained.is_empty() {
+                let (other, end) = parse(tokens, pos)?;
+                match end {
+                    Some((w, _, _)) if w == "end" => other,
+                    Some((_, _, l)) => {
+                        return Err(RenderError {
+                            line: l,
+                            message: format!("{word} has a second else"),
+                        });
+                    }
+                    None => return Err(without_end()),
+                }
+            } else if (next == "if" || next == "with") && word != "range" {
+                vec![parse_block(next, cond, else_line, tokens, pos)?]
+            } else {
+                return Err(RenderError {
+                    line: else_line,
+                    message: format!(
+                        "{{{{else {chained}}}}} is not a construct check's template engine implements"
+                    ),
+                });
+            }
+        }
+        Some(_) => Vec::new(),
+        None => return Err(without_end()),
+    };
+    let rest = rest.trim().to_string();
+    Ok(if word == "range" {
+        let (vars, pipe) = match rest.split_once(":=") {
+            Some((vars, pipe)) => (
+                vars.split(',').map(|v| v.trim().to_string()).collect(),
+                pipe.trim().to_string(),
+            ),
+            None => (Vec::new(), rest),
+        };
+        Node::Range {
+            vars,
+            pipe,
+            body,
+            other,
+            line,
+        }
+    } else {
+        Node::If {
+            pipe: rest,
+            body,
+            other,
+            line,
+            with: word == "with",
+        }
+    })
+}
 
 /// Parses until `{{end}}` or `{{else}}` (returned as the end word).
 fn parse(tokens: &[Token], pos: &mut usize) -> Result<(Vec<Node>, End), RenderError> {
@@ -119,52 +197,19 @@ fn parse(tokens: &[Token], pos: &mut usize) -> Result<(Vec<Node>, End), RenderEr
                     .split_once(char::is_whitespace)
                     .unwrap_or((a.as_str(), ""));
                 match word {
-                    "end" | "else" => return Ok((nodes, Some((word.to_string(), *line)))),
+                    "end" | "else" => {
+                        return Ok((nodes, Some((word.to_string(), rest.to_string(), *line))));
+                    }
                     "range" | "if" | "with" => {
-                        let (body, end) = parse(tokens, pos)?;
-                        let other = match end {
-                            Some((w, _)) if w == "else" => {
-                                let (other, end) = parse(tokens, pos)?;
-                                if end.is_none() {
-                                    return Err(RenderError {
-                                        line: *line,
-                                        message: format!("{word} without end"),
-                                    });
-                                }
-                                other
-                            }
-                            Some(_) => Vec::new(),
-                            None => {
-                                return Err(RenderError {
-                                    line: *line,
-                                    message: format!("{word} without end"),
-                                });
-                            }
-                        };
-                        let rest = rest.trim().to_string();
-                        if word == "range" {
-                            let (vars, pipe) = match rest.split_once(":=") {
-                                Some((vars, pipe)) => (
-                                    vars.split(',').map(|v| v.trim().to_string()).collect(),
-                                    pipe.trim().to_string(),
-                                ),
-                                None => (Vec::new(), rest),
-                            };
-                            nodes.push(Node::Range {
-                                vars,
-                                pipe,
-                                body,
-                                other,
-                                line: *line,
-                            });
-                        } else {
-                            nodes.push(Node::If {
-                                pipe: rest,
-                                body,
-                                other,
-                                line: *line,
-                            });
-                        }
+                        nodes.push(parse_block(word, rest, *line, tokens, pos)?)
+                    }
+                    "define" | "template" | "block" | "break" | "continue" => {
+                        return Err(RenderError {
+                            line: *line,
+                            message: format!(
+                                "{{{{{word}}}}} is not a construct check's template engine implements: the template is not checked"
+                            ),
+                        });
                     }
                     _ => nodes.push(Node::Print(a.clone(), *line)),
                 }
@@ -198,10 +243,11 @@ fn exec(nodes: &[Node], dot: &V, vars: &mut Vars, out: &mut String) -> Result<()
                 body,
                 other,
                 line,
+                with,
             } => {
                 let value = eval(pipe, dot, vars, *line)?;
                 if truthy(&value) {
-                    exec(body, dot, vars, out)?;
+                    exec(body, if *with { &value } else { dot }, vars, out)?;
                 } else {
                     exec(other, dot, vars, out)?;
                 }
@@ -273,5 +319,48 @@ mod tests {
         let err = render("x\n{{ .missing }}", &data).expect_err("missing");
         assert_eq!(err.line, 2);
         assert!(err.message.contains("missing"));
+    }
+
+    #[test]
+    fn with_sets_dot_and_else_if_keeps_its_condition() {
+        let data = serde_json::json!({"a": {"b": "x"}, "n": 2, "empty": ""});
+        assert_eq!(
+            render("{{ with .a }}{{ .b }}{{ end }}", &data).expect("with"),
+            "x"
+        );
+        assert_eq!(
+            render("{{ with .empty }}no{{ else }}yes{{ end }}", &data).expect("with else"),
+            "yes"
+        );
+        let chain = "{{ if eq .n 1 }}one{{ else if eq .n 2 }}two{{ else }}many{{ end }}";
+        assert_eq!(render(chain, &data).expect("else if"), "two");
+        let data = serde_json::json!({"a": {"b": "x"}, "n": 3, "empty": ""});
+        assert_eq!(render(chain, &data).expect("else"), "many");
+        let data = serde_json::json!({"a": {"b": "x"}, "n": 5, "empty": ""});
+        assert_eq!(
+            render(
+                "{{ if eq .n 1 }}one{{ else if eq .n 2 }}two{{ end }}",
+                &data
+            )
+            .expect("no branch"),
+            ""
+        );
+    }
+
+    #[test]
+    fn unknown_functions_and_constructs_are_refused_with_their_line() {
+        let data = serde_json::json!({"a": "x"});
+        let err = render("ok\n{{ .a | sha256sum }}", &data).expect_err("unknown function");
+        assert_eq!(err.line, 2);
+        assert!(
+            err.message.contains("function sha256sum"),
+            "{}",
+            err.message
+        );
+        let err = render("{{ define \"t\" }}x{{ end }}", &data).expect_err("define");
+        assert!(err.message.contains("{{define}}"), "{}", err.message);
+        let err =
+            render("{{ range .a }}{{ else if .a }}{{ end }}", &data).expect_err("range else if");
+        assert!(err.message.contains("else if"), "{}", err.message);
     }
 }

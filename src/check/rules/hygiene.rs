@@ -8,9 +8,23 @@ use crate::check::Findings;
 use crate::check::model::{self, Repo};
 
 pub fn run(repo: &Repo, findings: &mut Findings) {
+    conflict_markers(repo, findings);
     tracked_output(repo, findings);
     secrets(repo, findings);
     placeholders(repo, findings);
+}
+
+fn conflict_markers(repo: &Repo, findings: &mut Findings) {
+    for (path, lines) in &repo.conflicts {
+        for line in lines {
+            findings.add(
+                "repo.conflict-markers",
+                path,
+                *line,
+                "merge conflict markers: the file is not parsed until they are resolved",
+            );
+        }
+    }
 }
 
 fn tracked_output(repo: &Repo, findings: &mut Findings) {

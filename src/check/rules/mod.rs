@@ -3,13 +3,17 @@
 mod behaviour;
 mod bridge;
 mod flux;
+mod helm_values;
 mod hygiene;
 mod kops;
 mod make;
 mod order;
 mod prerequisites;
+mod refs;
 mod schema;
 mod terraform;
+mod tf_inputs;
+mod tf_schema;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -82,7 +86,8 @@ impl<'a> Context<'a> {
                 .and_then(|t| t.as_str());
             for (index, ns) in &layer.built.objects {
                 if namespaces[*index].is_none() {
-                    namespaces[*index] = ns.clone().or(target.map(str::to_string));
+                    // Flux's targetNamespace overrides the kustomization's namespace.
+                    namespaces[*index] = target.map(str::to_string).or(ns.clone());
                 }
             }
         }
@@ -197,6 +202,42 @@ pub fn run_all(repo: &Repo, findings: &mut Findings) {
     kops::run(&context, findings);
     make::run(repo, findings);
     terraform::run(repo, findings);
+    tf_inputs::run(repo, findings);
+    tf_schema::run(repo, findings);
     behaviour::run(&context, findings);
     hygiene::run(repo, findings);
+    refs::run(&context, findings);
+    helm_values::run(&context, findings);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flux_target_namespace_beats_the_kustomization_namespace() {
+        let files = [
+            (
+                "clusters/apps.yaml",
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  path: ./apps\n  targetNamespace: target\n",
+            ),
+            (
+                "apps/kustomization.yaml",
+                "namespace: kust\nresources:\n  - cm.yaml\n",
+            ),
+            (
+                "apps/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            ),
+        ];
+        let repo = Repo::from_files(
+            files
+                .iter()
+                .map(|(p, t)| (p.to_string(), Some(t.to_string())))
+                .collect(),
+        );
+        let context = Context::new(&repo);
+        let (_, namespace) = context.objects("ConfigMap").next().expect("configmap");
+        assert_eq!(namespace, "target");
+    }
 }

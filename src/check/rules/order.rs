@@ -108,9 +108,9 @@ fn crd_order(context: &Context, findings: &mut Findings) {
             if before {
                 continue;
             }
-            let line = object.doc.line;
+            let line = object.line_of("apiVersion:");
             if providers.is_empty() {
-                findings.add("order.crd-provider", &object.file, line, format!("{} {} uses CRD group {group}, which no layer of the repo (nor kops) installs", object.kind, object.name));
+                findings.add("order.crd-provider", &object.file, line, format!("{} {} uses CRD group {group}, which no layer of the repo (nor kops) installs: applying it fails with \"no matches for kind\"", object.kind, object.name));
             } else {
                 let names: Vec<&str> = providers.iter().map(|p| p.object.name.as_str()).collect();
                 let same = providers.iter().any(|p| p.key() == layer.key());

@@ -11,7 +11,9 @@ use crate::check::model::{self, Repo, TfModule};
 pub fn run(repo: &Repo, findings: &mut Findings) {
     for module in &repo.terraform {
         for file in &module.files {
-            if let Err(e) = &file.body {
+            if let Err(e) = &file.body
+                && !repo.conflicts.contains_key(&file.path)
+            {
                 findings.at(
                     "tf.parse",
                     &file.path,

@@ -1,0 +1,222 @@
+//! Cross-object references the API server accepts but the controllers then fail on:
+//! ref.node-class, ref.gateway, ref.certificate, ref.secret-store.
+use serde_json::Value as Json;
+
+use super::Context;
+use crate::check::model::Object;
+use crate::check::{Findings, yaml};
+
+pub fn run(context: &Context, findings: &mut Findings) {
+    node_classes(context, findings);
+    gateways(context, findings);
+    certificates(context, findings);
+    secret_stores(context, findings);
+}
+
+fn path(keys: &[&str]) -> Vec<String> {
+    keys.iter().map(|k| k.to_string()).collect()
+}
+
+fn items(value: Option<&Json>) -> impl Iterator<Item = &Json> {
+    value.and_then(Json::as_array).into_iter().flatten()
+}
+
+/// Routes' parentRefs name a Gateway of the repo, and a listener it has (sectionName): else
+/// the route is never attached (Accepted=False) and serves nothing.
+fn gateways(context: &Context, findings: &mut Findings) {
+    const GATEWAY_API: &str = "gateway.networking.k8s.io";
+    let gateways: Vec<(&Object, &str)> = context
+        .objects("Gateway")
+        .filter(|(o, _)| o.group() == GATEWAY_API)
+        .collect();
+    for (route, namespace) in context
+        .repo
+        .objects
+        .iter()
+        .zip(&context.namespaces)
+        .filter(|(o, _)| o.group() == GATEWAY_API && o.kind.ends_with("Route"))
+    {
+        for parent in items(route.spec("parentRefs")) {
+            if yaml::str_at(parent, "kind").is_some_and(|k| k != "Gateway")
+                || yaml::str_at(parent, "group").is_some_and(|g| g != GATEWAY_API)
+            {
+                continue;
+            }
+            let Some(name) = yaml::str_at(parent, "name") else {
+                continue;
+            };
+            let ns = yaml::str_at(parent, "namespace").unwrap_or(namespace);
+            if name.contains("${") || ns.contains("${") {
+                continue;
+            }
+            let line = yaml::line_of_path(&route.doc, &path(&["spec", "parentRefs", "name"]));
+            let Some((gateway, _)) = gateways
+                .iter()
+                .find(|(g, gns)| g.name == name && *gns == ns)
+            else {
+                findings.add(
+                    "ref.gateway",
+                    &route.file,
+                    line,
+                    format!("{} {} attaches to Gateway {ns}/{name}, which the repo does not define: the route serves nothing", route.kind, route.name),
+                );
+                continue;
+            };
+            if let Some(section) = yaml::str_at(parent, "sectionName") {
+                let listeners: Vec<&str> = items(gateway.spec("listeners"))
+                    .filter_map(|l| yaml::str_at(l, "name"))
+                    .collect();
+                if !listeners.contains(&section) {
+                    findings.add(
+                        "ref.gateway",
+                        &route.file,
+                        yaml::line_of_path(&route.doc, &path(&["spec", "parentRefs", "sectionName"])),
+                        format!("{} {} attaches to listener {section} of Gateway {ns}/{name}, which has {}", route.kind, route.name, listeners.join(", ")),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A Secret name the repo makes in a namespace: a Secret, a cert-manager Certificate's
+/// secretName, or an ExternalSecret's target.
+fn secret_made(context: &Context, name: &str, namespace: &str) -> bool {
+    context
+        .repo
+        .objects
+        .iter()
+        .zip(&context.namespaces)
+        .any(|(o, ns)| {
+            ns == namespace
+                && match (o.group(), o.kind.as_str()) {
+                    ("", "Secret") => o.name == name,
+                    ("cert-manager.io", "Certificate") => {
+                        o.spec("secretName").and_then(Json::as_str) == Some(name)
+                    }
+                    ("external-secrets.io", "ExternalSecret") => {
+                        o.spec("target/name")
+                            .and_then(Json::as_str)
+                            .unwrap_or(&o.name)
+                            == name
+                    }
+                    _ => false,
+                }
+        })
+}
+
+/// A Gateway listener's certificate Secret is made by the repo (or by cert-manager's
+/// gateway-shim, when the Gateway is annotated for it): else the listener is not
+/// programmed (ResolvedRefs=False) and HTTPS fails.
+fn certificates(context: &Context, findings: &mut Findings) {
+    for (gateway, namespace) in context.objects("Gateway") {
+        if gateway.group() != "gateway.networking.k8s.io" {
+            continue;
+        }
+        let annotations = gateway
+            .value()
+            .get("metadata")
+            .and_then(|m| m.get("annotations"));
+        if annotations.is_some_and(|a| {
+            a.get("cert-manager.io/issuer").is_some()
+                || a.get("cert-manager.io/cluster-issuer").is_some()
+        }) {
+            continue;
+        }
+        for listener in items(gateway.spec("listeners")) {
+            for reference in items(yaml::at(listener, "tls/certificateRefs")) {
+                if yaml::str_at(reference, "kind").is_some_and(|k| k != "Secret") {
+                    continue;
+                }
+                let Some(name) = yaml::str_at(reference, "name") else {
+                    continue;
+                };
+                let ns = yaml::str_at(reference, "namespace").unwrap_or(namespace);
+                if name.contains("${") || secret_made(context, name, ns) {
+                    continue;
+                }
+                findings.add(
+                    "ref.certificate",
+                    &gateway.file,
+                    gateway.line_of(&format!("name: {name}")),
+                    format!("Gateway {} listener {} uses certificate Secret {ns}/{name}, which no Secret, cert-manager Certificate or ExternalSecret of the repo makes", gateway.name, yaml::str_at(listener, "name").unwrap_or("?")),
+                );
+            }
+        }
+    }
+}
+
+/// An ExternalSecret's secretStoreRef names a store of the repo: else it never syncs.
+fn secret_stores(context: &Context, findings: &mut Findings) {
+    for (external, namespace) in context.objects("ExternalSecret") {
+        if external.group() != "external-secrets.io" {
+            continue;
+        }
+        let Some(reference) = external.spec("secretStoreRef") else {
+            continue;
+        };
+        let kind = yaml::str_at(reference, "kind").unwrap_or("SecretStore");
+        let Some(name) = yaml::str_at(reference, "name") else {
+            continue;
+        };
+        if name.contains("${") {
+            continue;
+        }
+        let found = context.objects(kind).any(|(store, ns)| {
+            store.group() == "external-secrets.io"
+                && store.name == name
+                && (kind == "ClusterSecretStore" || ns == namespace)
+        });
+        if !found {
+            findings.add(
+                "ref.secret-store",
+                &external.file,
+                yaml::line_of_path(&external.doc, &path(&["spec", "secretStoreRef", "name"])),
+                format!("ExternalSecret {} reads from {kind} {name}, which the repo does not define{}: it never syncs", external.name, if kind == "SecretStore" { format!(" in {namespace}") } else { String::new() }),
+            );
+        }
+    }
+}
+
+/// A NodePool whose nodeClassRef names no EC2NodeClass never launches a node (Karpenter
+/// marks it NotReady; pods stay Pending).
+fn node_classes(context: &Context, findings: &mut Findings) {
+    let classes: Vec<&str> = context
+        .repo
+        .objects
+        .iter()
+        .filter(|o| o.is("karpenter.k8s.aws", "EC2NodeClass"))
+        .map(|o| o.name.as_str())
+        .collect();
+    for pool in context
+        .repo
+        .objects
+        .iter()
+        .filter(|o| o.is("karpenter.sh", "NodePool"))
+    {
+        let Some(reference) = pool.spec("template/spec/nodeClassRef") else {
+            continue;
+        };
+        let kind = yaml::str_at(reference, "kind").unwrap_or("EC2NodeClass");
+        let Some(name) = yaml::str_at(reference, "name") else {
+            continue;
+        };
+        if kind != "EC2NodeClass" || name.contains("${") || classes.contains(&name) {
+            continue;
+        }
+        let path: Vec<String> = ["spec", "template", "spec", "nodeClassRef", "name"]
+            .map(String::from)
+            .to_vec();
+        let known = if classes.is_empty() {
+            "the repo has none".to_string()
+        } else {
+            format!("the repo has {}", classes.join(", "))
+        };
+        findings.add(
+            "ref.node-class",
+            &pool.file,
+            yaml::line_of_path(&pool.doc, &path),
+            format!("NodePool {} uses EC2NodeClass {name}, which is not in the repo ({known}): it launches no node", pool.name),
+        );
+    }
+}
