@@ -11,6 +11,7 @@ use crate::safety_git::new_repo;
 use crate::support::{Env, run};
 
 /// Runs `cmd`, sends `signal` after `delay`, and returns whether it was still running then.
+#[allow(unsafe_code)] // kill(2) on our own child
 fn interrupt(cmd: &mut Command, signal: i32, delay: Duration) -> bool {
     let mut child = cmd
         .stdout(Stdio::null())
