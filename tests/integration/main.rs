@@ -12,6 +12,7 @@ mod authoring; // strict blueprints, overrides, removals, modes, blueprint files
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod check; // scaffold check: generated repos pass, each rule broken alone
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
+mod golden; // insta snapshots: every answer set's repo, refusals, check findings
 mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
 mod new_answers; // answer sources, precedence and validation errors
