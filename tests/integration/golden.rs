@@ -135,7 +135,7 @@ fn snapshot_answer_set(blueprint: Option<&Path>, set: &Path) {
     let text = new_repo_text(&env, &args, expect_error.as_deref());
     // A refusal case's values were rewritten to a temporary file: show the set instead.
     let text = text.replace(&values.display().to_string(), &set.display().to_string());
-    let blueprint_name = blueprint.map_or("default".into(), |b| file_name(b));
+    let blueprint_name = blueprint.map_or("default".into(), file_name);
     let set_name = file_name(set);
     let name = format!("{blueprint_name}-{}", set_name.trim_end_matches(".yaml"));
     let mut settings = settings(&env);
