@@ -412,7 +412,8 @@ impl Blueprint {
         let files = subtree(&merged_tree, "files/");
         let addon_files = subtree(&merged_tree, "addon-files/");
         let partials = subtree(&merged_tree, "partials/");
-        let catalog = Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed_addons)?;
+        let catalog =
+            Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed_addons)?;
         Ok(Blueprint {
             manifest,
             files,

@@ -161,6 +161,7 @@ pub fn commit(
 /// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
 /// it into place, as git's `core.fsync` does: a ref never names an object a crash lost.
 /// Call once, before any repository is opened.
+#[allow(unsafe_code)] // git2 does not wrap GIT_OPT_ENABLE_FSYNC_GITDIR
 pub fn enable_fsync() {
     // Initialises libgit2 (git2 does so on its first call); caching is on by default.
     git2::opts::enable_caching(true);

@@ -122,6 +122,7 @@ fn take(dir: &Path, command: &str, read_only: bool) -> Result<RepoLock> {
 
 /// An exclusive lock on an existing directory that `new` fills in place, so a second `new`
 /// into it is refused instead of racing the first.
+#[allow(unsafe_code)] // flock(2): std has no advisory lock on a directory
 pub fn acquire_dir(dir: &Path) -> Result<RepoLock> {
     #[cfg(unix)]
     {

@@ -6,6 +6,7 @@ use clap::Parser;
 /// EX_SOFTWARE (sysexits.h): a bug in scaffold itself.
 const INTERNAL_ERROR: u8 = 70;
 
+#[allow(unsafe_code)] // the SIGPIPE disposition, before any thread starts
 fn main() -> ExitCode {
     // Output piped into `head` ends quietly, as for other command-line tools.
     #[cfg(unix)]

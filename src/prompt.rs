@@ -178,6 +178,7 @@ impl Prompter for Terminal {
 
 /// Ctrl-C while a prompt waits: restore the terminal (echo, cursor), say that nothing
 /// was written, exit 130. Prompts run before anything is staged, so that is true.
+#[allow(unsafe_code)] // termios and sigaction: the terminal restored on Ctrl-C
 mod interrupt {
     use std::sync::OnceLock;
 

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use crate::lock::RepoLock;
 use crate::answers::{self, Answers, Sources};
 use crate::blueprint::Blueprint;
 use crate::edit::{self, Change};
 use crate::error::{Error, Result};
 use crate::generate::{self, Rendered};
+use crate::lock::RepoLock;
 use crate::plan::{Plan, RelPath};
 use crate::pristine;
 use crate::record::{self, Record};

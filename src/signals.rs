@@ -29,6 +29,7 @@ fn state() -> MutexGuard<'static, Guarded> {
 
 /// Blocks SIGINT/SIGTERM in this thread (and so in every thread started later) and starts
 /// the thread that receives them. Call first thing in `main`, before any other thread.
+#[allow(unsafe_code)] // libc signal calls; each block says why it is sound
 pub fn install() {
     #[cfg(unix)]
     {
@@ -62,6 +63,7 @@ pub fn install() {
 
 /// Blocks or unblocks SIGINT in the calling thread only (a prompt handles it itself while
 /// it waits for input).
+#[allow(unsafe_code)] // libc signal calls; each block says why it is sound
 pub fn set_interrupt_blocked(blocked: bool) {
     #[cfg(unix)]
     // SAFETY: plain libc calls on a zeroed, locally owned signal set.
@@ -159,13 +161,16 @@ impl Drop for Critical {
     }
 }
 
-/// The test-only seam (debug builds): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at every step so
-/// a test can interrupt a run anywhere; `SCAFFOLD_TEST_SIGNAL_AT=STEP` sends itself SIGINT
-/// there; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
+/// The test-only seam (built with the `test-seams` feature, which `cargo test` enables and a
+/// shipped binary lacks; a cargo feature rather than `debug_assertions`, so the product's fault
+/// behaviour never depends on the build profile): `SCAFFOLD_TEST_STEP_DELAY_MS=N` sleeps at
+/// every step so a test can interrupt a run anywhere; `SCAFFOLD_TEST_SIGNAL_AT=STEP` sends
+/// itself SIGINT there; `SCAFFOLD_TEST_KILL_AT=STEP` dies at `step` as on
 /// SIGKILL; `SCAFFOLD_TEST_PANIC_AT=STEP` panics there (a bug); `SCAFFOLD_TEST_FAIL_AT=STEP`
 /// fails there as a full disk would.
+#[allow(unsafe_code)] // SIGKILL to this process, as the seam promises
 pub fn test_seam(step: &str) -> crate::error::Result<()> {
-    #[cfg(debug_assertions)]
+    #[cfg(feature = "test-seams")]
     {
         if let Some(ms) = std::env::var("SCAFFOLD_TEST_STEP_DELAY_MS")
             .ok()

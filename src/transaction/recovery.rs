@@ -210,6 +210,7 @@ fn remove_stale_drafts(repo: &Repository) {
 }
 
 /// Whether a process with this id exists (it may belong to another user).
+#[allow(unsafe_code)] // kill(pid, 0): an existence probe
 pub fn process_alive(pid: u32) -> bool {
     #[cfg(unix)]
     {

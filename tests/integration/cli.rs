@@ -4,19 +4,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{Env, run};
+use crate::support::{Env, require_tool, run};
 
 fn bin_dir() -> std::path::PathBuf {
     let exe = assert_cmd::cargo::cargo_bin("scaffold");
     exe.parent().expect("bin dir").to_path_buf()
-}
-
-/// Whether `tool` is on PATH (tests that need it say so and skip otherwise).
-pub fn installed(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 fn write_completions(env: &Env, shell: &str, file: &str) -> std::path::PathBuf {
@@ -52,8 +44,7 @@ fn bash_completion_loads_and_completes_subcommands() {
 
 #[test]
 fn zsh_completion_loads() {
-    if !installed("zsh") {
-        eprintln!("zsh is not installed: zsh completion not loaded (apt-get install zsh)");
+    if !require_tool("zsh") {
         return;
     }
     let env = Env::new();
@@ -69,8 +60,7 @@ fn zsh_completion_loads() {
 
 #[test]
 fn fish_completion_loads_and_completes_subcommands() {
-    if !installed("fish") {
-        eprintln!("fish is not installed: fish completion not loaded (apt-get install fish)");
+    if !require_tool("fish") {
         return;
     }
     let env = Env::new();

@@ -1,4 +1,12 @@
 //! One integration-test binary driving the real `scaffold` executable.
+
+// The fault, kill and panic tests (safety_git, safety_new, safety_kill) drive the binary's
+// `SCAFFOLD_TEST_*` seams. Cargo.toml's dev-dependency on the package itself enables them for
+// every `cargo test`, debug or --release; should that ever go, this fails the build rather
+// than letting those tests pass without their fault ever happening.
+#[cfg(not(feature = "test-seams"))]
+compile_error!("the integration tests need the `test-seams` feature (see docs/testing.md)");
+
 mod addons; // add-addon, remove-addon, list addons
 mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
@@ -6,6 +14,7 @@ mod check; // scaffold check: generated repos pass, each rule broken alone
 mod check_corpus; // scaffold check: the agreement corpus (with the validator), file and line
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
 mod git_citizen; // issue 23: the lock, identity, signing, hooks, git checks
+mod golden; // insta snapshots: every answer set's repo, refusals, check findings
 mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
 mod lifetime; // issue 29: clones, bases, secrets, hand edits, markers, signals after commit

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{Env, run};
+use crate::support::{Env, require_tool, run};
 
 fn generate(env: &Env, name: &str, args: &[&str]) -> PathBuf {
     let out = run(env.scaffold().args(["new", name, "--defaults"]).args(args));
@@ -18,15 +18,10 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
-
 /// A generated repo (`demo`, default answers), or None when a tool the Makefiles need
-/// is missing (the test is then skipped).
+/// is missing ([`require_tool`]: a failure under CI).
 fn repo_with(tools: &[&str]) -> Option<(Env, PathBuf)> {
-    if let Some(missing) = tools.iter().find(|tool| !have(tool)) {
-        eprintln!("skipped: no {missing} on PATH");
+    if !tools.iter().all(|tool| require_tool(tool)) {
         return None;
     }
     let env = Env::new();
@@ -313,11 +308,9 @@ fn kops_names_hold_for_long_cluster_names() {
         assert!(!module.contains("aws_iam_instance_profile."), "{module}");
         assert!(module.contains("value = local.nodes_role_name"), "{module}");
 
-        let Ok(version) = Command::new("terraform").arg("version").output() else {
-            eprintln!("skipped the PassRole evaluation: no terraform binary on PATH");
+        if !require_tool("terraform") {
             continue;
-        };
-        assert!(version.status.success());
+        }
         // Evaluate the node role name the Karpenter policy allows to pass.
         let policy = read(&dir.join("1-prerequisites/addon-karpenter.tf"));
         assert!(

@@ -57,6 +57,7 @@ impl Tally {
 }
 
 /// Runs `cmd`, sends `signal` after `delay`, and says how it ended.
+#[allow(unsafe_code)] // kill(2) on our own child
 fn interrupt(cmd: &mut Command, signal: i32, delay: Duration) -> Ended {
     let mut child = cmd
         .stdout(Stdio::null())

@@ -35,8 +35,9 @@ impl Env {
     }
 
     /// A tmpfs of `size` (e.g. `256k`) mounted at `rel`, for real full-disk cases; None
-    /// (the caller skips) where this machine does not allow mounting. Unmounted on drop,
-    /// so a failed assertion does not leave it mounted.
+    /// where this machine does not allow mounting (see [`missing`]: CI, root on a machine
+    /// that mounts, fails instead). Unmounted on drop, so a failed assertion does not leave
+    /// it mounted.
     pub fn tmpfs(&self, rel: &str, size: &str) -> Option<Mount> {
         let dir = self.path(rel);
         std::fs::create_dir(&dir).expect("mkdir");
@@ -46,7 +47,7 @@ impl Env {
             .status()
             .is_ok_and(|s| s.success());
         if !mounted {
-            eprintln!("skipped: cannot mount a tmpfs here");
+            missing("the right to mount a tmpfs (root)");
         }
         mounted.then_some(Mount(dir))
     }
@@ -114,6 +115,31 @@ pub fn run(cmd: &mut Command) -> Output {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Whether `tool` is on PATH. A test that needs a tool asks this first and returns when it
+/// is false; [`missing`] decides whether that may happen.
+pub fn require_tool(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        missing(tool);
+    }
+    found
+}
+
+/// A tool or ability a test needs is missing. Under CI (`CI=true`, as CI runs .ci/run)
+/// that fails the test: CI has every tool asked for this way (the machine's image, or
+/// .ci/run installs it), so a missing one is a broken CI, never a pass. Elsewhere the test
+/// says on stderr that it did not run and returns (Rust cannot mark a test ignored at run
+/// time). A tool CI cannot have is `#[ignore = "needs ..."]` instead.
+pub fn missing(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("needs {what}, which CI must have (see .ci/run)");
+    }
+    eprintln!("NOT RUN: needs {what} (CI=true fails here instead)");
 }
 
 pub fn answers(dir: &Path) -> serde_yaml::Value {
