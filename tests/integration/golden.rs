@@ -329,9 +329,9 @@ fn refusals() {
         exit 2
         error: unknown addon `cert-manger` (did you mean cert-manager?); `scaffold list addons` shows the catalog, --chart/--repo add any other chart
         ");
-    insta::assert_snapshot!(refusal(&env, &dir, &["remove-addon", "velero"]), @r"
+    insta::assert_snapshot!(refusal(&env, &dir, &["remove-addon", "karpenter"]), @r"
         exit 2
-        error: velero is not in this repo (addons: cert-manager, external-dns, external-secrets, metrics-server, reloader)
+        error: karpenter is part of every repo this blueprint makes; it cannot be removed
         ");
     // Staged changes of the user's own (a dirty index) are not scaffold's to commit.
     std::fs::write(dir.join("notes.txt"), "mine\n").expect("write");
@@ -367,7 +367,7 @@ fn check_findings_on_broken_repos() {
     let dir = demo_repo(&env);
     insta::assert_snapshot!(findings(&env, &dir), @r"
         exit 0
-        .: no findings (97 files)
+        .: no findings (98 files)
         ---
         ");
 
