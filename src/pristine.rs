@@ -183,7 +183,17 @@ pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, 
         return Ok(None);
     };
     let refspec = format!("+{BASE_REF}:{FETCHED_REF}");
+    // libgit2's fetch rewrites `.git/shallow` from what it negotiated, which drops the
+    // clone's own boundary commits: the repo would then claim parents it never had (fsck:
+    // "missing commit"). The base chain comes whole; the boundary must stay as it was.
+    let shallow_file = repo.commondir().join("shallow");
+    let shallow_before = std::fs::read(&shallow_file).ok();
     let fetched = remote.fetch(&[refspec.as_str()], None, None).is_ok();
+    if let Some(before) = &shallow_before
+        && std::fs::read(&shallow_file).ok().as_ref() != Some(before)
+    {
+        restore_shallow(&shallow_file, before)?;
+    }
     let found = if fetched {
         find_in(root, FETCHED_REF, record_bytes)?
     } else {
@@ -204,6 +214,13 @@ pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, 
         let _ = reference.delete();
     }
     Ok(result)
+}
+
+/// Writes `.git/shallow` back as it was before a fetch (by rename, as git replaces it).
+fn restore_shallow(path: &Path, bytes: &[u8]) -> Result<()> {
+    let temp = path.with_file_name("shallow.scaffold-tmp");
+    std::fs::write(&temp, bytes).map_err(|e| Error::io_path("write", &temp, e))?;
+    std::fs::rename(&temp, path).map_err(|e| Error::io_path("replace", path, e))
 }
 
 fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Plan, Oid)>> {

@@ -378,37 +378,14 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
             if findings.iter().all(|f| f.warning) {
                 return Err(e);
             }
-            for finding in &findings {
-                if as_json {
-                    eprintln!("{finding}");
-                } else {
-                    println!("{finding}");
-                }
-            }
-            let errors = findings.iter().filter(|f| !f.warning).count();
-            return Err(Error::Findings(format!(
-                "blueprint test: lint found {errors} error(s); fix them first"
-            )));
+            return report_lint(&findings, as_json);
         }
         Err(e) => return Err(e),
     };
     // Lint first: a case can pass on a blueprint that lint knows is broken.
     if !blueprint.origin.starts_with("embedded:") {
         let findings = lint::lint(Path::new(&blueprint.origin))?;
-        for finding in &findings {
-            // Under --json stdout carries only the report.
-            if as_json {
-                eprintln!("{finding}");
-            } else {
-                println!("{finding}");
-            }
-        }
-        let errors = findings.iter().filter(|f| !f.warning).count();
-        if errors > 0 {
-            return Err(Error::Findings(format!(
-                "blueprint test: lint found {errors} error(s); fix them first"
-            )));
-        }
+        report_lint(&findings, as_json)?;
     }
     let renderer = generate::renderer_for(&blueprint)?;
     if blueprint.tests.is_empty() {
@@ -466,4 +443,22 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Prints lint's findings for `blueprint test` (on stderr under --json: stdout carries only
+/// the report); any error stops the test.
+fn report_lint(findings: &[lint::Finding], as_json: bool) -> Result<()> {
+    for finding in findings {
+        if as_json {
+            eprintln!("{finding}");
+        } else {
+            println!("{finding}");
+        }
+    }
+    match findings.iter().filter(|f| !f.warning).count() {
+        0 => Ok(()),
+        errors => Err(Error::Findings(format!(
+            "blueprint test: lint found {errors} error(s); fix them first"
+        ))),
+    }
 }

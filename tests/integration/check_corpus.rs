@@ -497,8 +497,8 @@ static CORPUS: &[Breakage] = &[
         "kops Cluster unknown field",
         &[Replace(
             TEMPLATE,
-            "  channel: stable\n",
-            "  channel: stable\n  bogusField: true\n",
+            "  channel: {{ .kopsChannel }}\n",
+            "  channel: {{ .kopsChannel }}\n  bogusField: true\n",
         )],
         "kops.schema",
         TEMPLATE,
@@ -1152,9 +1152,18 @@ fn check_renders_kops_templates_as_kops_render_does() {
         .expect("values yaml");
         let values_json = env.path(&format!("{name}-values.json"));
         std::fs::write(&values_json, serde_json::to_string(&values).expect("json")).expect("write");
+        // The values files in the order 2-kops/Makefile passes them to kops.
+        let tags: serde_yaml::Value = serde_yaml::from_str(
+            &std::fs::read_to_string(dir.join("1-prerequisites/tags.yaml")).expect("tags"),
+        )
+        .expect("tags yaml");
+        let tags_json = env.path(&format!("{name}-tags.json"));
+        std::fs::write(&tags_json, serde_json::to_string(&tags).expect("json")).expect("write");
         let real = Command::new(&renderer)
             .arg("-values")
             .arg(&values_json)
+            .arg("-values")
+            .arg(&tags_json)
             .arg("-values")
             .arg(dir.join("2-kops/tf-outputs.json"))
             .arg("-template")

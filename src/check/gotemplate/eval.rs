@@ -203,6 +203,9 @@ const FUNCTIONS: &[&str] = &[
     "quote",
     "default",
     "printf",
+    "has",
+    "toString",
+    "toJson",
 ];
 
 fn call(name: &str, args: Vec<V>, line: usize) -> Result<V, RenderError> {

@@ -252,6 +252,18 @@ fn chart_of(context: &Context, release: &Object, namespace: &str) -> Option<Char
     })
 }
 
+/// An exact chart version (`1.2.3`, `v1.2.3`, `1.2.3-rc.1`), as opposed to a semver range
+/// or a tag such as `latest`.
+fn is_exact(version: &str) -> bool {
+    let core = version.strip_prefix('v').unwrap_or(version);
+    let core = core.split(['-', '+']).next().unwrap_or(core);
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
 pub fn run(context: &Context, findings: &mut Findings) {
     for (release, namespace) in context
         .repo
@@ -269,7 +281,8 @@ pub fn run(context: &Context, findings: &mut Findings) {
                 None => continue,
             }
         } else {
-            let Some(version) = chart.version.as_deref() else {
+            // A range or a moving tag names no one chart: `flux.chart-version` reports it.
+            let Some(version) = chart.version.as_deref().filter(|v| is_exact(v)) else {
                 continue;
             };
             match vendored_tree(&chart.name, version) {

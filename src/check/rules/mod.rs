@@ -172,6 +172,20 @@ impl Context<'_> {
         }
         out
     }
+
+    /// The CRD groups of the charts kops installs and manages.
+    pub fn kops_crds(&self) -> BTreeSet<String> {
+        self.kops_components()
+            .into_iter()
+            .flat_map(|(_, _, chart)| {
+                crate::check::components::table()
+                    .charts
+                    .get(&chart)
+                    .map(|c| c.crds.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
 }
 
 /// `spec.dependsOn` entries as (namespace, name), namespace defaulting to the object's own.

@@ -66,17 +66,7 @@ fn crd_order(context: &Context, findings: &mut Findings) {
         .iter()
         .map(|l| installs(context, l))
         .collect();
-    let from_kops: BTreeSet<String> = context
-        .kops_components()
-        .into_iter()
-        .flat_map(|(_, _, chart)| {
-            components::table()
-                .charts
-                .get(&chart)
-                .map(|c| c.crds.clone())
-                .unwrap_or_default()
-        })
-        .collect();
+    let from_kops = context.kops_crds();
     for (i, layer) in context.layers.iter().enumerate() {
         let closure = context.closure(layer);
         let mut reported = BTreeSet::new();

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use super::{Context, Layer, order};
 use crate::blueprint::Blueprint;
 use crate::catalog::{Catalog, Entry};
-use crate::check::components::{self, chart_name};
+use crate::check::components::chart_name;
 use crate::check::{Findings, yaml};
 
 /// The catalog of the blueprint the repo records (`.scaffold/answers.yaml`), else the
@@ -57,17 +57,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
     let Some(catalog) = catalog(context) else {
         return;
     };
-    let from_kops: BTreeSet<String> = context
-        .kops_components()
-        .into_iter()
-        .flat_map(|(_, _, chart)| {
-            components::table()
-                .charts
-                .get(&chart)
-                .map(|c| c.crds.clone())
-                .unwrap_or_default()
-        })
-        .collect();
+    let from_kops = context.kops_crds();
     let installed: Vec<BTreeSet<String>> = context
         .layers
         .iter()
