@@ -192,18 +192,12 @@ impl Repo {
             if !markers.is_empty() {
                 repo.conflicts.insert(path.clone(), markers);
                 if path.ends_with(".tf") {
-                    modules
-                        .entry(parent(path).to_string())
-                        .or_default()
-                        .push(TfFile {
-                            path: path.clone(),
-                            text: text.clone(),
-                            body: Err(ParseError {
-                                line: 0,
-                                column: 0,
-                                message: "merge conflict markers".into(),
-                            }),
-                        });
+                    let markers = Err(ParseError {
+                        line: 0,
+                        column: 0,
+                        message: "merge conflict markers".into(),
+                    });
+                    add_tf(&mut modules, path, text, markers);
                 }
                 continue;
             }
@@ -234,14 +228,7 @@ impl Repo {
                 }
             } else if path.ends_with(".tf") {
                 let body = hcl::parse(text).map_err(|e| hcl_error(&e));
-                modules
-                    .entry(parent(path).to_string())
-                    .or_default()
-                    .push(TfFile {
-                        path: path.clone(),
-                        text: text.clone(),
-                        body,
-                    });
+                add_tf(&mut modules, path, text, body);
             }
         }
         repo.terraform = modules
@@ -338,6 +325,23 @@ pub fn conflict_markers(text: &str) -> Vec<usize> {
         }
     }
     if closed { opens } else { Vec::new() }
+}
+
+/// A `.tf` file into its module (its directory), parsed or not.
+fn add_tf(
+    modules: &mut BTreeMap<String, Vec<TfFile>>,
+    path: &str,
+    text: &str,
+    body: std::result::Result<hcl::Body, ParseError>,
+) {
+    modules
+        .entry(parent(path).to_string())
+        .or_default()
+        .push(TfFile {
+            path: path.to_string(),
+            text: text.to_string(),
+            body,
+        });
 }
 
 fn hcl_error(e: &hcl::Error) -> ParseError {

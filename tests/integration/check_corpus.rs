@@ -858,22 +858,7 @@ fn every_breakage_the_validator_catches_check_catches_too() {
 /// The real kubectl the validator's setup installs (kustomize v5.6.0 inside), or None
 /// (a failure under CI=true).
 fn kubectl() -> Option<PathBuf> {
-    let home = std::env::var_os("VALIDATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/platform-validate"))
-        })?;
-    let path = home.join("bin/kubectl");
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true and no kubectl at {}: run ../shared/validate/setup",
-        path.display()
-    );
-    eprintln!("skipped: no kubectl at {}", path.display());
-    None
+    validator_bin("kubectl")
 }
 
 /// (kind, name, namespace) of what `kubectl kustomize` builds in `dir`.
@@ -1048,21 +1033,27 @@ fn check_kustomize_builds_what_kubectl_kustomize_builds() {
 /// The validator's kops-render (Go text/template + sprig, as kops), or None (a failure
 /// under CI=true).
 fn kops_render() -> Option<PathBuf> {
+    validator_bin("kops-render")
+}
+
+/// `bin/NAME` of the validator's setup (`$VALIDATE_HOME`, default
+/// ~/.cache/platform-validate), or None: a failure under CI=true, where setup runs first.
+fn validator_bin(name: &str) -> Option<PathBuf> {
     let home = std::env::var_os("VALIDATE_HOME")
         .map(PathBuf::from)
         .or_else(|| {
             std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/platform-validate"))
         })?;
-    let path = home.join("bin/kops-render");
+    let path = home.join("bin").join(name);
     if path.is_file() {
         return Some(path);
     }
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true and no kops-render at {}: run ../shared/validate/setup",
+        "CI=true and no {name} at {}: run ../shared/validate/setup",
         path.display()
     );
-    eprintln!("skipped: no kops-render at {}", path.display());
+    eprintln!("skipped: no {name} at {}", path.display());
     None
 }
 
