@@ -10,7 +10,8 @@ use crate::error::{Error, Located, Result};
 use crate::locate;
 use crate::manifest::merge_manifests;
 pub use crate::manifest::{
-    Check, Delimiters, GlobDelimiters, Manifest, Migration, Question, QuestionType,
+    Check, Delimiters, GlobDelimiters, Manifest, Migration, Question, QuestionType, TreeScope,
+    TreeSpec,
 };
 use crate::overrides::{self, Override, Patches};
 use crate::record::BlueprintId;
@@ -22,13 +23,21 @@ pub use source::{available, embedded_names, search_path};
 /// Files of one tree, keyed by their path relative to the tree's root (`/`-separated).
 pub type FileTree = BTreeMap<String, Vec<u8>>;
 
+/// One rendered tree of a blueprint: where its files sit and how often they render.
+#[derive(Debug)]
+pub struct Tree {
+    /// The prefix of its blueprint-relative paths (`files/`).
+    pub prefix: String,
+    pub scope: TreeScope,
+    pub files: FileTree,
+}
+
 #[derive(Debug)]
 pub struct Blueprint {
     pub manifest: Manifest,
-    /// Rendered once per repo.
-    pub files: FileTree,
-    /// Rendered once per selected addon.
-    pub addon_files: FileTree,
+    /// The trees it renders, in the manifest's order (`trees:`, by default `files/` once
+    /// per repo and `addon-files/` once per addon).
+    pub trees: Vec<Tree>,
     /// Templates other templates include (`[% include "partials/x.tera" %]`); never written.
     pub partials: FileTree,
     pub catalog: Catalog,
@@ -219,6 +228,19 @@ impl Blueprint {
                 }
                 None => Default::default(),
             };
+        // The trees after this layer, so its patches may target the files of any of them.
+        let tree_specs = match &merged {
+            Some(base) => crate::manifest::merge_trees(base, &manifest.trees),
+            None => manifest.trees.clone(),
+        };
+        let tree_prefixes: Vec<String> = if tree_specs.is_empty() {
+            manifest.tree_specs()
+        } else {
+            tree_specs
+        }
+        .iter()
+        .map(TreeSpec::prefix)
+        .collect();
         let mut removed_files = base_removed;
         for pattern in &manifest.remove_files {
             let removed = overrides::matching(&merged_tree, pattern)
@@ -271,7 +293,7 @@ impl Blueprint {
                     ),
                 )));
             }
-            if let Some(target) = overrides::patch_target(&path)
+            if let Some(target) = overrides::patch_target(&path, &tree_prefixes)
                 && let Some(output) = target.strip_suffix(".tera")
             {
                 return Err(Error::Located(Located::new(
@@ -283,7 +305,7 @@ impl Blueprint {
                     ),
                 )));
             }
-            if let Some(target) = overrides::patch_target(&path) {
+            if let Some(target) = overrides::patch_target(&path, &tree_prefixes) {
                 let Some(base_path) = overrides::source_of(&merged_tree, target) else {
                     return Err(Error::Located(Located::new(
                         format!("{origin}/{path}"),
@@ -409,15 +431,14 @@ impl Blueprint {
         {
             return Err(Error::Located(finding));
         }
-        let files = subtree(&merged_tree, "files/");
-        let addon_files = subtree(&merged_tree, "addon-files/");
+        let trees = render_trees(&manifest, &merged_tree)
+            .map_err(|(dir, message)| at("trees", &dir, message))?;
         let partials = subtree(&merged_tree, "partials/");
         let catalog =
             Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed_addons)?;
         Ok(Blueprint {
             manifest,
-            files,
-            addon_files,
+            trees,
             partials,
             catalog,
             origins,
@@ -451,13 +472,29 @@ impl Blueprint {
         Ok((layer.tree, layer.executable))
     }
 
-    /// The trees that hold templates, with the prefix of their blueprint-relative paths.
-    pub fn template_trees(&self) -> [(&'static str, &FileTree); 3] {
-        [
-            ("files/", &self.files),
-            ("addon-files/", &self.addon_files),
-            ("partials/", &self.partials),
-        ]
+    /// The trees that hold templates (the rendered ones, then `partials/`), with the prefix
+    /// of their blueprint-relative paths.
+    pub fn template_trees(&self) -> Vec<(&str, &FileTree)> {
+        self.trees
+            .iter()
+            .map(|t| (t.prefix.as_str(), &t.files))
+            .chain(std::iter::once(("partials/", &self.partials)))
+            .collect()
+    }
+
+    /// Whether the template at a blueprint-relative path renders once per addon (or is a
+    /// partial, which such templates include), so it may read `addon`.
+    pub fn reads_addon(&self, path: &str) -> bool {
+        path.starts_with("partials/")
+            || self
+                .trees
+                .iter()
+                .any(|t| t.scope.per_addon() && path.starts_with(&t.prefix))
+    }
+
+    /// Whether a blueprint-relative path lies in one of its rendered trees.
+    pub fn is_rendered_path(&self, path: &str) -> bool {
+        self.trees.iter().any(|t| path.starts_with(&t.prefix))
     }
 
     /// One file as stored, by blueprint-relative path (`files/...`, `addons/x.yaml`, a patch).
@@ -505,6 +542,60 @@ impl Blueprint {
         }
         self.manifest.delimiters.clone().unwrap_or_default()
     }
+}
+
+/// The rendered trees `manifest` declares, cut out of the merged files; a tree may not be a
+/// reserved directory nor nest in another (`(dir, message)` on error).
+fn render_trees(
+    manifest: &Manifest,
+    merged: &FileTree,
+) -> std::result::Result<Vec<Tree>, (String, String)> {
+    let specs = manifest.tree_specs();
+    for (n, spec) in specs.iter().enumerate() {
+        let prefix = spec.prefix();
+        if prefix == "/" || prefix.starts_with('/') || prefix.split('/').any(|c| c == "..") {
+            return Err((
+                spec.dir.clone(),
+                format!("trees: `{}` is not a directory of the blueprint", spec.dir),
+            ));
+        }
+        if crate::manifest::RESERVED_DIRS
+            .iter()
+            .any(|r| prefix == format!("{r}/"))
+        {
+            return Err((
+                spec.dir.clone(),
+                format!(
+                    "trees: `{}` holds the blueprint's {}, it cannot be rendered as a tree",
+                    spec.dir,
+                    prefix.trim_end_matches('/')
+                ),
+            ));
+        }
+        if let Some(other) = specs[..n].iter().find(|o| {
+            let other = o.prefix();
+            other.starts_with(&prefix) || prefix.starts_with(&other)
+        }) {
+            return Err((
+                spec.dir.clone(),
+                format!(
+                    "trees: `{}` overlaps `{}`: trees may not repeat or nest",
+                    spec.dir, other.dir
+                ),
+            ));
+        }
+    }
+    Ok(specs
+        .into_iter()
+        .map(|spec| {
+            let prefix = spec.prefix();
+            Tree {
+                files: subtree(merged, &prefix),
+                prefix,
+                scope: spec.scope,
+            }
+        })
+        .collect())
 }
 
 fn subtree(tree: &FileTree, prefix: &str) -> FileTree {
@@ -566,5 +657,138 @@ mod tests {
         panic!(
             "blueprints/default is version {version} (content digest {digest}) but blueprints/default/VERSION-DIGEST pins {pinned_version} {pinned_digest}: run `{repin}` and commit blueprints/default/VERSION-DIGEST"
         );
+    }
+}
+
+#[cfg(test)]
+mod tree_tests {
+    use super::*;
+
+    /// A blueprint on disk with `manifest_tail` appended to its manifest and `files`.
+    fn blueprint_dir(manifest_tail: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let write = |path: &str, text: &str| {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
+        };
+        write(
+            "blueprint.yaml",
+            &format!(
+                "name: shaped\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n{manifest_tail}"
+            ),
+        );
+        for (path, text) in files {
+            write(path, text);
+        }
+        dir
+    }
+
+    fn load(dir: &tempfile::TempDir) -> Result<Blueprint> {
+        Blueprint::load(&dir.path().display().to_string())
+    }
+
+    #[test]
+    fn without_trees_files_render_per_repo_and_addon_files_per_addon() {
+        let dir = blueprint_dir("", &[("files/a", "a"), ("addon-files/b", "b")]);
+        let blueprint = load(&dir).expect("loads");
+        let shape: Vec<(&str, TreeScope, usize)> = blueprint
+            .trees
+            .iter()
+            .map(|t| (t.prefix.as_str(), t.scope, t.files.len()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("files/", TreeScope::Repo, 1),
+                ("addon-files/", TreeScope::Addon, 1)
+            ]
+        );
+        assert!(blueprint.reads_addon("addon-files/b"));
+        assert!(!blueprint.reads_addon("files/a"));
+    }
+
+    #[test]
+    fn declared_trees_render_and_undeclared_directories_do_not() {
+        let dir = blueprint_dir(
+            "trees:\n  - {dir: platform, scope: repo}\n  - {dir: envs/, scope: environment}\n",
+            &[
+                ("platform/p.txt.tera", "p [[ name ]]\n"),
+                ("envs/e.txt", "e\n"),
+                ("files/ignored.txt", "never\n"),
+            ],
+        );
+        let blueprint = load(&dir).expect("loads");
+        let renderer = crate::generate::renderer_for(&blueprint).expect("compiles");
+        let plan = crate::plan::build(
+            &blueprint,
+            &renderer,
+            &serde_json::json!({"name": "acme"}),
+            &[],
+        )
+        .expect("renders");
+        let written: Vec<(String, String)> = plan
+            .files
+            .iter()
+            .map(|(p, b)| (p.as_str().to_string(), String::from_utf8_lossy(b).into()))
+            .collect();
+        assert_eq!(
+            written,
+            [
+                ("e.txt".to_string(), "e\n".to_string()),
+                ("p.txt".to_string(), "p acme\n".to_string())
+            ]
+        );
+        assert_eq!(blueprint.file("envs/e.txt"), Some(b"e\n".to_vec()));
+    }
+
+    #[test]
+    fn a_tree_may_not_be_reserved_nor_nest_in_another() {
+        for (trees, says) in [
+            (
+                "[{dir: partials, scope: repo}]",
+                "holds the blueprint's partials",
+            ),
+            (
+                "[{dir: files, scope: repo}, {dir: files/sub, scope: addon}]",
+                "overlaps `files`",
+            ),
+            (
+                "[{dir: ../up, scope: repo}]",
+                "not a directory of the blueprint",
+            ),
+        ] {
+            let dir = blueprint_dir(&format!("trees: {trees}\n"), &[("files/a", "a")]);
+            let err = load(&dir).expect_err(trees).to_string();
+            assert!(err.contains(says), "{trees}: {err}");
+            assert!(err.contains("blueprint.yaml"), "located: {err}");
+        }
+    }
+
+    #[test]
+    fn a_child_adds_a_tree_and_rescopes_an_inherited_one() {
+        let base = blueprint_dir("", &[("files/a", "a"), ("addon-files/b", "b")]);
+        let child = blueprint_dir(
+            &format!(
+                "extends: {}\ntrees:\n  - {{dir: files, scope: environment}}\n  - {{dir: extra, scope: addon-environment}}\n",
+                base.path().display()
+            ),
+            &[("extra/c", "c")],
+        );
+        let blueprint = load(&child).expect("loads");
+        let shape: Vec<(&str, TreeScope)> = blueprint
+            .trees
+            .iter()
+            .map(|t| (t.prefix.as_str(), t.scope))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("files/", TreeScope::Environment),
+                ("addon-files/", TreeScope::Addon),
+                ("extra/", TreeScope::AddonEnvironment)
+            ]
+        );
+        assert!(blueprint.reads_addon("extra/c"));
     }
 }

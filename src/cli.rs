@@ -321,8 +321,9 @@ pub struct AddAddonArgs {
     /// The chart repository: https://… (HelmRepository) or oci://… (OCIRepository).
     #[arg(long, requires = "chart")]
     pub repo: Option<String>,
-    /// Layer of a custom chart: addons or apps (default: the blueprint's custom_addon layer).
-    #[arg(long, requires = "chart", value_parser = ["addons", "apps"])]
+    /// Layer of a custom chart, one of the blueprint's `layers` (the default blueprint's:
+    /// addons or apps; default: the blueprint's custom_addon layer).
+    #[arg(long, requires = "chart")]
     pub layer: Option<String>,
     #[command(flatten)]
     pub edit: EditArgs,

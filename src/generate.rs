@@ -72,7 +72,7 @@ pub fn render(
         &record.addon_settings,
         blueprint.manifest.custom_addon.as_ref(),
     )?;
-    let selection = catalog.select(&record.chosen_addons())?;
+    let selection = catalog.select(&record.chosen_addons(blueprint.manifest.addons_answer()))?;
     let base_context = answers::context_of(answers, &Map::new());
     let answered = |key: &str| answers.values.get(key).is_some_and(answers::satisfies);
     if let Some(unmet) = selection.unmet(answered) {

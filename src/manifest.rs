@@ -58,6 +58,89 @@ pub struct Manifest {
     /// Renames of answers and answer values between versions, applied by `update`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub migrations: Vec<Migration>,
+    /// The directories of templates it renders and how often each is rendered; when no
+    /// layer declares any, `DEFAULT_TREES` (`files/` once per repo, `addon-files/` once
+    /// per addon).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trees: Vec<TreeSpec>,
+    /// The answer that lists the addons chosen by name (default `addons`); add-addon and
+    /// remove-addon own it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addons_answer: Option<String>,
+}
+
+/// One directory of templates and the scope it renders in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeSpec {
+    /// Blueprint-relative directory, e.g. `files` (a trailing `/` is allowed).
+    pub dir: String,
+    pub scope: TreeScope,
+}
+
+impl TreeSpec {
+    /// The prefix of its blueprint-relative paths: `dir` with one trailing `/`.
+    pub fn prefix(&self) -> String {
+        format!("{}/", self.dir.trim_end_matches('/'))
+    }
+}
+
+/// How often a tree renders. A repo has one environment today, so `environment` renders
+/// like `repo` and `addon-environment` like `addon`, with the environment's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeScope {
+    /// Once per repo.
+    Repo,
+    /// Once per environment.
+    Environment,
+    /// Once per selected addon; templates read `addon`.
+    Addon,
+    /// Once per selected addon in each environment that selects it; templates read `addon`.
+    AddonEnvironment,
+}
+
+impl TreeScope {
+    /// Whether its templates render once per addon (and may read `addon`).
+    pub fn per_addon(self) -> bool {
+        matches!(self, TreeScope::Addon | TreeScope::AddonEnvironment)
+    }
+}
+
+/// The trees of a blueprint that declares none.
+pub const DEFAULT_TREES: [(&str, TreeScope); 2] = [
+    ("files", TreeScope::Repo),
+    ("addon-files", TreeScope::Addon),
+];
+
+/// The answer that selects addons when a blueprint names none.
+pub const DEFAULT_ADDONS_ANSWER: &str = "addons";
+
+/// Blueprint directories that are never rendered as a tree.
+pub const RESERVED_DIRS: [&str; 3] = ["addons", "partials", "tests"];
+
+impl Manifest {
+    /// Its trees, or the default ones when it declares none.
+    pub fn tree_specs(&self) -> Vec<TreeSpec> {
+        if self.trees.is_empty() {
+            DEFAULT_TREES
+                .iter()
+                .map(|(dir, scope)| TreeSpec {
+                    dir: (*dir).to_string(),
+                    scope: *scope,
+                })
+                .collect()
+        } else {
+            self.trees.clone()
+        }
+    }
+
+    /// The answer that lists the chosen addons.
+    pub fn addons_answer(&self) -> &str {
+        self.addons_answer
+            .as_deref()
+            .unwrap_or(DEFAULT_ADDONS_ANSWER)
+    }
 }
 
 /// What `update` does to a repo's recorded answers when it moves past `version` of the
@@ -238,6 +321,7 @@ pub struct MergeError {
 /// The child's questions replace same-key questions in place and are appended otherwise
 /// (or placed `after` a named one); everything else the child sets wins.
 pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, MergeError> {
+    let trees = merge_trees(&base, &child.trees);
     let mut questions = base.questions;
     let own_keys: Vec<String> = child.questions.iter().map(|q| q.key.clone()).collect();
     for mut question in child.questions {
@@ -333,7 +417,26 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         delimiters: child.delimiters.or(base.delimiters),
         delimiters_by_glob: by_glob,
         migrations,
+        trees,
+        addons_answer: child.addons_answer.or(base.addons_answer),
     })
+}
+
+/// A child's trees laid over its base's: a child entry for a directory the base renders
+/// changes its scope, others are added after the base's. Both empty stays empty (the
+/// default), so a manifest shown after `extends` reads as written.
+pub(crate) fn merge_trees(base: &Manifest, child: &[TreeSpec]) -> Vec<TreeSpec> {
+    if base.trees.is_empty() && child.is_empty() {
+        return Vec::new();
+    }
+    let mut trees = base.tree_specs();
+    for spec in child {
+        match trees.iter_mut().find(|t| t.prefix() == spec.prefix()) {
+            Some(existing) => existing.scope = spec.scope,
+            None => trees.push(spec.clone()),
+        }
+    }
+    trees
 }
 
 #[cfg(test)]

@@ -148,10 +148,14 @@ pub fn output_of(path: &str) -> &str {
     path.strip_suffix(".tera").unwrap_or(path)
 }
 
-/// The output path a patch file changes, when `path` is one.
-pub fn patch_target(path: &str) -> Option<&str> {
-    path.strip_suffix(PATCH_SUFFIX)
-        .filter(|t| t.starts_with("files/") || t.starts_with("addon-files/"))
+/// The output path a patch file changes, when `path` is one: a file of one of the
+/// rendered trees (`tree_prefixes`, such as `files/`).
+pub fn patch_target<'a>(path: &'a str, tree_prefixes: &[String]) -> Option<&'a str> {
+    path.strip_suffix(PATCH_SUFFIX).filter(|t| {
+        tree_prefixes
+            .iter()
+            .any(|prefix| t.starts_with(prefix.as_str()))
+    })
 }
 
 /// The inherited file that writes `target`.

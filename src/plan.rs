@@ -194,12 +194,11 @@ pub fn compile_chunk(
 
 /// Every blueprint-relative name whose path may be a template (for `Renderer::add_paths`).
 pub fn path_names(blueprint: &Blueprint) -> impl Iterator<Item = String> + '_ {
-    [
-        ("files/", &blueprint.files),
-        ("addon-files/", &blueprint.addon_files),
-    ]
-    .into_iter()
-    .flat_map(|(prefix, tree)| tree.keys().map(move |path| format!("{prefix}{path}")))
+    blueprint.trees.iter().flat_map(|tree| {
+        tree.files
+            .keys()
+            .map(move |path| format!("{}{path}", tree.prefix))
+    })
 }
 
 /// Renders the repo-wide files once and the addon files once per selected addon. The
@@ -217,17 +216,20 @@ pub fn build(
         renderer,
         shared: shared_sources(blueprint)?,
     };
-    files.render_tree(
-        &mut plan,
-        "files/",
-        &blueprint.files,
-        &[(None, scope.clone())],
-    )?;
     let scopes: Vec<(Option<&Json>, Scope)> = addons
         .iter()
         .map(|a| (Some(a), scope.with("addon", a)))
         .collect();
-    files.render_tree(&mut plan, "addon-files/", &blueprint.addon_files, &scopes)?;
+    let once = [(None, scope.clone())];
+    // One environment per repo today: an environment's tree renders once, like the repo's.
+    for tree in &blueprint.trees {
+        let scopes: &[(Option<&Json>, Scope)] = if tree.scope.per_addon() {
+            &scopes
+        } else {
+            &once
+        };
+        files.render_tree(&mut plan, &tree.prefix, &tree.files, scopes)?;
+    }
     for (addon, scope) in &scopes {
         if let Some(addon) = addon {
             crate::overrides::apply_addon_patches(&mut plan, renderer, scope, addon)?;

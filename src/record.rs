@@ -67,10 +67,11 @@ impl Record {
         }
     }
 
-    /// The `addons` answer: the addons chosen by name (dependencies are not listed).
-    pub fn chosen_addons(&self) -> Vec<String> {
+    /// The answer `key` (the blueprint's `addons_answer`): the addons chosen by name
+    /// (dependencies are not listed).
+    pub fn chosen_addons(&self, key: &str) -> Vec<String> {
         self.answers
-            .get("addons")
+            .get(key)
             .and_then(Json::as_array)
             .map(|a| {
                 a.iter()
@@ -81,9 +82,9 @@ impl Record {
             .unwrap_or_default()
     }
 
-    pub fn set_chosen_addons(&mut self, names: Vec<String>) {
+    pub fn set_chosen_addons(&mut self, key: &str, names: Vec<String>) {
         self.answers.insert(
-            "addons".into(),
+            key.into(),
             Json::Array(names.into_iter().map(Json::String).collect()),
         );
     }

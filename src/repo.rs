@@ -394,12 +394,13 @@ pub fn recorded_answers(
     record: &Record,
     sources: Sources<'_>,
 ) -> Result<Answers> {
-    let chosen = record.chosen_addons();
+    let addons_key = blueprint.manifest.addons_answer();
+    let chosen = record.chosen_addons(addons_key);
     let mut recorded = record.answers.clone();
-    if recorded.contains_key(ADDONS) {
+    if recorded.contains_key(addons_key) {
         let listed = blueprint.catalog.optional_names();
         recorded.insert(
-            ADDONS.into(),
+            addons_key.into(),
             Json::Array(
                 chosen
                     .iter()
@@ -412,11 +413,8 @@ pub fn recorded_answers(
     }
     let mut answers = answers::gather_over(blueprint, renderer, sources, &recorded)?;
     answers.values.insert(
-        ADDONS.into(),
+        addons_key.into(),
         Json::Array(chosen.into_iter().map(Json::String).collect()),
     );
     Ok(answers)
 }
-
-/// The answer that lists the chosen addons; add-addon and remove-addon own it.
-pub const ADDONS: &str = "addons";

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::generate;
 use crate::plan::{Plan, RelPath};
 use crate::record::{self, BlueprintId};
-use crate::repo::{ADDONS, Found, load_blueprint, recorded_answers};
+use crate::repo::{Found, load_blueprint, recorded_answers};
 use crate::write;
 
 pub struct Request<'a> {
@@ -77,18 +77,19 @@ pub struct Update {
 pub fn prepare(request: Request<'_>) -> Result<Update> {
     let found = Found::open(request.start, request.lock)?;
     let mut request = request;
-    if request.set.iter().any(|(k, _)| k == ADDONS) || request.values.contains_key(ADDONS) {
+    let blueprint = load_blueprint(&found.record, request.blueprint)?;
+    let addons_key = blueprint.manifest.addons_answer();
+    if request.set.iter().any(|(k, _)| k == addons_key) || request.values.contains_key(addons_key) {
         return Err(Error::Input(format!(
-            "{ADDONS}: change addons with scaffold add-addon and remove-addon, not update"
+            "{addons_key}: change addons with scaffold add-addon and remove-addon, not update"
         )));
     }
-    let blueprint = load_blueprint(&found.record, request.blueprint)?;
     let base = found.base(&blueprint)?;
     // A record edited by hand: the base's record is where the repo is, and each edited
     // answer is applied as a --values answer would be (and checked the same way).
     let (record, edited) = match &base.edited_from {
         Some(from) => {
-            let edited = hand_edits(from, &found.record)?;
+            let edited = hand_edits(from, &found.record, addons_key)?;
             for (key, value) in &edited {
                 if !request.set.iter().any(|(k, _)| k == key) {
                     request.values.entry(key.clone()).or_insert(value.clone());
@@ -274,17 +275,18 @@ fn layer_changes(
 fn hand_edits(
     from: &record::Record,
     edited: &record::Record,
+    addons_key: &str,
 ) -> Result<BTreeMap<String, serde_yaml::Value>> {
-    if from.chosen_addons() != edited.chosen_addons() {
+    if from.chosen_addons(addons_key) != edited.chosen_addons(addons_key) {
         return Err(Error::Input(format!(
-            "{}: `{ADDONS}` was edited by hand; change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {}`)",
+            "{}: `{addons_key}` was edited by hand; change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {}`)",
             record::PATH,
             record::PATH
         )));
     }
     let mut out = BTreeMap::new();
     for (key, value) in &edited.answers {
-        if key == ADDONS || from.answers.get(key) == Some(value) {
+        if key == addons_key || from.answers.get(key) == Some(value) {
             continue;
         }
         let value = serde_yaml::to_value(value)

@@ -92,6 +92,14 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
                 Json::String(args.repo.clone().unwrap_or_default()),
             );
             if let Some(layer) = &args.layer {
+                let layers = &repo.blueprint.manifest.layers;
+                if !layers.contains_key(layer) {
+                    return Err(Error::Input(format!(
+                        "--layer: `{layer}` is not a layer of the blueprint{}; its layers: {}",
+                        crate::scope::did_you_mean(layer, layers.keys().map(String::as_str)),
+                        layers.keys().cloned().collect::<Vec<_>>().join(", ")
+                    )));
+                }
                 setting.insert("layer".into(), Json::String(layer.clone()));
             }
         }
@@ -118,9 +126,10 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     }
 
     let mut record = repo.record.clone();
-    let mut chosen = record.chosen_addons();
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let mut chosen = record.chosen_addons(addons_key);
     chosen.push(name.clone());
-    record.set_chosen_addons(chosen);
+    record.set_chosen_addons(addons_key, chosen);
     if !setting.is_empty() {
         record
             .addon_settings
@@ -149,7 +158,8 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let lock = crate::lock::acquire(&args.edit.directory, &format!("remove-addon {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
-    let mut chosen = repo.record.chosen_addons();
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let mut chosen = repo.record.chosen_addons(addons_key);
     // Removing a catalog addon that is not there is done already, as adding one that is.
     if !chosen.contains(name)
         && !repo.rendered.addons.contains_key(name)
@@ -200,7 +210,7 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let version = addon_version(&repo.rendered, name).unwrap_or_default();
     let mut record = repo.record.clone();
     chosen.retain(|n| n != name);
-    record.set_chosen_addons(chosen);
+    record.set_chosen_addons(addons_key, chosen);
     record.addon_settings.remove(name);
     let next = repo.render(&record)?;
     let report = edit_report("remove-addon", name, &version, &args.edit, &[]);

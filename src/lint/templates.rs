@@ -13,7 +13,7 @@ use crate::render::Renderer;
 use crate::scope;
 
 /// Parses each template (so every syntax error is reported) and checks that every name it
-/// reads is in scope: an answer or a built-in, `addon` under addon-files/, and only fields
+/// reads is in scope: an answer or a built-in, `addon` in per-addon trees, and only fields
 /// some catalog entry has on `addon`. Path templates too. Templates are compiled as
 /// rendering compiles them, a chunk at a time with the shared ones (`plan::compile_chunk`);
 /// only when a chunk fails is each of its templates compiled on its own (with the partials
@@ -64,7 +64,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
                     }
                 },
             };
-            let in_addon = name.starts_with("addon-files/") || name.starts_with("partials/");
+            let in_addon = blueprint.reads_addon(name);
             for var in variables {
                 if let Some(message) = out_of_scope(&var, &keys, in_addon) {
                     let at =
@@ -106,7 +106,7 @@ fn compile_alone(
     Renderer::new(delimiters, sources)
 }
 
-/// Why a template may not read `var` (`addon` only under addon-files/ and partials/).
+/// Why a template may not read `var` (`addon` only in per-addon trees and partials/).
 fn out_of_scope(var: &str, keys: &[&str], in_addon: bool) -> Option<String> {
     let addon = in_addon.then_some(ADDON_BUILTIN);
     let mut in_scope = keys.iter().chain(BUILTINS).copied().chain(addon);
@@ -206,7 +206,7 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
         return; // bad delimiters are reported when the renderer is built
     };
     for (prefix, tree) in blueprint.template_trees() {
-        let in_addon = prefix == "addon-files/" || prefix == "partials/";
+        let in_addon = blueprint.reads_addon(prefix);
         for path in tree.keys() {
             if !path.contains(delimiters.variable[0].as_str())
                 && !path.contains(delimiters.block[0].as_str())

@@ -309,6 +309,22 @@ fn refusals_name_the_problem_and_change_nothing() {
         (
             &[
                 "add-addon",
+                "x",
+                "--chart",
+                "x",
+                "--repo",
+                "https://charts.example.org",
+                "--version",
+                "1.0.0",
+                "--layer",
+                "aps",
+            ],
+            2,
+            "error: --layer: `aps` is not a layer of the blueprint (did you mean `apps`?); its layers: addons, apps, crds, karpenter, load-balancer",
+        ),
+        (
+            &[
+                "add-addon",
                 "velero",
                 "--chart",
                 "velero",
