@@ -34,6 +34,7 @@ fn default_answers(
             values: Default::default(),
             prompter: None,
             builtins,
+            recorded_environments: Default::default(),
         },
     )
     .expect("default answers")

@@ -73,6 +73,7 @@ pub fn run_case(
             values,
             prompter: None,
             builtins,
+            recorded_environments: Default::default(),
         },
     )
     .and_then(|answers| {

@@ -5,6 +5,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::answers;
 use crate::blueprint::Blueprint;
+use crate::blueprint::TreeScope;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, RelPath};
@@ -56,6 +57,18 @@ pub fn record_for(
             .filter_map(|k| answers.values.get(k).map(|v| (k.clone(), v.clone())))
             .collect(),
         addon_settings,
+        environments: answers
+            .environments
+            .iter()
+            .map(|(name, own)| {
+                let recorded = own
+                    .recorded
+                    .iter()
+                    .filter_map(|k| own.values.get(k).map(|v| (k.clone(), v.clone())))
+                    .collect();
+                (name.clone(), recorded)
+            })
+            .collect(),
         rendering: None,
     }
 }
@@ -72,7 +85,119 @@ pub fn render(
         &record.addon_settings,
         blueprint.manifest.custom_addon.as_ref(),
     )?;
-    let selection = catalog.select(&record.chosen_addons(blueprint.manifest.addons_answer()))?;
+    let addons_key = blueprint.manifest.addons_answer();
+    let (mut plan, scoped) = if answers.environments.is_empty() {
+        let scoped = scoped(
+            blueprint,
+            renderer,
+            &catalog,
+            answers,
+            &record.chosen_addons(addons_key),
+        )?;
+        let plan = plan::build(blueprint, renderer, &scoped.context, &scoped.addons)?;
+        (plan, scoped)
+    } else {
+        render_environments(blueprint, renderer, &catalog, answers, addons_key)?
+    };
+    let digest = crate::git::digest(&plan);
+    let record = Record {
+        rendering: Some(digest.clone()),
+        ..record.clone()
+    };
+    let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
+    plan.add(path, record.to_yaml()?.into_bytes())?;
+    Ok(Rendered {
+        digest,
+        plan,
+        added: scoped.added,
+        addons: scoped.by_name,
+    })
+}
+
+/// The template context of one set of answers (the repo's, or one environment's) and the
+/// addons it selects.
+struct Scoped {
+    context: Json,
+    addons: Vec<Json>,
+    added: Vec<(String, String)>,
+    by_name: Map<String, Json>,
+}
+
+/// Several environments: the repo's and per-addon trees render once over the shared
+/// answers (per-addon trees for every addon some environment selects); each environment's
+/// trees render over its own answers and addons. Catalog patches apply last, over every
+/// file, with the shared answers.
+fn render_environments(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    catalog: &Catalog,
+    answers: &answers::Answers,
+    addons_key: &str,
+) -> Result<(Plan, Scoped)> {
+    let chosen_in = |own: &answers::Answers| -> Vec<String> {
+        own.values
+            .get(addons_key)
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Json::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut union: Vec<String> = Vec::new();
+    let mut each = Vec::new();
+    for (name, own) in &answers.environments {
+        let chosen = chosen_in(own);
+        for addon in &chosen {
+            if !union.contains(addon) {
+                union.push(addon.clone());
+            }
+        }
+        let mut scoped = scoped(blueprint, renderer, catalog, own, &chosen)?;
+        if let Json::Object(map) = &mut scoped.context {
+            map.insert(
+                crate::answers::ENVIRONMENT.into(),
+                Json::String(name.clone()),
+            );
+        }
+        each.push(scoped);
+    }
+    let shared = scoped(blueprint, renderer, catalog, answers, &union)?;
+    let mut plan = Plan::default();
+    let shared_scope = Scope::new(&shared.context);
+    plan::render_trees(
+        &mut plan,
+        blueprint,
+        renderer,
+        &shared_scope,
+        &shared.addons,
+        &|scope| matches!(scope, TreeScope::Repo | TreeScope::Addon),
+    )?;
+    for own in &each {
+        plan::render_trees(
+            &mut plan,
+            blueprint,
+            renderer,
+            &Scope::new(&own.context),
+            &own.addons,
+            &|scope| matches!(scope, TreeScope::Environment | TreeScope::AddonEnvironment),
+        )?;
+    }
+    plan::apply_addon_patches(&mut plan, renderer, &shared_scope, &shared.addons)?;
+    Ok((plan, shared))
+}
+
+/// The context of `answers` with the addons `chosen` (and what they need) selected.
+fn scoped(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    catalog: &Catalog,
+    answers: &answers::Answers,
+    chosen: &[String],
+) -> Result<Scoped> {
+    let selection = catalog.select(chosen)?;
     let base_context = answers::context_of(answers, &Map::new());
     let answered = |key: &str| answers.values.get(key).is_some_and(answers::satisfies);
     if let Some(unmet) = selection.unmet(answered) {
@@ -139,19 +264,11 @@ pub fn render(
         .zip(addons.iter().cloned())
         .collect();
     let context = Json::Object(context);
-    let mut plan = plan::build(blueprint, renderer, &context, &addons)?;
-    let digest = crate::git::digest(&plan);
-    let record = Record {
-        rendering: Some(digest.clone()),
-        ..record.clone()
-    };
-    let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
-    plan.add(path, record.to_yaml()?.into_bytes())?;
-    Ok(Rendered {
-        digest,
-        plan,
+    Ok(Scoped {
+        context,
+        addons,
         added: selection.added,
-        addons: by_name,
+        by_name,
     })
 }
 

@@ -307,6 +307,7 @@ fn check_defaults_and_render(
             values: Default::default(),
             prompter: Some(&mut prompter),
             builtins,
+            recorded_environments: Default::default(),
         },
     );
     for (key, message) in failures.into_inner() {

@@ -67,6 +67,10 @@ pub struct Manifest {
     /// remove-addon own it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addons_answer: Option<String>,
+    /// The list answer naming the repo's environments; absent, a repo is one environment.
+    /// Questions marked `per_environment` are then answered once per environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environments_answer: Option<String>,
 }
 
 /// One directory of templates and the scope it renders in.
@@ -222,6 +226,10 @@ pub struct Question {
     /// Never recorded in `.scaffold/answers.yaml`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub secret: bool,
+    /// Answered once per environment (`--set ENV.KEY=…`) when the blueprint names an
+    /// `environments_answer`; otherwise once.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub per_environment: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_empty: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -419,6 +427,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         migrations,
         trees,
         addons_answer: child.addons_answer.or(base.addons_answer),
+        environments_answer: child.environments_answer.or(base.environments_answer),
     })
 }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::blueprint::{Blueprint, FileTree};
+use crate::blueprint::{Blueprint, FileTree, TreeScope};
 use crate::error::{Error, Located, Result};
 use crate::render::{Renderer, Scope};
 
@@ -211,6 +211,22 @@ pub fn build(
 ) -> Result<Plan> {
     let mut plan = Plan::default();
     let scope = Scope::new(context);
+    // One environment: an environment's tree renders once, like the repo's.
+    render_trees(&mut plan, blueprint, renderer, &scope, addons, &|_| true)?;
+    apply_addon_patches(&mut plan, renderer, &scope, addons)?;
+    Ok(plan)
+}
+
+/// Renders into `plan` the trees whose scope `which` admits: once in `scope`, or once per
+/// addon of `addons` for per-addon trees. A path rendered twice is an error.
+pub fn render_trees(
+    plan: &mut Plan,
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    scope: &Scope,
+    addons: &[Json],
+    which: &dyn Fn(TreeScope) -> bool,
+) -> Result<()> {
     let files = Files {
         blueprint,
         renderer,
@@ -221,21 +237,28 @@ pub fn build(
         .map(|a| (Some(a), scope.with("addon", a)))
         .collect();
     let once = [(None, scope.clone())];
-    // One environment per repo today: an environment's tree renders once, like the repo's.
-    for tree in &blueprint.trees {
+    for tree in blueprint.trees.iter().filter(|t| which(t.scope)) {
         let scopes: &[(Option<&Json>, Scope)] = if tree.scope.per_addon() {
             &scopes
         } else {
             &once
         };
-        files.render_tree(&mut plan, &tree.prefix, &tree.files, scopes)?;
+        files.render_tree(plan, &tree.prefix, &tree.files, scopes)?;
     }
-    for (addon, scope) in &scopes {
-        if let Some(addon) = addon {
-            crate::overrides::apply_addon_patches(&mut plan, renderer, scope, addon)?;
-        }
+    Ok(())
+}
+
+/// Each addon's catalog `patches`, over the files of the whole plan.
+pub fn apply_addon_patches(
+    plan: &mut Plan,
+    renderer: &Renderer,
+    scope: &Scope,
+    addons: &[Json],
+) -> Result<()> {
+    for addon in addons {
+        crate::overrides::apply_addon_patches(plan, renderer, &scope.with("addon", addon), addon)?;
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// What rendering a blueprint file needs besides the file and its scope.

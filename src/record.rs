@@ -17,6 +17,10 @@ pub struct Record {
     /// custom chart. Absent when empty.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub addon_settings: Map<String, Json>,
+    /// Each environment's own answers (the blueprint's `per_environment` questions), by
+    /// environment name; absent for a blueprint without environments.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub environments: std::collections::BTreeMap<String, Map<String, Json>>,
     /// A digest of every file the record renders to (itself excluded), taken when it was
     /// committed: a record edited by hand no longer renders to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -411,6 +411,10 @@ pub fn recorded_answers(
             ),
         );
     }
+    let sources = Sources {
+        recorded_environments: record.environments.clone(),
+        ..sources
+    };
     let mut answers = answers::gather_over(blueprint, renderer, sources, &recorded)?;
     answers.values.insert(
         addons_key.into(),

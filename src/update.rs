@@ -133,6 +133,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             values: request.values,
             prompter: request.prompter,
             builtins,
+            recorded_environments: Default::default(),
         },
     )?;
     // A newer scaffold alone is no reason for a commit: the record keeps the version that

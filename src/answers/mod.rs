@@ -10,8 +10,10 @@ use crate::error::{Error, Result};
 use crate::render::Renderer;
 
 mod check;
+mod environments;
 pub use check::parse_text;
 use check::{from_yaml, validate};
+pub use environments::ENVIRONMENT;
 
 /// Answers in question order; skipped questions (`when` false) hold an empty value of
 /// their type so templates can always read them.
@@ -23,6 +25,11 @@ pub struct Answers {
     /// Failed `severity: warning` checks, one line each (`key: `value` message`); the
     /// answers stand.
     pub warnings: Vec<String>,
+    /// Keys that took their default (neither given nor asked).
+    pub defaulted: Vec<String>,
+    /// Each environment's answers, in the order the environments answer lists them, when
+    /// the blueprint has environments (`recorded` there: its `per_environment` keys).
+    pub environments: Vec<(String, Answers)>,
 }
 
 /// Asks one question; `check` parses and validates a typed-in answer.
@@ -55,6 +62,8 @@ pub struct Sources<'a> {
     pub prompter: Option<&'a mut dyn Prompter>,
     /// Built-in variables defaults may use (e.g. target_dir_name).
     pub builtins: Map<String, Json>,
+    /// A repo's recorded answers of each environment (rank as `recorded` does).
+    pub recorded_environments: BTreeMap<String, Map<String, Json>>,
 }
 
 /// Secret answers from `--secret KEY=VALUE` and `SCAFFOLD_SECRET_<KEY>` (the flag wins), as
@@ -100,7 +109,18 @@ pub fn gather(blueprint: &Blueprint, renderer: &Renderer, sources: Sources<'_>) 
 pub fn gather_over(
     blueprint: &Blueprint,
     renderer: &Renderer,
-    mut sources: Sources<'_>,
+    sources: Sources<'_>,
+    recorded: &Map<String, Json>,
+) -> Result<Answers> {
+    let (mut sources, given) = environments::split(blueprint, sources)?;
+    let shared = gather_shared(blueprint, renderer, &mut sources, recorded)?;
+    environments::gather_each(blueprint, renderer, shared, given, &sources.builtins)
+}
+
+fn gather_shared(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    sources: &mut Sources<'_>,
     recorded: &Map<String, Json>,
 ) -> Result<Answers> {
     // Every given answer is checked before the first prompt, so nobody types answers
@@ -111,6 +131,7 @@ pub fn gather_over(
             values: sources.values.clone(),
             prompter: None,
             builtins: sources.builtins.clone(),
+            recorded_environments: BTreeMap::new(),
         };
         collect(blueprint, renderer, probe, recorded, true)?;
     }
@@ -120,7 +141,10 @@ pub fn gather_over(
         renderer,
         Sources {
             prompter,
-            ..sources
+            set: sources.set.clone(),
+            values: sources.values.clone(),
+            builtins: sources.builtins.clone(),
+            recorded_environments: BTreeMap::new(),
         },
         recorded,
         false,
@@ -172,6 +196,7 @@ fn collect(
             continue;
         }
         let choices = choices_of(question, blueprint);
+        let mut defaulted = false;
         let valid = |value: Json| {
             always_installed(blueprint, question, &value)?;
             validate(question, value, &choices, &answers, renderer, &context)
@@ -251,7 +276,10 @@ fn collect(
                                 secret_env(key)
                             )));
                         }
-                        Some(value) => valid(value).map_err(|m| bad(key, &m, "the default"))?,
+                        Some(value) => {
+                            defaulted = true;
+                            valid(value).map_err(|m| bad(key, &m, "the default"))?
+                        }
                         None if question.secret => {
                             return Err(Error::Input(format!(
                                 "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
@@ -270,6 +298,9 @@ fn collect(
             }
         };
         answers.values.insert(key.clone(), value);
+        if defaulted {
+            answers.defaulted.push(key.clone());
+        }
         if !question.secret {
             answers.recorded.push(key.clone());
         }

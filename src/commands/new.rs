@@ -58,6 +58,7 @@ pub fn run(args: NewArgs) -> Result<()> {
                 None
             },
             builtins,
+            recorded_environments: Default::default(),
         },
     )?;
     for warning in &answers.warnings {

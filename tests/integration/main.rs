@@ -13,6 +13,7 @@ mod blueprints; // blueprint lint, test, init, list, show; extends
 mod check; // scaffold check: generated repos pass, each rule broken alone
 mod check_corpus; // scaffold check: the agreement corpus (with the validator), file and line
 mod cli; // completions, man page, --help examples, exit codes, -q/-v, conflict hunks
+mod environments; // issue 26: environments answer, per-environment trees and answers
 mod git_citizen; // issue 23: the lock, identity, signing, hooks, git checks
 mod golden; // insta snapshots: every answer set's repo, refusals, check findings
 mod interactive; // a full interactive run through a pseudo-terminal

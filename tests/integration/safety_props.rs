@@ -135,6 +135,7 @@ proptest! {
             values: Default::default(),
             prompter: None,
             builtins: Default::default(),
+            recorded_environments: Default::default(),
         });
         let Ok(answers) = answers else { return Ok(()) };
         let record = scaffold::generate::record_for(&blueprint, &answers, Default::default());

@@ -1,0 +1,197 @@
+//! Answers per environment: a blueprint that names an `environments_answer` answers its
+//! `per_environment` questions once per environment listed there. `--set ENV.KEY=…` (and
+//! `ENV.KEY:` or `ENV: {KEY: …}` in a --values file) answers for one environment; an answer
+//! without a prefix is every environment's. Each environment's defaults render with
+//! `environment` set to its name.
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value as Json};
+
+use super::{Answers, Sources, collect};
+use crate::blueprint::Blueprint;
+use crate::error::{Error, Result};
+use crate::render::Renderer;
+
+/// The built-in (and, when the blueprint asks it, the answer) naming the environment
+/// being rendered.
+pub const ENVIRONMENT: &str = "environment";
+
+/// What was given for one environment only.
+#[derive(Default)]
+struct Own {
+    set: Vec<(String, String)>,
+    values: BTreeMap<String, serde_yaml::Value>,
+}
+
+/// The answers given for one environment, taken out of `sources` (which keeps the rest).
+pub struct Given {
+    by_environment: BTreeMap<String, Own>,
+    set: Vec<(String, String)>,
+    values: BTreeMap<String, serde_yaml::Value>,
+    recorded: BTreeMap<String, Map<String, Json>>,
+}
+
+/// Separates answers for one environment (`ENV.KEY`, or a mapping under a name that is not
+/// a question) from the shared ones. A blueprint without environments keeps every key, so
+/// an unknown one is reported as before.
+pub fn split<'a>(blueprint: &Blueprint, mut sources: Sources<'a>) -> Result<(Sources<'a>, Given)> {
+    let mut given = Given {
+        by_environment: BTreeMap::new(),
+        set: Vec::new(),
+        values: BTreeMap::new(),
+        recorded: std::mem::take(&mut sources.recorded_environments),
+    };
+    if blueprint.manifest.environments_answer.is_none() {
+        return Ok((sources, given));
+    }
+    let is_question = |key: &str| blueprint.manifest.questions.iter().any(|q| q.key == key);
+    let mut set = Vec::new();
+    for (key, value) in std::mem::take(&mut sources.set) {
+        match key.split_once('.') {
+            Some((env, own)) if !is_question(&key) => {
+                per_environment_key(blueprint, env, own, "--set")?;
+                let entry = given.by_environment.entry(env.to_string()).or_default();
+                entry.set.push((own.to_string(), value));
+            }
+            _ => set.push((key, value)),
+        }
+    }
+    let mut values = BTreeMap::new();
+    for (key, value) in std::mem::take(&mut sources.values) {
+        if let Some((env, own)) = key.split_once('.')
+            && !is_question(&key)
+        {
+            per_environment_key(blueprint, env, own, "--values")?;
+            let entry = given.by_environment.entry(env.to_string()).or_default();
+            entry.values.insert(own.to_string(), value);
+        } else if let (false, serde_yaml::Value::Mapping(map)) = (is_question(&key), &value) {
+            for (own, v) in map {
+                let own = own.as_str().unwrap_or_default().to_string();
+                per_environment_key(blueprint, &key, &own, "--values")?;
+                let entry = given.by_environment.entry(key.clone()).or_default();
+                entry.values.insert(own, v.clone());
+            }
+        } else {
+            values.insert(key, value);
+        }
+    }
+    given.set = set.clone();
+    given.values = values.clone();
+    sources.set = set;
+    sources.values = values;
+    Ok((sources, given))
+}
+
+fn per_environment_key(blueprint: &Blueprint, env: &str, key: &str, flag: &str) -> Result<()> {
+    match blueprint.manifest.questions.iter().find(|q| q.key == key) {
+        Some(q) if q.per_environment => Ok(()),
+        Some(_) => Err(Error::Input(format!(
+            "{flag} {env}.{key}: `{key}` is shared by every environment; set it without `{env}.`"
+        ))),
+        None => Err(Error::Input(format!(
+            "{flag} {env}.{key}: `{key}` is not a question of the blueprint{}",
+            crate::scope::did_you_mean(
+                key,
+                blueprint
+                    .manifest
+                    .questions
+                    .iter()
+                    .filter(|q| q.per_environment)
+                    .map(|q| q.key.as_str())
+            )
+        ))),
+    }
+}
+
+/// The environments' own answers after the shared ones: each environment answers the
+/// `per_environment` questions over the shared answers, with what was given for it, then
+/// what was given for all, then what its record holds, then defaults rendered for it.
+pub fn gather_each(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    mut shared: Answers,
+    given: Given,
+    builtins: &Map<String, Json>,
+) -> Result<Answers> {
+    let Some(list_key) = &blueprint.manifest.environments_answer else {
+        return Ok(shared);
+    };
+    let names: Vec<String> = shared
+        .values
+        .get(list_key)
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(unknown) = given.by_environment.keys().find(|e| !names.contains(e)) {
+        return Err(Error::Input(format!(
+            "{unknown}.…: `{unknown}` is not an environment of this repo ({list_key}: {})",
+            names.join(", ")
+        )));
+    }
+    let per_env = |key: &str| {
+        blueprint
+            .manifest
+            .questions
+            .iter()
+            .any(|q| q.key == key && q.per_environment)
+    };
+    let asks_environment = blueprint
+        .manifest
+        .questions
+        .iter()
+        .any(|q| q.key == ENVIRONMENT);
+    for name in &names {
+        // Shared answers stand as recorded ones; a per-environment answer given or typed
+        // for all counts too, but not a default (the environment renders its own).
+        let mut recorded: Map<String, Json> = shared
+            .values
+            .iter()
+            .filter(|(k, _)| !per_env(k) || !shared.defaulted.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(own) = given.recorded.get(name) {
+            recorded.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let own = given.by_environment.get(name);
+        let mut set = given.set.clone();
+        set.extend(own.map(|o| o.set.clone()).unwrap_or_default());
+        if asks_environment {
+            set.push((ENVIRONMENT.to_string(), name.clone()));
+        }
+        let mut values = given.values.clone();
+        values.extend(own.map(|o| o.values.clone()).unwrap_or_default());
+        let mut builtins = builtins.clone();
+        builtins.insert(ENVIRONMENT.into(), Json::String(name.clone()));
+        let mut answers = collect(
+            blueprint,
+            renderer,
+            Sources {
+                set,
+                values,
+                prompter: None,
+                builtins,
+                recorded_environments: BTreeMap::new(),
+            },
+            &recorded,
+            false,
+        )
+        .map_err(|e| match e {
+            Error::Input(message) => Error::Input(format!("environment `{name}`: {message}")),
+            other => other,
+        })?;
+        answers.recorded.retain(|k| per_env(k));
+        shared.warnings.extend(
+            std::mem::take(&mut answers.warnings)
+                .into_iter()
+                .map(|w| format!("{name}: {w}")),
+        );
+        shared.environments.push((name.clone(), answers));
+    }
+    shared.recorded.retain(|k| !per_env(k));
+    Ok(shared)
+}

@@ -1,0 +1,202 @@
+//! Several environments in one repo (issue 26): a blueprint that names its environments
+//! answer renders its `environment` trees once per environment, with each environment's
+//! own answers and addons, and records them per environment.
+use std::path::{Path, PathBuf};
+
+use crate::support::{Env, answers, run};
+
+fn write(root: &Path, path: &str, text: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+    std::fs::write(full, text).expect("write");
+}
+
+fn entry(name: &str, default: bool) -> String {
+    format!(
+        "name: {name}\ndescription: {name}.\nlayer: addons\nalways: false\ndefault: {default}\nnamespace: {name}\ncreate_namespace: true\nrequires: []\ndepends_on: []\nchart:\n  name: {name}\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: {name}\n    url: https://charts.example.org/{name}\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {{}}\nbridge_values: {{}}\nrelease_depends_on: []\nconfigs: []\n"
+    )
+}
+
+/// A blueprint with a tree of each scope and per-environment region, cluster name and
+/// addons.
+fn blueprint(env: &Env) -> PathBuf {
+    let root = env.path("envs-blueprint");
+    write(
+        &root,
+        "blueprint.yaml",
+        r#"name: envs
+version: 0.1.0
+environments_answer: environments
+trees:
+  - {dir: files, scope: repo}
+  - {dir: env-files, scope: environment}
+  - {dir: addon-files, scope: addon}
+  - {dir: addon-env-files, scope: addon-environment}
+layers:
+  addons: infrastructure
+questions:
+  - key: name
+    prompt: Platform name
+    type: string
+    default: "[[ target_dir_name ]]"
+  - key: environments
+    prompt: Environments
+    type: list
+    default: prod
+  - key: environment
+    prompt: Environment
+    type: string
+    per_environment: true
+    default: "[[ environments | first ]]"
+  - key: region
+    prompt: Region
+    type: string
+    per_environment: true
+    default: eu-west-1
+  - key: cluster_name
+    prompt: Cluster name
+    type: string
+    per_environment: true
+    default: "[[ environment ]].[[ name ]].example.com"
+  - key: addons
+    prompt: Addons
+    type: multi-choice
+    choices_from: catalog
+    per_environment: true
+    default: "[[ default_addons ]]"
+"#,
+    );
+    write(
+        &root,
+        "files/README.md.tera",
+        "[[ name ]]: [[ environments | join(sep=\",\") ]]\n",
+    );
+    write(
+        &root,
+        "env-files/clusters/[[ environment ]]/cluster.yaml.tera",
+        "name: [[ cluster_name ]]\nregion: [[ region ]]\naddons: [[ addon_names | join(sep=\",\") ]]\n",
+    );
+    write(
+        &root,
+        "addon-files/[[ addon.dir ]]/[[ addon.name ]]/release.yaml.tera",
+        "chart: [[ addon.name ]]\n",
+    );
+    write(
+        &root,
+        "addon-env-files/environments/[[ environment ]]/[[ addon.name ]].yaml.tera",
+        "[[ addon.name ]] in [[ environment ]] ([[ region ]])\n",
+    );
+    write(&root, "addons/alpha.yaml", &entry("alpha", true));
+    write(&root, "addons/beta.yaml", &entry("beta", false));
+    root
+}
+
+fn new(env: &Env, dir: &str, set: &[&str]) -> crate::support::Output {
+    let bp = blueprint(env);
+    let mut cmd = env.scaffold();
+    cmd.args(["new", dir, "--defaults", "-q", "--blueprint"])
+        .arg(&bp);
+    for s in set {
+        cmd.args(["--set", s]);
+    }
+    run(&mut cmd)
+}
+
+fn read(env: &Env, path: &str) -> String {
+    std::fs::read_to_string(env.path(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn each_environment_renders_its_own_answers_and_addons() {
+    let env = Env::new();
+    let out = new(
+        &env,
+        "p",
+        &[
+            "environments=dev,staging,prod",
+            "region=us-east-1",
+            "prod.region=eu-central-1",
+            "dev.addons=alpha,beta",
+            "prod.addons=beta",
+            "staging.addons=",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(read(&env, "p/README.md"), "p: dev,staging,prod\n");
+    assert_eq!(
+        read(&env, "p/clusters/dev/cluster.yaml"),
+        "name: dev.p.example.com\nregion: us-east-1\naddons: alpha,beta\n"
+    );
+    assert_eq!(
+        read(&env, "p/clusters/staging/cluster.yaml"),
+        "name: staging.p.example.com\nregion: us-east-1\naddons: \n"
+    );
+    assert_eq!(
+        read(&env, "p/clusters/prod/cluster.yaml"),
+        "name: prod.p.example.com\nregion: eu-central-1\naddons: beta\n"
+    );
+    // Per-addon trees: once for every addon some environment runs.
+    assert_eq!(
+        read(&env, "p/infrastructure/alpha/release.yaml"),
+        "chart: alpha\n"
+    );
+    assert_eq!(
+        read(&env, "p/infrastructure/beta/release.yaml"),
+        "chart: beta\n"
+    );
+    // Per addon and environment: only where the environment runs it.
+    assert_eq!(
+        read(&env, "p/environments/prod/beta.yaml"),
+        "beta in prod (eu-central-1)\n"
+    );
+    assert!(env.path("p/environments/dev/alpha.yaml").exists());
+    assert!(!env.path("p/environments/prod/alpha.yaml").exists());
+    assert!(!env.path("p/environments/staging").exists());
+    // The record: shared answers once, each environment's own under its name.
+    let record = answers(&env.path("p"));
+    assert_eq!(record["answers"]["environments"][2], "prod");
+    assert!(record["answers"].get("region").is_none(), "{record:?}");
+    assert_eq!(record["environments"]["prod"]["region"], "eu-central-1");
+    assert_eq!(record["environments"]["dev"]["region"], "us-east-1");
+    assert_eq!(record["environments"]["dev"]["addons"][1], "beta");
+    assert_eq!(record["environments"]["staging"]["environment"], "staging");
+}
+
+#[test]
+fn one_environment_stays_the_default() {
+    let env = Env::new();
+    let out = new(&env, "solo", &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&env, "solo/clusters/prod/cluster.yaml"),
+        "name: prod.solo.example.com\nregion: eu-west-1\naddons: alpha\n"
+    );
+}
+
+#[test]
+fn answers_for_one_environment_are_checked() {
+    let env = Env::new();
+    for (set, says) in [
+        (
+            &["environments=dev,prod", "qa.region=x"][..],
+            "`qa` is not an environment of this repo (environments: dev, prod)",
+        ),
+        (
+            &["environments=dev,prod", "prod.name=x"][..],
+            "`name` is shared by every environment; set it without `prod.`",
+        ),
+        (
+            &["environments=dev,prod", "prod.regoin=x"][..],
+            "`regoin` is not a question of the blueprint (did you mean `region`?)",
+        ),
+        (
+            &["environments=dev,prod", "prod.addons=gamma"][..],
+            "environment `prod`:",
+        ),
+    ] {
+        let out = new(&env, "refused", set);
+        assert_eq!(out.code, 2, "{set:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{set:?}: {}", out.stderr);
+        assert!(!env.path("refused").exists(), "{set:?}");
+    }
+}
