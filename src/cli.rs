@@ -321,6 +321,9 @@ pub struct AddAddonArgs {
     /// The chart repository: https://… (HelmRepository) or oci://… (OCIRepository).
     #[arg(long, requires = "chart")]
     pub repo: Option<String>,
+    /// Add it to this environment only (repeatable; default: every environment).
+    #[arg(long = "env", value_name = "ENV")]
+    pub env: Vec<String>,
     /// Layer of a custom chart, one of the blueprint's `layers` (the default blueprint's:
     /// addons or apps; default: the blueprint's custom_addon layer).
     #[arg(long, requires = "chart")]
@@ -333,6 +336,9 @@ pub struct AddAddonArgs {
 pub struct RemoveAddonArgs {
     /// The addon to remove.
     pub name: String,
+    /// Remove it from this environment only (repeatable; default: every environment).
+    #[arg(long = "env", value_name = "ENV")]
+    pub env: Vec<String>,
     #[command(flatten)]
     pub edit: EditArgs,
 }

@@ -97,7 +97,7 @@ pub fn render(
         let plan = plan::build(blueprint, renderer, &scoped.context, &scoped.addons)?;
         (plan, scoped)
     } else {
-        render_environments(blueprint, renderer, &catalog, answers, addons_key)?
+        render_environments(blueprint, renderer, &catalog, answers, record, addons_key)?
     };
     let digest = crate::git::digest(&plan);
     let record = Record {
@@ -132,11 +132,17 @@ fn render_environments(
     renderer: &Renderer,
     catalog: &Catalog,
     answers: &answers::Answers,
+    record: &Record,
     addons_key: &str,
 ) -> Result<(Plan, Scoped)> {
-    let chosen_in = |own: &answers::Answers| -> Vec<String> {
-        own.values
-            .get(addons_key)
+    // As for one environment, the record's choice is the one rendered (add-addon and
+    // remove-addon change it over answers gathered before).
+    let chosen_in = |name: &str, own: &answers::Answers| -> Vec<String> {
+        record
+            .environments
+            .get(name)
+            .and_then(|recorded| recorded.get(addons_key))
+            .or_else(|| own.values.get(addons_key))
             .and_then(Json::as_array)
             .map(|a| {
                 a.iter()
@@ -149,7 +155,7 @@ fn render_environments(
     let mut union: Vec<String> = Vec::new();
     let mut each = Vec::new();
     for (name, own) in &answers.environments {
-        let chosen = chosen_in(own);
+        let chosen = chosen_in(name, own);
         for addon in &chosen {
             if !union.contains(addon) {
                 union.push(addon.clone());

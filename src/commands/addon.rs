@@ -5,6 +5,7 @@ use regex::Regex;
 use serde_json::{Map, Value as Json};
 
 use crate::cli::{AddAddonArgs, EditArgs, RemoveAddonArgs};
+use crate::commands::addon_envs;
 use crate::commands::apply::apply;
 use crate::edit::Change;
 use crate::error::{Error, Result};
@@ -61,12 +62,22 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     let lock = crate::lock::acquire(&args.edit.directory, &format!("add-addon {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let targets = addon_envs::targets(&repo.blueprint, &repo.record, &args.env)?;
+    // The environments asked for that do not run it yet (none: one choice for the repo).
+    let missing_in: Vec<String> = targets
+        .iter()
+        .flatten()
+        .filter(|env| !addon_envs::chosen_in(&repo.record, env, addons_key).contains(name))
+        .cloned()
+        .collect();
 
     if let Some(current) = addon_version(&repo.rendered, name) {
         return match &args.version {
             Some(wanted) if wanted != &current => Err(Error::Input(format!(
                 "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
             ))),
+            _ if !missing_in.is_empty() => add_in_environments(&args, &repo, &missing_in, &current),
             _ => {
                 if args.edit.json {
                     let report = edit_report("add-addon", name, &current, &args.edit, &[]);
@@ -126,10 +137,20 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     }
 
     let mut record = repo.record.clone();
-    let addons_key = repo.blueprint.manifest.addons_answer();
-    let mut chosen = record.chosen_addons(addons_key);
-    chosen.push(name.clone());
-    record.set_chosen_addons(addons_key, chosen);
+    match &targets {
+        Some(_) => {
+            for env in &missing_in {
+                let mut chosen = addon_envs::chosen_in(&record, env, addons_key);
+                chosen.push(name.clone());
+                addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
+            }
+        }
+        None => {
+            let mut chosen = record.chosen_addons(addons_key);
+            chosen.push(name.clone());
+            record.set_chosen_addons(addons_key, chosen);
+        }
+    }
     if !setting.is_empty() {
         record
             .addon_settings
@@ -148,7 +169,48 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         &repo,
         &next,
         &args.edit,
-        &format!("scaffold: add addon {name} {version}"),
+        &format!(
+            "scaffold: add addon {name} {version}{}",
+            in_environments(&targets, &missing_in)
+        ),
+        report,
+    )
+}
+
+/// ` in dev, prod` when an environment-aware repo changes some of its environments.
+fn in_environments(targets: &Option<Vec<String>>, changed: &[String]) -> String {
+    match targets {
+        Some(_) => format!(" in {}", changed.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// An addon some environments already run, added to `missing_in` as it is (its settings
+/// are the repo's).
+fn add_in_environments(
+    args: &AddAddonArgs,
+    repo: &Repo,
+    missing_in: &[String],
+    version: &str,
+) -> Result<()> {
+    let name = &args.name;
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let mut record = repo.record.clone();
+    for env in missing_in {
+        let mut chosen = addon_envs::chosen_in(&record, env, addons_key);
+        chosen.push(name.clone());
+        addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
+    }
+    let next = repo.render(&record)?;
+    let report = edit_report("add-addon", name, version, &args.edit, &[]);
+    change_to(
+        repo,
+        &next,
+        &args.edit,
+        &format!(
+            "scaffold: add addon {name} {version} in {}",
+            missing_in.join(", ")
+        ),
         report,
     )
 }
@@ -159,6 +221,9 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let addons_key = repo.blueprint.manifest.addons_answer();
+    if let Some(targets) = addon_envs::targets(&repo.blueprint, &repo.record, &args.env)? {
+        return remove_in_environments(&args, &repo, &catalog, &targets);
+    }
     let mut chosen = repo.record.chosen_addons(addons_key);
     // Removing a catalog addon that is not there is done already, as adding one that is.
     if !chosen.contains(name)
@@ -219,6 +284,76 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
         &next,
         &args.edit,
         &format!("scaffold: remove addon {name} {version}"),
+        report,
+    )
+}
+
+/// Removes an addon from the environments `targets` that run it; its settings go when no
+/// environment runs it any more.
+fn remove_in_environments(
+    args: &RemoveAddonArgs,
+    repo: &Repo,
+    catalog: &crate::catalog::Catalog,
+    targets: &[String],
+) -> Result<()> {
+    let name = &args.name;
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let has_in: Vec<String> = targets
+        .iter()
+        .filter(|env| addon_envs::chosen_in(&repo.record, env, addons_key).contains(name))
+        .cloned()
+        .collect();
+    if has_in.is_empty() {
+        if args.edit.json {
+            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
+            println!("{}", report::to_json(&report));
+        } else {
+            println!("{name} is not in {}; nothing to do", targets.join(", "));
+        }
+        return Ok(());
+    }
+    for env in &has_in {
+        let dependants: Vec<String> = addon_envs::chosen_in(&repo.record, env, addons_key)
+            .into_iter()
+            .filter(|other| other != name)
+            .filter(|other| {
+                catalog
+                    .get(other)
+                    .is_some_and(|e| e.spec.depends_on.contains(name))
+            })
+            .collect();
+        if !dependants.is_empty() {
+            return Err(Error::Input(format!(
+                "{name} is needed by {} in {env}; remove {} first",
+                dependants.join(", "),
+                if dependants.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    let version = addon_version(&repo.rendered, name).unwrap_or_default();
+    let mut record = repo.record.clone();
+    for env in &has_in {
+        let mut chosen = addon_envs::chosen_in(&record, env, addons_key);
+        chosen.retain(|n| n != name);
+        addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
+    }
+    let kept = record
+        .environments
+        .keys()
+        .any(|env| addon_envs::chosen_in(&record, env, addons_key).contains(name));
+    if !kept {
+        record.addon_settings.remove(name);
+    }
+    let next = repo.render(&record)?;
+    let report = edit_report("remove-addon", name, &version, &args.edit, &[]);
+    change_to(
+        repo,
+        &next,
+        &args.edit,
+        &format!(
+            "scaffold: remove addon {name} {version} in {}",
+            has_in.join(", ")
+        ),
         report,
     )
 }

@@ -1,6 +1,7 @@
 //! One pipeline per subcommand: translate arguments, call the pure core, then write,
 //! commit and report. Printing happens here and nowhere below.
 pub mod addon;
+mod addon_envs;
 pub mod apply;
 pub mod blueprint;
 pub mod check;

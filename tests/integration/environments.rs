@@ -200,3 +200,83 @@ fn answers_for_one_environment_are_checked() {
         assert!(!env.path("refused").exists(), "{set:?}");
     }
 }
+
+fn in_repo(env: &Env, dir: &str, args: &[&str]) -> crate::support::Output {
+    run(env.scaffold().current_dir(env.path(dir)).args(args))
+}
+
+#[test]
+fn addons_are_added_and_removed_per_environment() {
+    let env = Env::new();
+    let out = new(&env, "p", &["environments=dev,prod", "prod.addons=beta"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let head = |env: &Env| env.git(&env.path("p"), &["log", "-1", "--format=%s"]);
+
+    let out = in_repo(&env, "p", &["add-addon", "alpha", "--env", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(head(&env).trim(), "scaffold: add addon alpha 1.0.0 in prod");
+    assert!(env.path("p/environments/prod/alpha.yaml").exists());
+    assert_eq!(
+        read(&env, "p/clusters/prod/cluster.yaml"),
+        "name: prod.p.example.com\nregion: eu-west-1\naddons: alpha,beta\n"
+    );
+
+    let out = in_repo(&env, "p", &["remove-addon", "beta", "--env", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env).trim(),
+        "scaffold: remove addon beta 1.0.0 in prod"
+    );
+    // No environment runs beta now: its base goes too.
+    assert!(!env.path("p/environments/prod/beta.yaml").exists());
+    assert!(!env.path("p/infrastructure/beta").exists());
+
+    // Without --env: every environment that lacks it.
+    let out = in_repo(&env, "p", &["add-addon", "beta"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env).trim(),
+        "scaffold: add addon beta 1.0.0 in dev, prod"
+    );
+    assert!(env.path("p/environments/dev/beta.yaml").exists());
+    assert!(env.path("p/environments/prod/beta.yaml").exists());
+    let out = in_repo(&env, "p", &["add-addon", "beta"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("already in this repo"),
+        "{}",
+        out.stdout
+    );
+
+    let before = head(&env);
+    let out = in_repo(&env, "p", &["add-addon", "alpha", "--env", "qa"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("--env qa: not an environment of this repo; its environments: dev, prod"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env), before);
+    assert_eq!(env.git(&env.path("p"), &["status", "--porcelain"]), "");
+    let out = in_repo(&env, "p", &["update", "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
+}
+
+#[test]
+fn env_is_refused_where_addons_are_chosen_once() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "one", "--defaults", "-q", "--set", "dns_zone="]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = in_repo(&env, "one", &["add-addon", "velero", "--env", "prod"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("--env prod: this repo chooses its addons once for all; drop --env"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,75 @@
+//! Which environments `add-addon`/`remove-addon --env` change: in a repo whose blueprint
+//! answers its addons per environment, each environment's addons answer is its own
+//! (`Record::environments`); `--env` names some, none means all.
+use crate::blueprint::Blueprint;
+use crate::error::{Error, Result};
+use crate::record::Record;
+
+/// The environments to change, or None for a repo whose addons are chosen once.
+pub fn targets(
+    blueprint: &Blueprint,
+    record: &Record,
+    env: &[String],
+) -> Result<Option<Vec<String>>> {
+    let addons_key = blueprint.manifest.addons_answer();
+    let per_environment = blueprint.manifest.environments_answer.is_some()
+        && blueprint
+            .manifest
+            .questions
+            .iter()
+            .any(|q| q.key == addons_key && q.per_environment);
+    if !per_environment || record.environments.is_empty() {
+        return match env.first() {
+            Some(name) => Err(Error::Input(format!(
+                "--env {name}: this repo chooses its addons once for all; drop --env"
+            ))),
+            None => Ok(None),
+        };
+    }
+    let known: Vec<&String> = record.environments.keys().collect();
+    for name in env {
+        if !record.environments.contains_key(name) {
+            return Err(Error::Input(format!(
+                "--env {name}: not an environment of this repo{}; its environments: {}",
+                crate::scope::did_you_mean(name, known.iter().map(|k| k.as_str())),
+                known
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(Some(if env.is_empty() {
+        known.into_iter().cloned().collect()
+    } else {
+        env.to_vec()
+    }))
+}
+
+/// One environment's chosen addons.
+pub fn chosen_in(record: &Record, env: &str, addons_key: &str) -> Vec<String> {
+    record
+        .environments
+        .get(env)
+        .and_then(|own| own.get(addons_key))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn set_chosen_in(record: &mut Record, env: &str, addons_key: &str, names: Vec<String>) {
+    record
+        .environments
+        .entry(env.to_string())
+        .or_default()
+        .insert(
+            addons_key.to_string(),
+            serde_json::Value::Array(names.into_iter().map(serde_json::Value::String).collect()),
+        );
+}
