@@ -57,6 +57,15 @@ pub enum Command {
         after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold remove-addon reloader --dry-run\n  scaffold remove-addon reloader --json"
     )]
     RemoveAddon(RemoveAddonArgs),
+    /// Add or remove an environment of the repo around the current directory (a blueprint
+    /// with environments; docs/environments.md), and commit.
+    // Hidden until the default blueprint has environments: its examples need such a repo
+    // (every listed command's examples run in a default repo, tests/integration/cli.rs).
+    #[command(hide = true)]
+    Env {
+        #[command(subcommand)]
+        what: EnvCommand,
+    },
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
     #[command(
@@ -332,6 +341,47 @@ pub struct AddAddonArgs {
     pub edit: EditArgs,
 }
 
+#[derive(Subcommand, Debug)]
+pub enum EnvCommand {
+    /// Add an environment: its own answers start from --from's (not its names), --set
+    /// answers it.
+    #[command(
+        after_help = "Examples:\n  scaffold env add staging --from prod\n  scaffold env add dev --set region=eu-central-1 --dry-run"
+    )]
+    Add(EnvAddArgs),
+    /// Remove an environment's files (refused without --force: its cluster must go first).
+    #[command(
+        after_help = "Examples:\n  scaffold env remove staging\n  scaffold env remove staging --force"
+    )]
+    Remove(EnvRemoveArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EnvAddArgs {
+    /// The new environment's name (a DNS label of at most 20 characters).
+    pub name: String,
+    /// Copy this environment's own answers (addons, sizes, choices), except those that are
+    /// its defaults (names made from the environment).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// An answer of the new environment, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct EnvRemoveArgs {
+    /// The environment to remove.
+    pub name: String,
+    /// Remove its files although its cluster may still exist (tear it down first).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct RemoveAddonArgs {
     /// The addon to remove.
@@ -353,6 +403,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
         Command::RemoveAddon(args) => commands::addon::remove(args),
+        Command::Env { what } => match what {
+            EnvCommand::Add(args) => commands::env::add(args),
+            EnvCommand::Remove(args) => commands::env::remove(args),
+        },
         Command::Check(args) => commands::check::run(commands::check::CheckOptions {
             dir: &args.dir,
             filter: crate::check::Filter {

@@ -71,6 +71,10 @@ pub struct Manifest {
     /// Questions marked `per_environment` are then answered once per environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environments_answer: Option<String>,
+    /// What to tear down before `scaffold env remove` drops an environment's files (a
+    /// template over that environment's answers), shown when it refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_teardown: Option<String>,
 }
 
 /// One directory of templates and the scope it renders in.
@@ -428,6 +432,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         trees,
         addons_answer: child.addons_answer.or(base.addons_answer),
         environments_answer: child.environments_answer.or(base.environments_answer),
+        environment_teardown: child.environment_teardown.or(base.environment_teardown),
     })
 }
 

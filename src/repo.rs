@@ -98,6 +98,36 @@ impl Repo {
         generate::render(&self.blueprint, &self.renderer, &self.answers, record)
     }
 
+    /// The answers of `record` gathered again, `set` over them (a new environment's
+    /// answers), with the secrets this repo was opened with.
+    pub fn gather(&self, record: &Record, set: Vec<(String, String)>) -> Result<Answers> {
+        let secrets = self
+            .blueprint
+            .manifest
+            .questions
+            .iter()
+            .filter(|q| q.secret)
+            .filter_map(|q| {
+                let value = self.answers.values.get(&q.key)?;
+                Some((q.key.clone(), answers::as_text(value)))
+            });
+        let sources = Sources {
+            set: secrets.chain(set).collect(),
+            ..Sources::default()
+        };
+        recorded_answers(&self.blueprint, &self.renderer, record, sources)
+    }
+
+    /// A manifest template (`what` names it in errors) rendered over `context`.
+    pub fn render_text(&self, what: &str, template: &str, context: &Json) -> Result<String> {
+        self.renderer.render_str(what, template, context)
+    }
+
+    /// The repo as `record` renders with `answers` (from `gather`).
+    pub fn render_with(&self, answers: &Answers, record: &Record) -> Result<Rendered> {
+        generate::render(&self.blueprint, &self.renderer, answers, record)
+    }
+
     /// The writes and deletions that take the work tree to `next`, keeping user edits.
     pub fn changes_to(&self, next: &Rendered) -> Result<Vec<Change>> {
         let eol = crate::attributes::Eol::of(&self.root);

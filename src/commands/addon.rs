@@ -360,7 +360,7 @@ fn remove_in_environments(
 
 /// Merges the repo's difference to `next` into the work tree and commits it, reporting
 /// the changes as `report` says.
-fn change_to(
+pub(crate) fn change_to(
     repo: &Repo,
     next: &Rendered,
     args: &EditArgs,
@@ -380,7 +380,7 @@ fn change_to(
     .map(|_| ())
 }
 
-fn edit_report(
+pub(crate) fn edit_report(
     command: &'static str,
     addon: &str,
     version: &str,
@@ -440,7 +440,7 @@ fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Jso
 
 /// The repo around `--directory` (settled by `Found::open` under `lock`); secrets from
 /// `--secret` or the environment.
-fn open(edit: &EditArgs, lock: &crate::lock::RepoLock) -> Result<Repo> {
+pub(crate) fn open(edit: &EditArgs, lock: &crate::lock::RepoLock) -> Result<Repo> {
     let secrets = crate::commands::new::parse_pairs(&edit.secret, "--secret")?;
     Repo::open(&edit.directory, lock, edit.blueprint.as_deref(), &secrets)
 }

@@ -6,6 +6,7 @@ pub mod apply;
 pub mod blueprint;
 pub mod check;
 pub mod docs;
+pub mod env;
 pub mod list;
 pub mod new;
 pub mod update;

@@ -27,6 +27,7 @@ fn blueprint(env: &Env) -> PathBuf {
         r#"name: envs
 version: 0.1.0
 environments_answer: environments
+environment_teardown: "kops delete cluster --name [[ cluster_name ]] --yes"
 trees:
   - {dir: files, scope: repo}
   - {dir: env-files, scope: environment}
@@ -279,4 +280,79 @@ fn env_is_refused_where_addons_are_chosen_once() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn env_add_copies_answers_but_not_names_and_env_remove_refuses_first() {
+    let env = Env::new();
+    let out = new(
+        &env,
+        "p",
+        &["environments=prod", "region=us-east-1", "prod.addons=beta"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let head = |env: &Env| env.git(&env.path("p"), &["log", "-1", "--format=%s"]);
+
+    let out = in_repo(&env, "p", &["env", "add", "staging", "--from", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env).trim(),
+        "scaffold: add environment staging from prod"
+    );
+    // Its addons and region come from prod; its cluster name is its own.
+    assert_eq!(
+        read(&env, "p/clusters/staging/cluster.yaml"),
+        "name: staging.p.example.com\nregion: us-east-1\naddons: beta\n"
+    );
+    assert_eq!(read(&env, "p/README.md"), "p: prod,staging\n");
+
+    let out = in_repo(
+        &env,
+        "p",
+        &["env", "add", "dev", "--set", "region=ap-south-1"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&env, "p/clusters/dev/cluster.yaml"),
+        "name: dev.p.example.com\nregion: ap-south-1\naddons: alpha\n"
+    );
+    let record = answers(&env.path("p"));
+    assert_eq!(record["environments"]["dev"]["region"], "ap-south-1");
+
+    let before = head(&env);
+    for (args, code, says) in [
+        (
+            &["env", "add", "prod"][..],
+            2,
+            "prod is an environment of this repo already",
+        ),
+        (
+            &["env", "add", "qa", "--from", "prd"][..],
+            2,
+            "--from prd: not an environment of this repo (did you mean `prod`?)",
+        ),
+        (
+            &["env", "remove", "staging"][..],
+            3,
+            "tear those down first: kops delete cluster --name staging.p.example.com --yes, then run `scaffold env remove staging --force`",
+        ),
+    ] {
+        let out = in_repo(&env, "p", args);
+        assert_eq!(out.code, code, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+        assert_eq!(head(&env), before, "{args:?}");
+        assert_eq!(env.git(&env.path("p"), &["status", "--porcelain"]), "");
+    }
+
+    let out = in_repo(&env, "p", &["env", "remove", "staging", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(head(&env).trim(), "scaffold: remove environment staging");
+    assert!(!env.path("p/clusters/staging").exists());
+    assert!(!env.path("p/environments/staging").exists());
+    assert_eq!(read(&env, "p/README.md"), "p: prod,dev\n");
+    let record = answers(&env.path("p"));
+    assert!(record["environments"].get("staging").is_none());
+    let out = in_repo(&env, "p", &["update", "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
 }

@@ -1,0 +1,185 @@
+//! `scaffold env add` and `env remove`: grow or shrink the environments of a repo whose
+//! blueprint names an `environments_answer`, through the same lock, three-way merge and
+//! commit as add-addon.
+use serde_json::{Map, Value as Json};
+
+use crate::cli::{EnvAddArgs, EnvRemoveArgs};
+use crate::commands::addon::{change_to, edit_report, open};
+use crate::error::{Error, Result};
+use crate::record::Record;
+use crate::repo::Repo;
+
+/// The key of the environments answer and the environments the record lists.
+fn environments(repo: &Repo) -> Result<(String, Vec<String>)> {
+    let Some(key) = repo.blueprint.manifest.environments_answer.clone() else {
+        return Err(Error::Input(format!(
+            "blueprint {} has one environment per repo (it names no environments_answer); a blueprint with environments is needed (docs/environments.md)",
+            repo.blueprint.manifest.name
+        )));
+    };
+    let names = repo
+        .record
+        .answers
+        .get(&key)
+        .and_then(Json::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Json::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((key, names))
+}
+
+fn set_environments(record: &mut Record, key: &str, names: &[String]) {
+    record.answers.insert(
+        key.to_string(),
+        Json::Array(names.iter().cloned().map(Json::String).collect()),
+    );
+}
+
+pub fn add(args: EnvAddArgs) -> Result<()> {
+    let name = &args.name;
+    let label = regex::Regex::new(r"^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$")
+        .map_err(|e| Error::Blueprint(e.to_string()))?;
+    if !label.is_match(name) {
+        return Err(Error::Input(format!(
+            "NAME: `{name}` is not a DNS-1123 label of at most 20 characters"
+        )));
+    }
+    let set = crate::commands::new::parse_pairs(&args.set, "--set")?;
+    let lock = crate::lock::acquire(&args.edit.directory, &format!("env add {name}"))?;
+    let repo = open(&args.edit, &lock)?;
+    let (key, mut names) = environments(&repo)?;
+    if names.contains(name) {
+        return Err(Error::Input(format!(
+            "{name} is an environment of this repo already ({key}: {})",
+            names.join(", ")
+        )));
+    }
+    let mut record = repo.record.clone();
+    if let Some(from) = &args.from {
+        if !names.contains(from) {
+            return Err(Error::Input(format!(
+                "--from {from}: not an environment of this repo{}; its environments: {}",
+                crate::scope::did_you_mean(from, names.iter().map(String::as_str)),
+                names.join(", ")
+            )));
+        }
+        record
+            .environments
+            .insert(name.clone(), copied_answers(&repo, from)?);
+    }
+    names.push(name.clone());
+    set_environments(&mut record, &key, &names);
+    let set = set
+        .into_iter()
+        .map(|(k, v)| (format!("{name}.{k}"), v))
+        .collect();
+    let answers = repo.gather(&record, set)?;
+    for (env, own) in &answers.environments {
+        let recorded: Map<String, Json> = own
+            .recorded
+            .iter()
+            .filter_map(|k| own.values.get(k).map(|v| (k.clone(), v.clone())))
+            .collect();
+        record.environments.insert(env.clone(), recorded);
+    }
+    let next = repo.render_with(&answers, &record)?;
+    let report = edit_report("env add", name, "", &args.edit, &[]);
+    let from = args
+        .from
+        .as_ref()
+        .map(|f| format!(" from {f}"))
+        .unwrap_or_default();
+    change_to(
+        &repo,
+        &next,
+        &args.edit,
+        &format!("scaffold: add environment {name}{from}"),
+        report,
+    )
+}
+
+/// `from`'s own answers that are not its defaults (those follow the environment, such as a
+/// cluster name made from it): a copy keeps its addons, sizes and choices, not its names.
+fn copied_answers(repo: &Repo, from: &str) -> Result<Map<String, Json>> {
+    let recorded = repo
+        .record
+        .environments
+        .get(from)
+        .cloned()
+        .unwrap_or_default();
+    let mut bare = repo.record.clone();
+    bare.environments.remove(from);
+    let defaults = repo.gather(&bare, Vec::new())?;
+    let default_of = |k: &str| {
+        defaults
+            .environments
+            .iter()
+            .find(|(env, _)| env == from)
+            .and_then(|(_, own)| own.values.get(k))
+    };
+    Ok(recorded
+        .into_iter()
+        .filter(|(k, v)| k != crate::answers::ENVIRONMENT && default_of(k) != Some(v))
+        .collect())
+}
+
+pub fn remove(args: EnvRemoveArgs) -> Result<()> {
+    let name = &args.name;
+    let lock = crate::lock::acquire(&args.edit.directory, &format!("env remove {name}"))?;
+    let repo = open(&args.edit, &lock)?;
+    let (key, mut names) = environments(&repo)?;
+    if !names.contains(name) {
+        return Err(Error::Input(format!(
+            "{name} is not an environment of this repo{}; its environments: {}",
+            crate::scope::did_you_mean(name, names.iter().map(String::as_str)),
+            names.join(", ")
+        )));
+    }
+    if names.len() == 1 {
+        return Err(Error::Input(format!(
+            "{name} is the only environment of this repo; a repo keeps at least one"
+        )));
+    }
+    if !args.force {
+        return Err(Error::Refused(format!(
+            "env remove {name} deletes the environment's files from this repo, not its cluster or cloud resources: tear those down first{}, then run `scaffold env remove {name} --force`; nothing was changed",
+            teardown(&repo, name)?
+        )));
+    }
+    let mut record = repo.record.clone();
+    names.retain(|n| n != name);
+    set_environments(&mut record, &key, &names);
+    record.environments.remove(name);
+    let answers = repo.gather(&record, Vec::new())?;
+    let next = repo.render_with(&answers, &record)?;
+    let report = edit_report("env remove", name, "", &args.edit, &[]);
+    change_to(
+        &repo,
+        &next,
+        &args.edit,
+        &format!("scaffold: remove environment {name}"),
+        report,
+    )
+}
+
+/// The blueprint's teardown steps for `name`, rendered over its answers (`: …`), or empty.
+fn teardown(repo: &Repo, name: &str) -> Result<String> {
+    let Some(template) = &repo.blueprint.manifest.environment_teardown else {
+        return Ok(String::new());
+    };
+    let answers = repo.gather(&repo.record, Vec::new())?;
+    let Some((_, own)) = answers.environments.iter().find(|(env, _)| env == name) else {
+        return Ok(String::new());
+    };
+    let mut context = own.values.clone();
+    context.insert(
+        crate::answers::ENVIRONMENT.into(),
+        Json::String(name.to_string()),
+    );
+    let text = repo.render_text("environment_teardown", template, &Json::Object(context))?;
+    Ok(format!(": {}", text.trim()))
+}
