@@ -433,6 +433,7 @@ impl Blueprint {
         }
         let trees = render_trees(&manifest, &merged_tree)
             .map_err(|(dir, message)| at("trees", &dir, message))?;
+        check_environments(&manifest).map_err(|message| at_key("environments_answer", message))?;
         let partials = subtree(&merged_tree, "partials/");
         let catalog =
             Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed_addons)?;
@@ -533,6 +534,18 @@ impl Blueprint {
             .collect()
     }
 
+    /// The answers templates may read: its questions' keys, and `environment` (each
+    /// environment's name) in a blueprint with environments.
+    pub fn answer_names(&self) -> Vec<&str> {
+        let mut keys = self.question_keys();
+        if self.manifest.environments_answer.is_some()
+            && !keys.contains(&crate::answers::ENVIRONMENT)
+        {
+            keys.push(crate::answers::ENVIRONMENT);
+        }
+        keys
+    }
+
     /// The delimiters of one template (blueprint-relative path).
     pub fn delimiters_for(&self, path: &str) -> Delimiters {
         for rule in &self.manifest.delimiters_by_glob {
@@ -541,6 +554,30 @@ impl Blueprint {
             }
         }
         self.manifest.delimiters.clone().unwrap_or_default()
+    }
+}
+
+/// `environments_answer` names a list question answered once (not per environment), and
+/// `per_environment` questions need it.
+fn check_environments(manifest: &Manifest) -> std::result::Result<(), String> {
+    let Some(key) = &manifest.environments_answer else {
+        return match manifest.questions.iter().find(|q| q.per_environment) {
+            Some(q) => Err(format!(
+                "question `{}` is per_environment, but the blueprint names no environments_answer (the list question of its environments)",
+                q.key
+            )),
+            None => Ok(()),
+        };
+    };
+    match manifest.questions.iter().find(|q| &q.key == key) {
+        Some(q) if q.kind == QuestionType::List && !q.per_environment => Ok(()),
+        Some(_) => Err(format!(
+            "environments_answer: `{key}` must be a list question answered once (type: list, not per_environment)"
+        )),
+        None => Err(format!(
+            "environments_answer: `{key}` is not a question of the blueprint{}",
+            crate::scope::did_you_mean(key, manifest.questions.iter().map(|q| q.key.as_str()))
+        )),
     }
 }
 
@@ -790,5 +827,33 @@ mod tree_tests {
             ]
         );
         assert!(blueprint.reads_addon("extra/c"));
+    }
+
+    #[test]
+    fn environments_answer_names_a_shared_list_question() {
+        // Question items first: they continue the `questions:` list of blueprint_dir.
+        let list = "  - key: envs\n    prompt: e\n    type: list\n    default: prod\n";
+        let region =
+            "  - key: region\n    prompt: r\n    type: string\n    per_environment: true\n";
+        for (tail, says) in [
+            (
+                format!("{list}environments_answer: envz\n"),
+                "`envz` is not a question of the blueprint",
+            ),
+            (
+                "environments_answer: name\n".to_string(),
+                "`name` must be a list question",
+            ),
+            (
+                region.to_string(),
+                "question `region` is per_environment, but the blueprint names no environments_answer",
+            ),
+        ] {
+            let dir = blueprint_dir(&tail, &[("files/a", "a")]);
+            let err = load(&dir).expect_err(&tail).to_string();
+            assert!(err.contains(says), "{tail}: {err}");
+        }
+        let ok = blueprint_dir(&format!("{list}{region}environments_answer: envs\n"), &[]);
+        load(&ok).expect("a list answer names the environments");
     }
 }

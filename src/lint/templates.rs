@@ -28,7 +28,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
             return false;
         }
     };
-    let keys = blueprint.question_keys();
+    let keys = blueprint.answer_names();
     let addon_fields = addon_fields(blueprint);
     let partials: Vec<&(String, &str)> = sources
         .iter()
@@ -243,7 +243,7 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
 /// manifest's, and what it `requires` are questions.
 pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
     let layers = &blueprint.manifest.layers;
-    let keys = blueprint.question_keys();
+    let keys = blueprint.answer_names();
     check_catalog_templates(blueprint, &keys, found);
     for entry in blueprint.catalog.entries() {
         let file = format!("addons/{}.yaml", entry.spec.name);
