@@ -103,6 +103,13 @@ fn new(env: &Env, dir: &str, set: &[&str]) -> crate::support::Output {
     run(&mut cmd)
 }
 
+/// A repo made from the environments blueprint with `set`, for other areas' tests.
+pub fn repo(env: &Env, dir: &str, set: &[&str]) -> PathBuf {
+    let out = new(env, dir, set);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.path(dir)
+}
+
 fn read(env: &Env, path: &str) -> String {
     std::fs::read_to_string(env.path(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }

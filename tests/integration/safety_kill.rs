@@ -1,4 +1,4 @@
-//! The kill harness: `new`, `add-addon`, `remove-addon` and `update` stopped by SIGKILL,
+//! The kill harness: `new`, `add-addon`, `remove-addon`, `update` and `env add`/`env remove` stopped by SIGKILL,
 //! SIGINT or SIGTERM at moments spread evenly over a whole run (measured first), and after
 //! every run the invariant: the repo is at the old commit with a clean tree and its old
 //! base, or at the new one with a clean tree and the base of that commit; a target of
@@ -222,6 +222,11 @@ fn trees(env: &Env, dir: &Path) -> (String, String) {
 fn harness(repo: &str, forth: &[&str], back: &[&str], runs: u32) {
     let env = Env::new();
     let dir = new_repo(&env, repo);
+    harness_on(env, dir, forth, back, runs);
+}
+
+/// `harness` on the repo `dir` already made in `env`.
+fn harness_on(env: Env, dir: std::path::PathBuf, forth: &[&str], back: &[&str], runs: u32) {
     let first = trees(&env, &dir);
     let edit = |args: &[&str]| {
         let mut cmd = env.scaffold();
@@ -309,5 +314,18 @@ fn update_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
         &["update", "--set", "node_max=11"],
         &["update", "--set", "node_max=10"],
         54,
+    );
+}
+
+#[test]
+fn env_add_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
+    let env = Env::new();
+    let dir = crate::environments::repo(&env, "repo", &["environments=dev,prod"]);
+    harness_on(
+        env,
+        dir,
+        &["env", "add", "qa", "--from", "prod"],
+        &["env", "remove", "qa", "--force"],
+        40,
     );
 }
