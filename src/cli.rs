@@ -66,6 +66,11 @@ pub enum Command {
         #[command(subcommand)]
         what: EnvCommand,
     },
+    /// Move chart versions and values of addons from one environment to another, as one
+    /// commit (a blueprint with environments; docs/environments.md).
+    // Hidden until the default blueprint has environments (see `env`).
+    #[command(hide = true)]
+    Promote(PromoteArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
     #[command(
@@ -341,6 +346,20 @@ pub struct AddAddonArgs {
     pub edit: EditArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct PromoteArgs {
+    /// The environment whose versions and values move.
+    #[arg(long)]
+    pub from: String,
+    /// The environment they move to.
+    #[arg(long)]
+    pub to: String,
+    /// Addons to promote (default: every addon both environments run).
+    pub addons: Vec<String>,
+    #[command(flatten)]
+    pub edit: EditArgs,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum EnvCommand {
     /// Add an environment: its own answers start from --from's (not its names), --set
@@ -403,6 +422,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::New(args) => commands::new::run(args),
         Command::AddAddon(args) => commands::addon::add(args),
         Command::RemoveAddon(args) => commands::addon::remove(args),
+        Command::Promote(args) => commands::promote::promote(args),
         Command::Env { what } => match what {
             EnvCommand::Add(args) => commands::env::add(args),
             EnvCommand::Remove(args) => commands::env::remove(args),

@@ -57,6 +57,7 @@ pub fn record_for(
             .filter_map(|k| answers.values.get(k).map(|v| (k.clone(), v.clone())))
             .collect(),
         addon_settings,
+        environment_addon_settings: Default::default(),
         environments: answers
             .environments
             .iter()
@@ -161,7 +162,13 @@ fn render_environments(
                 union.push(addon.clone());
             }
         }
-        let mut scoped = scoped(blueprint, renderer, catalog, own, &chosen)?;
+        let own_catalog = match record.environment_addon_settings.get(name) {
+            Some(settings) => {
+                catalog.with_settings(settings, blueprint.manifest.custom_addon.as_ref())?
+            }
+            None => catalog.clone(),
+        };
+        let mut scoped = scoped(blueprint, renderer, &own_catalog, own, &chosen)?;
         if let Json::Object(map) = &mut scoped.context {
             map.insert(
                 crate::answers::ENVIRONMENT.into(),

@@ -21,6 +21,10 @@ pub struct Record {
     /// environment name; absent for a blueprint without environments.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub environments: std::collections::BTreeMap<String, Map<String, Json>>,
+    /// Addon settings of one environment (`add-addon --env ENV --version/--helm-set`,
+    /// `promote`) laid over `addon_settings`, by environment and addon.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub environment_addon_settings: std::collections::BTreeMap<String, Map<String, Json>>,
     /// A digest of every file the record renders to (itself excluded), taken when it was
     /// committed: a record edited by hand no longer renders to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

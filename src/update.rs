@@ -141,6 +141,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let mut next_record =
         generate::record_for(&blueprint, &answers, found.record.addon_settings.clone());
     next_record.scaffold_version = record.scaffold_version.clone();
+    next_record.environment_addon_settings = record.environment_addon_settings.clone();
     let mut next = generate::render(&blueprint, &renderer, &answers, &next_record)?;
     let up_to_date = next.plan.files == base.plan.files;
     if !up_to_date && next_record.scaffold_version != generate::VERSION {

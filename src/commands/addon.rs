@@ -72,7 +72,10 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         .cloned()
         .collect();
 
-    if let Some(current) = addon_version(&repo.rendered, name) {
+    // `--env` with a version or values: that environment's own settings (an overlay).
+    let env_specific = targets.is_some() && !args.env.is_empty();
+    let present = addon_version(&repo.rendered, name);
+    if let Some(current) = present.clone().filter(|_| !env_specific) {
         return match &args.version {
             Some(wanted) if wanted != &current => Err(Error::Input(format!(
                 "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
@@ -137,6 +140,26 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     }
 
     let mut record = repo.record.clone();
+    let mut changed_in = missing_in.clone();
+    if env_specific {
+        let mut own = Map::new();
+        for key in ["version", "values"] {
+            if let Some(value) = setting.remove(key) {
+                own.insert(key.into(), value);
+            }
+        }
+        if present.is_some() {
+            setting.clear(); // the repo's settings stay as they are
+        }
+        if !own.is_empty() {
+            for env in targets.iter().flatten() {
+                addon_envs::set_own_setting(&mut record, env, name, &own);
+                if !changed_in.contains(env) {
+                    changed_in.push(env.clone());
+                }
+            }
+        }
+    }
     match &targets {
         Some(_) => {
             for env in &missing_in {
@@ -157,7 +180,12 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             .insert(name.clone(), Json::Object(setting));
     }
     let next = repo.render(&record)?;
-    let version = addon_version(&next, name).unwrap_or_default();
+    let version = args
+        .version
+        .clone()
+        .filter(|_| env_specific)
+        .or_else(|| addon_version(&next, name))
+        .unwrap_or_default();
     let added: Vec<(String, String)> = next
         .added
         .iter()
@@ -171,7 +199,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         &args.edit,
         &format!(
             "scaffold: add addon {name} {version}{}",
-            in_environments(&targets, &missing_in)
+            in_environments(&targets, &changed_in)
         ),
         report,
     )

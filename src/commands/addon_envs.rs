@@ -73,3 +73,33 @@ pub fn set_chosen_in(record: &mut Record, env: &str, addons_key: &str, names: Ve
             serde_json::Value::Array(names.into_iter().map(serde_json::Value::String).collect()),
         );
 }
+
+/// Lays `own` (version, values) over an environment's own settings of `addon`: a version
+/// replaces, values merge.
+pub fn set_own_setting(
+    record: &mut Record,
+    env: &str,
+    addon: &str,
+    own: &serde_json::Map<String, serde_json::Value>,
+) {
+    let settings = record
+        .environment_addon_settings
+        .entry(env.to_string())
+        .or_default();
+    let entry = settings
+        .entry(addon.to_string())
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    let serde_json::Value::Object(entry) = entry else {
+        return;
+    };
+    for (key, value) in own {
+        match (entry.get_mut(key), value) {
+            (Some(old @ serde_json::Value::Object(_)), serde_json::Value::Object(_)) => {
+                crate::catalog::merge_into(old, value)
+            }
+            _ => {
+                entry.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}

@@ -87,6 +87,11 @@ questions:
         "addon-env-files/environments/[[ environment ]]/[[ addon.name ]].yaml.tera",
         "[[ addon.name ]] in [[ environment ]] ([[ region ]])\n",
     );
+    write(
+        &root,
+        "addon-env-files/environments/[[ environment ]]/[[ addon.name ]]-release.yaml.tera",
+        "version: [[ addon.chart.version ]]\nvalues: [[ addon.values | to_json ]]\n",
+    );
     write(&root, "addons/alpha.yaml", &entry("alpha", true));
     write(&root, "addons/beta.yaml", &entry("beta", false));
     root
@@ -359,6 +364,99 @@ fn env_add_copies_answers_but_not_names_and_env_remove_refuses_first() {
     assert_eq!(read(&env, "p/README.md"), "p: prod,dev\n");
     let record = answers(&env.path("p"));
     assert!(record["environments"].get("staging").is_none());
+    let out = in_repo(&env, "p", &["update", "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
+}
+
+#[test]
+fn promote_moves_versions_and_values_as_one_commit() {
+    let env = Env::new();
+    let dir = repo(&env, "p", &["environments=dev,prod", "addons=alpha,beta"]);
+    let head = |env: &Env| env.git(&env.path("p"), &["log", "-1", "--format=%B"]);
+    let promote = |args: &[&str]| {
+        let mut all = vec!["promote", "--from", "dev", "--to", "prod"];
+        all.extend_from_slice(args);
+        in_repo(&env, "p", &all)
+    };
+
+    let out = promote(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
+
+    // dev moves ahead: a new version of alpha and a value of beta, in dev only.
+    for args in [
+        &["add-addon", "alpha", "--env", "dev", "--version", "1.1.0"][..],
+        &[
+            "add-addon",
+            "beta",
+            "--env",
+            "dev",
+            "--helm-set",
+            "replicas=2",
+        ][..],
+    ] {
+        let out = in_repo(&env, "p", args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    }
+    assert_eq!(
+        read(&env, "p/environments/dev/alpha-release.yaml"),
+        "version: 1.1.0\nvalues: {}\n"
+    );
+    assert_eq!(
+        read(&env, "p/environments/prod/alpha-release.yaml"),
+        "version: 1.0.0\nvalues: {}\n"
+    );
+    assert_eq!(
+        read(&env, "p/environments/dev/beta-release.yaml"),
+        "version: 1.0.0\nvalues: {\"replicas\":2}\n"
+    );
+
+    // One addon named: only it moves.
+    let out = promote(&["alpha"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env).trim(),
+        "scaffold: promote dev → prod\n\n- alpha 1.0.0 → 1.1.0"
+    );
+    assert_eq!(
+        read(&env, "p/environments/prod/alpha-release.yaml"),
+        "version: 1.1.0\nvalues: {}\n"
+    );
+    assert_eq!(
+        read(&env, "p/environments/prod/beta-release.yaml"),
+        "version: 1.0.0\nvalues: {}\n"
+    );
+
+    // The rest.
+    let out = promote(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env).trim(),
+        "scaffold: promote dev → prod\n\n- beta values: replicas"
+    );
+    assert_eq!(
+        read(&env, "p/environments/prod/beta-release.yaml"),
+        "version: 1.0.0\nvalues: {\"replicas\":2}\n"
+    );
+    let before = head(&env);
+    let out = promote(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
+    assert_eq!(head(&env), before);
+
+    let out = promote(&["gamma"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("gamma is not in dev"), "{}", out.stderr);
+    let out = in_repo(&env, "p", &["promote", "--from", "dev", "--to", "qa"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("--from/--to qa: not an environment of this repo"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let out = in_repo(&env, "p", &["update", "--dry-run"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("already up to date"), "{}", out.stdout);

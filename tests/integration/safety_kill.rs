@@ -1,4 +1,4 @@
-//! The kill harness: `new`, `add-addon`, `remove-addon`, `update` and `env add`/`env remove` stopped by SIGKILL,
+//! The kill harness: `new`, `add-addon`, `remove-addon`, `update` and `env add`/`env remove` and `promote` stopped by SIGKILL,
 //! SIGINT or SIGTERM at moments spread evenly over a whole run (measured first), and after
 //! every run the invariant: the repo is at the old commit with a clean tree and its old
 //! base, or at the new one with a clean tree and the base of that commit; a target of
@@ -326,6 +326,30 @@ fn env_add_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
         dir,
         &["env", "add", "qa", "--from", "prod"],
         &["env", "remove", "qa", "--force"],
+        40,
+    );
+}
+
+#[test]
+fn promote_interrupted_anywhere_is_at_the_old_or_the_new_commit() {
+    let env = Env::new();
+    let dir = crate::environments::repo(&env, "repo", &["environments=dev,prod"]);
+    for (target, version) in [("dev", "1.1.0"), ("prod", "1.0.0")] {
+        let out = run(env.scaffold().current_dir(&dir).args([
+            "add-addon",
+            "alpha",
+            "--env",
+            target,
+            "--version",
+            version,
+        ]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    harness_on(
+        env,
+        dir,
+        &["promote", "--from", "dev", "--to", "prod"],
+        &["add-addon", "alpha", "--env", "prod", "--version", "1.0.0"],
         40,
     );
 }
