@@ -107,7 +107,10 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
         }
     }
     if lines.is_empty() {
-        if !args.edit.json {
+        if args.edit.json {
+            let report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
+            println!("{}", crate::report::to_json(&report));
+        } else {
             println!(
                 "{to} already runs {from}'s versions and values of {}; nothing to do",
                 if names.is_empty() {

@@ -445,6 +445,14 @@ fn promote_moves_versions_and_values_as_one_commit() {
     assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
     assert_eq!(head(&env), before);
 
+    let out = promote(&["--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(report["command"], "promote");
+    assert_eq!(report["addon"], "alpha,beta");
+    assert_eq!(report["changes"], serde_json::json!([]));
+    assert_eq!(report["commit"], serde_json::Value::Null);
+
     let out = promote(&["gamma"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("gamma is not in dev"), "{}", out.stderr);
