@@ -151,7 +151,26 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             .files
             .insert(path, next_record.to_yaml()?.into_bytes());
     }
-    let changed = answer_changes(&record.answers, &next_record.answers);
+    let mut changed = answer_changes(&record.answers, &next_record.answers);
+    // Each environment's own answers, named ENV.KEY as --set names them.
+    let empty = Map::new();
+    let envs: std::collections::BTreeSet<&String> = record
+        .environments
+        .keys()
+        .chain(next_record.environments.keys())
+        .collect();
+    for env in envs {
+        let before = record.environments.get(env).unwrap_or(&empty);
+        let after = next_record.environments.get(env).unwrap_or(&empty);
+        changed.extend(
+            answer_changes(before, after)
+                .into_iter()
+                .map(|c| AnswerChange {
+                    key: format!("{env}.{}", c.key),
+                    ..c
+                }),
+        );
+    }
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let eol = crate::attributes::Eol::of(&found.root);
     // The record is scaffold's own file: it is always the new one, never merged line by

@@ -469,3 +469,32 @@ fn promote_moves_versions_and_values_as_one_commit() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
 }
+
+#[test]
+fn update_changes_one_environment_and_names_it() {
+    let env = Env::new();
+    let dir = repo(&env, "p", &["environments=dev,prod"]);
+    let out = in_repo(&env, "p", &["update", "--set", "prod.region=us-east-1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("(prod.region)"), "{}", out.stdout);
+    let message = env.git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("- prod.region: eu-west-1 → us-east-1"),
+        "{message}"
+    );
+    assert_eq!(
+        read(&env, "p/clusters/prod/cluster.yaml"),
+        "name: prod.p.example.com\nregion: us-east-1\naddons: alpha\n"
+    );
+    let changed = env.git(&dir, &["show", "--name-only", "--format=", "HEAD"]);
+    let mut changed: Vec<&str> = changed.lines().collect();
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            ".scaffold/answers.yaml",
+            "clusters/prod/cluster.yaml",
+            "environments/prod/alpha.yaml"
+        ]
+    );
+}
