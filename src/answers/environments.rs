@@ -111,8 +111,9 @@ pub fn gather_each(
     renderer: &Renderer,
     mut shared: Answers,
     given: Given,
-    builtins: &Map<String, Json>,
+    sources: &mut Sources<'_>,
 ) -> Result<Answers> {
+    let builtins = &sources.builtins.clone();
     let Some(list_key) = &blueprint.manifest.environments_answer else {
         return Ok(shared);
     };
@@ -147,11 +148,12 @@ pub fn gather_each(
         .any(|q| q.key == ENVIRONMENT);
     for name in &names {
         // Shared answers stand as recorded ones; a per-environment answer given or typed
-        // for all counts too, but not a default (the environment renders its own).
+        // for all counts too, but not a default (the environment renders its own) nor an
+        // empty one (asked again).
         let mut recorded: Map<String, Json> = shared
             .values
             .iter()
-            .filter(|(k, _)| !per_env(k) || !shared.defaulted.contains(k))
+            .filter(|(k, v)| !per_env(k) || (!shared.defaulted.contains(k) && super::satisfies(v)))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if let Some(own) = given.recorded.get(name) {
@@ -173,7 +175,10 @@ pub fn gather_each(
             Sources {
                 set,
                 values,
-                prompter: None,
+                prompter: match sources.prompter.as_mut() {
+                    Some(p) => Some(&mut **p),
+                    None => None,
+                },
                 builtins,
                 recorded_environments: BTreeMap::new(),
             },

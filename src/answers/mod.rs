@@ -114,7 +114,7 @@ pub fn gather_over(
 ) -> Result<Answers> {
     let (mut sources, given) = environments::split(blueprint, sources)?;
     let shared = gather_shared(blueprint, renderer, &mut sources, recorded)?;
-    environments::gather_each(blueprint, renderer, shared, given, &sources.builtins)
+    environments::gather_each(blueprint, renderer, shared, given, &mut sources)
 }
 
 fn gather_shared(
@@ -135,7 +135,11 @@ fn gather_shared(
         };
         collect(blueprint, renderer, probe, recorded, true)?;
     }
-    let prompter = sources.prompter.take();
+    // Borrowed, not taken: each environment's pass may ask too.
+    let prompter: Option<&mut dyn Prompter> = match sources.prompter.as_mut() {
+        Some(p) => Some(&mut **p),
+        None => None,
+    };
     collect(
         blueprint,
         renderer,
@@ -249,7 +253,13 @@ fn collect(
             }
             None => {
                 let default = default_of(question, blueprint, renderer, &context)?;
-                match sources.prompter.as_deref_mut() {
+                // Asked once, a per-environment answer would be every environment's (one
+                // cluster name for all): one with a default takes each environment's, or
+                // --set ENV.KEY; one without is asked once, for every environment.
+                let per_environment =
+                    question.per_environment && blueprint.manifest.environments_answer.is_some();
+                let asked = !(per_environment && default.is_some());
+                match sources.prompter.as_deref_mut().filter(|_| asked) {
                     Some(prompter) => {
                         let value = ask(
                             prompter,
@@ -279,6 +289,14 @@ fn collect(
                         Some(value) => {
                             defaulted = true;
                             valid(value).map_err(|m| bad(key, &m, "the default"))?
+                        }
+                        // The shared pass of a blueprint with environments: each
+                        // environment's own pass asks for it (environments::gather_each).
+                        None if per_environment
+                            && !sources.builtins.contains_key(environments::ENVIRONMENT) =>
+                        {
+                            defaulted = true;
+                            empty_of(question.kind)
                         }
                         None if question.secret => {
                             return Err(Error::Input(format!(

@@ -20,11 +20,16 @@ fn entry(name: &str, default: bool) -> String {
 /// A blueprint with a tree of each scope and per-environment region, cluster name and
 /// addons.
 fn blueprint(env: &Env) -> PathBuf {
+    blueprint_with(env, "")
+}
+
+/// The blueprint with more questions at the end of its list.
+fn blueprint_with(env: &Env, more_questions: &str) -> PathBuf {
     let root = env.path("envs-blueprint");
     write(
         &root,
         "blueprint.yaml",
-        r#"name: envs
+        &(r#"name: envs
 version: 0.1.0
 environments_answer: environments
 environment_teardown: "kops delete cluster --name [[ cluster_name ]] --yes"
@@ -65,7 +70,9 @@ questions:
     choices_from: catalog
     per_environment: true
     default: "[[ default_addons ]]"
-"#,
+"#
+        .to_string()
+            + more_questions),
     );
     write(
         &root,
@@ -497,4 +504,39 @@ fn update_changes_one_environment_and_names_it() {
             "environments/prod/alpha.yaml"
         ]
     );
+}
+
+#[test]
+fn a_per_environment_answer_without_default_is_given_per_environment() {
+    let env = Env::new();
+    let bp = blueprint_with(
+        &env,
+        "  - key: owner\n    prompt: Owner\n    type: string\n    per_environment: true\n",
+    );
+    let new = |dir: &str, set: &[&str]| {
+        let mut cmd = env.scaffold();
+        cmd.args(["new", dir, "--defaults", "-q", "--blueprint"])
+            .arg(&bp);
+        for s in set {
+            cmd.args(["--set", s]);
+        }
+        run(&mut cmd)
+    };
+    let out = new("p", &["environments=dev,prod", "dev.owner=ann"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("environment `prod`: missing answer `owner`"),
+        "{}",
+        out.stderr
+    );
+    let out = new(
+        "p",
+        &["environments=dev,prod", "dev.owner=ann", "prod.owner=bob"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let record = answers(&env.path("p"));
+    assert_eq!(record["environments"]["dev"]["owner"], "ann");
+    assert_eq!(record["environments"]["prod"]["owner"], "bob");
+    assert!(record["answers"].get("owner").is_none(), "{record:?}");
 }
