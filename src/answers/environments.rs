@@ -128,6 +128,14 @@ pub fn gather_each(
                 .collect()
         })
         .unwrap_or_default();
+    if let Some(clash) = names
+        .iter()
+        .find(|n| blueprint.manifest.questions.iter().any(|q| &q.key == *n))
+    {
+        return Err(Error::Input(format!(
+            "{list_key}: `{clash}` is the name of a question, so `{clash}.KEY` would be ambiguous; name the environment otherwise"
+        )));
+    }
     if let Some(unknown) = given.by_environment.keys().find(|e| !names.contains(e)) {
         return Err(Error::Input(format!(
             "{unknown}.…: `{unknown}` is not an environment of this repo ({list_key}: {})",

@@ -213,6 +213,10 @@ fn answers_for_one_environment_are_checked() {
             &["environments=dev,prod", "prod.addons=gamma"][..],
             "environment `prod`:",
         ),
+        (
+            &["environments=dev,region"][..],
+            "`region` is the name of a question",
+        ),
     ] {
         let out = new(&env, "refused", set);
         assert_eq!(out.code, 2, "{set:?}: {}", out.stderr);
