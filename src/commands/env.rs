@@ -70,6 +70,13 @@ pub fn add(args: EnvAddArgs) -> Result<()> {
         record
             .environments
             .insert(name.clone(), copied_answers(&repo, from)?);
+        // Its addons' own versions and values come along: the new environment starts where
+        // `from` is.
+        if let Some(settings) = repo.record.environment_addon_settings.get(from) {
+            record
+                .environment_addon_settings
+                .insert(name.clone(), settings.clone());
+        }
     }
     names.push(name.clone());
     set_environments(&mut record, &key, &names);
@@ -154,6 +161,7 @@ pub fn remove(args: EnvRemoveArgs) -> Result<()> {
     names.retain(|n| n != name);
     set_environments(&mut record, &key, &names);
     record.environments.remove(name);
+    record.environment_addon_settings.remove(name);
     let answers = repo.gather(&record, Vec::new())?;
     let next = repo.render_with(&answers, &record)?;
     let report = edit_report("env remove", name, "", &args.edit, &[]);

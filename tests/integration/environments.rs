@@ -456,6 +456,21 @@ fn promote_moves_versions_and_values_as_one_commit() {
     assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
     assert_eq!(head(&env), before);
 
+    // A copy starts where its source is: beta's values come along.
+    let out = in_repo(&env, "p", &["env", "add", "qa", "--from", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&env, "p/environments/qa/beta-release.yaml"),
+        "version: 1.0.0\nvalues: {\"replicas\":2}\n"
+    );
+    let out = in_repo(&env, "p", &["env", "remove", "qa", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        answers(&env.path("p"))["environment_addon_settings"]
+            .get("qa")
+            .is_none()
+    );
+
     let out = promote(&["--json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
