@@ -205,9 +205,32 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
     let Ok(mut scanner) = crate::render::Scanner::new(&delimiters) else {
         return; // bad delimiters are reported when the renderer is built
     };
+    let per_environment: Vec<&str> = blueprint
+        .trees
+        .iter()
+        .filter(|t| {
+            blueprint.manifest.environments_answer.is_some()
+                && matches!(
+                    t.scope,
+                    crate::blueprint::TreeScope::Environment
+                        | crate::blueprint::TreeScope::AddonEnvironment
+                )
+        })
+        .map(|t| t.prefix.as_str())
+        .collect();
     for (prefix, tree) in blueprint.template_trees() {
         let in_addon = blueprint.reads_addon(prefix);
         for path in tree.keys() {
+            if per_environment.contains(&prefix) && !path.contains(crate::answers::ENVIRONMENT) {
+                found.warn(
+                    &format!("{prefix}{path}"),
+                    (1, 1),
+                    format!(
+                        "renders once per environment to a path that does not name `{}`: with two environments it is written twice",
+                        crate::answers::ENVIRONMENT
+                    ),
+                );
+            }
             if !path.contains(delimiters.variable[0].as_str())
                 && !path.contains(delimiters.block[0].as_str())
             {

@@ -559,3 +559,25 @@ fn a_per_environment_answer_without_default_is_given_per_environment() {
     assert_eq!(record["environments"]["prod"]["owner"], "bob");
     assert!(record["answers"].get("owner").is_none(), "{record:?}");
 }
+
+#[test]
+fn lint_warns_of_an_environment_file_whose_path_does_not_name_it() {
+    let env = Env::new();
+    let bp = blueprint(&env);
+    write(&bp, "env-files/shared.txt", "same everywhere\n");
+    let out = run(env.scaffold().args(["blueprint", "lint"]).arg(&bp));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("env-files/shared.txt:1:1: warning: renders once per environment to a path that does not name `environment`"),
+        "{said}"
+    );
+    let out = new(&env, "p", &["environments=dev,prod"]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("renders `shared.txt`, which `env-files/shared.txt` renders too"),
+        "{}",
+        out.stderr
+    );
+}
