@@ -284,6 +284,12 @@ pub static RULES: &[Rule] = &[
         "fix secretStoreRef (kind, name), or add the store",
     ),
     rule(
+        "ref.service-monitor",
+        W,
+        "every ServiceMonitor selects a Service of the repo and scrapes a port name it has (namespaces a HelmRelease installs into are skipped)",
+        "fix spec.selector.matchLabels, namespaceSelector or the endpoint's port name to match the Service",
+    ),
+    rule(
         "tf.vars",
         E,
         "every .tfvars key is a declared variable; every variable without a default has a value",

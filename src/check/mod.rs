@@ -105,6 +105,7 @@ const CROSS_FILE: &[&str] = &[
     "ref.gateway",
     "ref.certificate",
     "ref.secret-store",
+    "ref.service-monitor",
     "helm.values",
     "helm.values-unchecked",
 ];

@@ -600,6 +600,55 @@ fn ref_secret_store() {
     });
 }
 
+/// A Service and a ServiceMonitor of a namespace no HelmRelease installs into (the repo
+/// holds all its Services); `{labels}` and `{port}` are the monitor's selector and port.
+fn metrics_demo(labels: &str, port: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: exporter\n  namespace: metrics-demo\n  labels:\n    app: exporter\nspec:\n  selector:\n    app: exporter\n  ports:\n    - name: metrics\n      port: 9100\n---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: exporter\n  namespace: metrics-demo\nspec:\n  selector:\n    matchLabels:\n      {labels}\n  endpoints:\n    - port: {port}\n"
+    )
+}
+
+#[test]
+fn ref_service_monitor() {
+    // No layer installs the Prometheus operator's CRDs in a default repo: order.crd-provider too.
+    let also = ["order.crd-provider"];
+    breaks_with("ref.service-monitor", &also, |_, d| {
+        add_to_podinfo(d, "monitor.yaml", &metrics_demo("app: exportr", "metrics"))
+    });
+    breaks_with("ref.service-monitor", &also, |_, d| {
+        add_to_podinfo(d, "monitor.yaml", &metrics_demo("app: exporter", "metrcs"))
+    });
+    // Reported at the line that is wrong: the selector, then the endpoint's port.
+    for (labels, port, line) in [
+        ("app: exportr", "metrics", 21),
+        ("app: exporter", "metrcs", 25),
+    ] {
+        let env = Env::new();
+        let dir = new_repo(&env, "broken", None);
+        add_to_podinfo(&dir, "monitor.yaml", &metrics_demo(labels, port));
+        let (_, findings) = check(&env, &dir, &["--skip", "tf.backend"]);
+        let found = findings
+            .iter()
+            .find(|f| f["rule"] == "ref.service-monitor")
+            .expect("reported");
+        assert_eq!(found["file"], "apps/prod/podinfo/monitor.yaml");
+        assert_eq!(found["line"], line, "{found}");
+    }
+    // The same objects, matching: the rule stays quiet.
+    let env = Env::new();
+    let dir = new_repo(&env, "monitored", None);
+    add_to_podinfo(
+        &dir,
+        "monitor.yaml",
+        &metrics_demo("app: exporter", "metrics"),
+    );
+    let (_, findings) = check(&env, &dir, &["--skip", "tf.backend"]);
+    assert!(
+        findings.iter().all(|f| f["rule"] != "ref.service-monitor"),
+        "{findings:#?}"
+    );
+}
+
 const EXTERNAL_SECRET: &str = "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: app\n  namespace: podinfo\nspec:\n  secretStoreRef:\n    kind: ClusterSecretStore\n    name: aws-secret-manager\n  target:\n    name: app\n  data:\n    - secretKey: password\n      remoteRef:\n        key: prod/app\n";
 
 #[test]

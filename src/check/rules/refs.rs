@@ -1,5 +1,5 @@
 //! Cross-object references the API server accepts but the controllers then fail on:
-//! ref.node-class, ref.gateway, ref.certificate, ref.secret-store.
+//! ref.node-class, ref.gateway, ref.certificate, ref.secret-store, ref.service-monitor.
 use serde_json::Value as Json;
 
 use super::Context;
@@ -11,6 +11,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
     gateways(context, findings);
     certificates(context, findings);
     secret_stores(context, findings);
+    service_monitors(context, findings);
 }
 
 fn path(keys: &[&str]) -> Vec<String> {
@@ -218,5 +219,99 @@ fn node_classes(context: &Context, findings: &mut Findings) {
             yaml::line_of_path(&pool.doc, &path),
             format!("NodePool {} uses EC2NodeClass {name}, which is not in the repo ({known}): it launches no node", pool.name),
         );
+    }
+}
+
+/// A ServiceMonitor scrapes the Services its selector matches, on the named ports of its
+/// endpoints: a selector that matches nothing, or a port no matched Service names, leaves
+/// the target list empty and Prometheus silently scrapes nothing. Judged only where the
+/// repo holds every Service of the namespaces it selects: a namespace that a HelmRelease
+/// installs into gets Services the repo cannot see.
+fn service_monitors(context: &Context, findings: &mut Findings) {
+    let chart_namespaces: Vec<&str> = context
+        .objects("HelmRelease")
+        .filter(|(o, _)| o.group() == "helm.toolkit.fluxcd.io")
+        .map(|(o, ns)| {
+            o.spec("targetNamespace")
+                .and_then(Json::as_str)
+                .unwrap_or(ns)
+        })
+        .collect();
+    for (monitor, namespace) in context.objects("ServiceMonitor") {
+        if monitor.group() != "monitoring.coreos.com" {
+            continue;
+        }
+        let selector = monitor.spec("namespaceSelector");
+        if selector.and_then(|s| s.get("any")).and_then(Json::as_bool) == Some(true) {
+            continue;
+        }
+        let names: Vec<&str> = items(selector.and_then(|s| s.get("matchNames")))
+            .filter_map(Json::as_str)
+            .collect();
+        let namespaces = if names.is_empty() {
+            vec![namespace]
+        } else {
+            names
+        };
+        if namespaces
+            .iter()
+            .any(|ns| ns.contains("${") || chart_namespaces.contains(ns))
+        {
+            continue;
+        }
+        let Some(labels) = monitor
+            .spec("selector")
+            .map(|s| s.get("matchLabels").and_then(Json::as_object))
+        else {
+            continue;
+        };
+        if monitor
+            .spec("selector/matchExpressions")
+            .is_some_and(|e| e.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            // Set-based selectors are not modelled: judging them by labels alone would guess.
+            continue;
+        }
+        let matched: Vec<&Object> = context
+            .objects("Service")
+            .filter(|(service, ns)| {
+                service.group().is_empty()
+                    && namespaces.contains(ns)
+                    && labels.into_iter().flatten().all(|(key, want)| {
+                        service
+                            .value()
+                            .get("metadata")
+                            .and_then(|m| m.get("labels"))
+                            .and_then(|l| l.get(key))
+                            == Some(want)
+                    })
+            })
+            .map(|(service, _)| service)
+            .collect();
+        if matched.is_empty() {
+            findings.add(
+                "ref.service-monitor",
+                &monitor.file,
+                yaml::line_of_path(&monitor.doc, &path(&["spec", "selector"])),
+                format!("ServiceMonitor {} selects no Service of the repo in {}: Prometheus scrapes nothing for it", monitor.name, namespaces.join(", ")),
+            );
+            continue;
+        }
+        for endpoint in items(monitor.spec("endpoints")) {
+            let Some(port) = yaml::str_at(endpoint, "port") else {
+                continue;
+            };
+            let named = matched.iter().any(|service| {
+                items(service.spec("ports")).any(|p| yaml::str_at(p, "name") == Some(port))
+            });
+            if !named {
+                findings.add(
+                    "ref.service-monitor",
+                    &monitor.file,
+                    yaml::line_of_path(&monitor.doc, &path(&["spec", "endpoints", "port"])),
+                    format!("ServiceMonitor {} scrapes port {port}, which no Service it selects names: that endpoint has no target", monitor.name),
+                );
+            }
+        }
     }
 }
