@@ -230,6 +230,10 @@ pub struct Question {
     /// Never recorded in `.scaffold/answers.yaml`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub secret: bool,
+    /// Said as a warning when `update` changes a recorded answer (a Tera template over
+    /// `key`, `before` and `after`): what the change does to what already runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_change: Option<String>,
     /// Answered once per environment (`--set ENV.KEY=…`) when the blueprint names an
     /// `environments_answer`; otherwise once.
     #[serde(default, skip_serializing_if = "is_false")]

@@ -317,6 +317,18 @@ impl Files<'_> {
                         plan.executable.insert(file.path.clone());
                     }
                     if let Some(first) = plan.sources.get(&file.path) {
+                        // A chart added with --chart is named by the user: the clash is
+                        // theirs to fix, not the blueprint's.
+                        let custom =
+                            addon.filter(|a| a.get("custom").and_then(Json::as_bool) == Some(true));
+                        if let Some(name) =
+                            custom.and_then(|a| a.get("name")).and_then(Json::as_str)
+                        {
+                            return Err(Error::Input(format!(
+                                "addon name `{name}`: its files would be written at `{}`, which the blueprint's own `{first}` already writes; give the chart another addon name (add-addon NAME --chart …)",
+                                file.path.as_str()
+                            )));
+                        }
                         let addon = addon
                             .and_then(|a| a.get("name"))
                             .and_then(Json::as_str)

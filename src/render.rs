@@ -76,10 +76,24 @@ impl Renderer {
                 for (name, _) in &list {
                     renderer.engine_of.insert((*name).to_string(), index);
                 }
+                let sources = list.clone();
                 renderer.engines[index]
                     .1
                     .add_raw_templates(list)
-                    .map_err(|e| template_error(&e))?;
+                    .map_err(|e| {
+                        // Tera reports an unclosed block at the end of input; the opening tag
+                        // is what the author must find.
+                        let failed = located(&e);
+                        let unclosed = sources
+                            .iter()
+                            .filter(|(name, _)| failed.as_ref().is_some_and(|f| f.file == *name))
+                            .find_map(|(name, text)| {
+                                unclosed_block(text, &delimiters).map(|(line, col, message)| {
+                                    Error::Located(Located::new(*name, (line, col), message))
+                                })
+                            });
+                        unclosed.unwrap_or_else(|| template_error(&e))
+                    })?;
             }
         }
         Ok(renderer)
@@ -298,6 +312,46 @@ pub fn located(err: &tera::Error) -> Option<Located> {
         }
         _ => None,
     }
+}
+
+/// The innermost block tag of `text` that is never closed (`[% if x %]` without its
+/// `[% endif %]`), as its line, column and a message naming the missing tag.
+pub fn unclosed_block(text: &str, delimiters: &Delimiters) -> Option<(usize, usize, String)> {
+    const OPENERS: &[&str] = &["if", "for", "macro", "filter", "block", "raw"];
+    let [open, close] = &delimiters.block;
+    let mut stack: Vec<(&str, usize, &str)> = Vec::new();
+    let mut rest = 0;
+    while let Some(start) = text[rest..].find(open.as_str()).map(|i| i + rest) {
+        let inner_start = start + open.len();
+        let Some(end) = text[inner_start..]
+            .find(close.as_str())
+            .map(|i| i + inner_start)
+        else {
+            break;
+        };
+        rest = end + close.len();
+        let tag = text[inner_start..end].trim_matches(|c: char| c == '-' || c.is_whitespace());
+        let word = tag.split_whitespace().next().unwrap_or("");
+        let in_raw = stack.last().is_some_and(|(w, _, _)| *w == "raw");
+        if in_raw && word != "endraw" {
+            continue;
+        }
+        if OPENERS.contains(&word) {
+            stack.push((word, start, &text[start..rest]));
+        } else if let Some(opened) = word.strip_prefix("end") {
+            if stack.last().is_some_and(|(w, _, _)| *w == opened) {
+                stack.pop();
+            }
+        }
+    }
+    let (word, at, tag) = stack.pop()?;
+    let line = text[..at].matches('\n').count() + 1;
+    let col = at - text[..at].rfind('\n').map_or(0, |i| i + 1) + 1;
+    Some((
+        line,
+        col,
+        format!("`{tag}` is never closed: add `{open} end{word} {close}` where its block ends"),
+    ))
 }
 
 fn to_context(json: &Json) -> Context {
@@ -537,6 +591,27 @@ fn hcl_string(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn unclosed_block_finds_the_innermost_open_tag() {
+        let d = Delimiters::default();
+        assert_eq!(unclosed_block("[% if a %]x[% endif %]", &d), None);
+        assert_eq!(
+            unclosed_block("[% for a in b %]\n[% if a %]x[% endif %]", &d),
+            Some((
+                1,
+                1,
+                "`[% for a in b %]` is never closed: add `[% endfor %]` where its block ends"
+                    .into()
+            ))
+        );
+        // A raw block hides the tags inside it.
+        assert_eq!(unclosed_block("[% raw %][% if %][% endraw %]", &d), None);
+        assert_eq!(
+            unclosed_block("a\n  [%- if x -%]", &d).map(|(l, c, _)| (l, c)),
+            Some((2, 3))
+        );
+    }
     #[test]
     fn yaml_1_1_boolean_words_are_quoted_outside_block_scalars() {
         let value = serde_json::json!({"a": "on", "b": true, "c": ["off", "x"], "d": "yes\non\n", "e": "onward"});

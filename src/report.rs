@@ -84,6 +84,9 @@ pub struct UpdateReport {
     pub up_to_date: bool,
     /// Every answer that changes, with its value before and after (null: none).
     pub answers: Vec<AnswerEntry>,
+    /// What the blueprint says of the changed answers (their questions' `on_change`), one
+    /// line each: `KEY: text`.
+    pub warnings: Vec<String>,
     pub changes: Vec<ChangeEntry>,
     /// Paths with conflicts (refused, or left with markers).
     pub conflicts: Vec<String>,

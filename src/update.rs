@@ -71,6 +71,8 @@ pub struct Update {
     pub changed_files: usize,
     /// The answer migrations applied, one line each.
     pub migrations: Vec<String>,
+    /// What the blueprint says of the answers this update changes (their `on_change`).
+    pub warnings: Vec<String>,
     pub merge: Merge,
 }
 
@@ -171,6 +173,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
                 }),
         );
     }
+    let warnings = change_warnings(&blueprint, &renderer, &changed)?;
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let eol = crate::attributes::Eol::of(&found.root);
     // The record is scaffold's own file: it is always the new one, never merged line by
@@ -198,8 +201,42 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         up_to_date,
         changed_files,
         migrations,
+        warnings,
         merge,
     })
+}
+
+/// The `on_change` text of each question whose recorded answer this update changes
+/// (`ENV.KEY` for a per-environment answer), rendered over the key and both values.
+fn change_warnings(
+    blueprint: &crate::blueprint::Blueprint,
+    renderer: &crate::render::Renderer,
+    changed: &[AnswerChange],
+) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for change in changed {
+        let (Some(before), Some(after)) = (&change.before, &change.after) else {
+            continue;
+        };
+        let key = change
+            .key
+            .split_once('.')
+            .map_or(change.key.as_str(), |(_, key)| key);
+        let Some(template) = blueprint
+            .manifest
+            .questions
+            .iter()
+            .find(|q| q.key == key)
+            .and_then(|q| q.on_change.as_deref())
+        else {
+            continue;
+        };
+        let context = serde_json::json!({ "key": change.key, "before": before, "after": after });
+        let text =
+            renderer.render_str(&format!("question {key}'s on_change"), template, &context)?;
+        warnings.push(format!("{}: {}", change.key, text.trim()));
+    }
+    Ok(warnings)
 }
 
 impl Update {

@@ -277,7 +277,11 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
                 (true, _) => format!(
                     "{name} was added as a dependency; it goes when the addons needing it go"
                 ),
-                (false, _) => format!("{name} is not in this repo (addons: {})", chosen.join(", ")),
+                (false, _) => format!(
+                    "{name} is not in this repo{} (addons: {})",
+                    crate::scope::did_you_mean(name, chosen.iter().map(String::as_str)),
+                    chosen.join(", ")
+                ),
             },
         ));
     }

@@ -45,6 +45,9 @@ pub fn run(args: UpdateArgs) -> Result<()> {
     let merge = &update.merge;
     let json = args.edit.json;
     let mut report = update_report(&update, args.edit.dry_run);
+    for warning in &update.warnings {
+        crate::ui::note(format!("warning: {warning}"));
+    }
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
         let stored = update.base_stored && update.up_to_date;
         if !stored && !args.edit.dry_run {
@@ -158,6 +161,7 @@ fn update_report(update: &update::Update, dry_run: bool) -> UpdateReport {
                 after: a.after.clone(),
             })
             .collect(),
+        warnings: update.warnings.clone(),
         changes: update.merge.changes.iter().map(change_entry).collect(),
         conflicts: update
             .merge

@@ -410,7 +410,7 @@ fn blueprint_files_and_cat_show_the_default_blueprint() {
         out.stdout
             .lines()
             .any(|l| l.starts_with("files/.gitignore ")
-                && l.ends_with("own        default 0.2.0 (embedded:default)")),
+                && l.ends_with("own        default 0.2.1 (embedded:default)")),
         "{}",
         out.stdout
     );
@@ -1122,7 +1122,7 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
     assert!(
-        manifest.contains("\nextends_version: \">=0.2.0, <0.3\"\n"),
+        manifest.contains("\nextends_version: \">=0.2.1, <0.3\"\n"),
         "{manifest}"
     );
 }
@@ -1217,5 +1217,28 @@ fn files_json_lists_removed_files_and_catalog_patches() {
     assert!(
         has("files/2-kops/main.tf", "inherited", "default "),
         "{rows}"
+    );
+}
+
+#[test]
+fn an_unclosed_block_names_its_opening_tag_and_the_missing_end() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/notes.md.tera",
+            "# Notes\n[% for zone in zones %]\n- [[ zone ]]\n[% if dns_zone -%]\nzone: [[ dns_zone ]]\n[%- endif %]\n",
+        )],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "files/notes.md.tera:2:1: error: `[% for zone in zones %]` is never closed: add `[% endfor %]` where its block ends"
+        ),
+        "{}{}",
+        out.stdout,
+        out.stderr
     );
 }

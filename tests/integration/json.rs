@@ -138,7 +138,7 @@ fn new_reports_files_as_a_list_in_dry_and_real_runs() {
             real.blueprint.name.as_str(),
             real.blueprint.version.as_str()
         ),
-        ("default", "0.2.0")
+        ("default", "0.2.1")
     );
     let head = env.git(&env.path("j"), &["rev-parse", "HEAD"]);
     assert_eq!(real.commit.as_deref(), Some(head.trim()));
@@ -274,6 +274,7 @@ struct UpdateReport {
     commit: Option<String>,
     up_to_date: bool,
     answers: Vec<AnswerEntry>,
+    warnings: Vec<String>,
     changes: Vec<ChangeEntry>,
     conflicts: Vec<String>,
 }

@@ -415,6 +415,22 @@ const EDITS: &[Case] = &[
         &["--chart: `Bad/Chart` is not a chart name"],
     ),
     (
+        &[
+            "add-addon",
+            "podinfo",
+            "--chart",
+            "podinfo",
+            "--repo",
+            "oci://ghcr.io/stefanprodan/charts",
+            "--version",
+            "6.14.1",
+            "--layer",
+            "apps",
+        ],
+        2,
+        &["addon name `podinfo`: its files would be written at `apps/prod/podinfo/"],
+    ),
+    (
         &["add-addon", "nonexistent"],
         2,
         &["unknown addon `nonexistent`; `scaffold list addons` shows the catalog"],
@@ -433,6 +449,11 @@ const EDITS: &[Case] = &[
         &["remove-addon", "my-chart"],
         2,
         &["my-chart is not in this repo (addons:"],
+    ),
+    (
+        &["remove-addon", "reloadr"],
+        2,
+        &["reloadr is not in this repo (did you mean `reloader`?) (addons:"],
     ),
     (
         &["add-addon", "velero", "--set", "=1"],

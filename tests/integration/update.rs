@@ -290,9 +290,15 @@ fn a_changed_answer_rerenders_every_dependent_file_and_keeps_edits() {
         "zones=us-east-1a,us-east-1b",
     ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // The blueprint's on_change says what a new region does to a running platform.
+    assert!(
+        out.stderr.contains("warning: region: a running platform does not move region: Terraform replaces the VPC, buckets, KMS key and DNS records in us-east-1, and the cluster in eu-west-1 keeps running"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(
         env.git(&dir, &["log", "-1", "--format=%B"]).trim_end(),
-        "scaffold: update default 0.2.0 (region, zones)\n\nAnswers:\n- region: eu-west-1 → us-east-1\n- zones: eu-west-1a,eu-west-1b → us-east-1a,us-east-1b"
+        "scaffold: update default 0.2.1 (region, zones)\n\nAnswers:\n- region: eu-west-1 → us-east-1\n- zones: eu-west-1a,eu-west-1b → us-east-1a,us-east-1b"
     );
     // Every file is what `new` makes with the new answers, plus the user's line.
     let files = env.git(&fresh, &["ls-files"]);
@@ -349,7 +355,7 @@ fn newer_default(root: &Path) {
         assert!(text.contains(from), "{rel}: {from}");
         fs::write(&path, text.replacen(from, to, 1)).expect("write");
     };
-    edit("blueprint.yaml", "version: 0.2.0", "version: 0.3.0");
+    edit("blueprint.yaml", "version: 0.2.1", "version: 0.3.0");
     edit(
         "addons/metrics-server.yaml",
         "version: 3.13.1",
@@ -380,14 +386,14 @@ fn a_newer_default_blueprint_comes_in_through_update_before_add_addon() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "error: this repo is at blueprint default 0.2.0, but scaffold has default 0.3.0: run `scaffold update` first (it keeps your edits), or pass --blueprint with version 0.2.0\n"
+        "error: this repo is at blueprint default 0.2.1, but scaffold has default 0.3.0: run `scaffold update` first (it keeps your edits), or pass --blueprint with version 0.2.1\n"
     );
 
     let out = scaffold(&["update"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         env.git(&dir, &["log", "-1", "--format=%s"]).trim_end(),
-        "scaffold: update default 0.2.0 → 0.3.0"
+        "scaffold: update default 0.2.1 → 0.3.0"
     );
     let release = fs::read_to_string(dir.join(RELEASE)).expect("release");
     assert!(release.contains("version: \"3.13.2\""), "{release}");
@@ -557,4 +563,41 @@ fn a_new_question_is_asked_on_a_terminal() {
         repo.git(&["log", "-1", "--format=%s"]).trim_end(),
         "scaffold: update team 0.1.0 → 0.2.0"
     );
+}
+
+#[test]
+fn renaming_the_cluster_warns_that_kops_makes_a_new_one() {
+    let env = Env::new();
+    let dir = env.path("p");
+    let out = run(env.scaffold().args(["new", "p", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(env.scaffold().current_dir(&dir).args([
+        "update",
+        "--dry-run",
+        "--json",
+        "--set",
+        "cluster_name=blue.p.example.com",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let warnings = report["warnings"].as_array().expect("warnings");
+    assert_eq!(warnings.len(), 1, "{report}");
+    let warning = warnings[0].as_str().expect("text");
+    assert!(
+        warning.starts_with("cluster_name: kops knows a cluster by its name (its spec is under prod.p.example.com/ in the state store), so blue.p.example.com is a new cluster")
+            && warning.contains("`kops delete cluster --name prod.p.example.com --yes`"),
+        "{warning}"
+    );
+    assert!(
+        out.stderr.contains(&format!("warning: {warning}")),
+        "{}",
+        out.stderr
+    );
+    // An update that changes no answer says nothing of the kind.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["update", "--dry-run", "--json"]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(report["warnings"], serde_json::json!([]));
 }
