@@ -338,10 +338,10 @@ pub fn unclosed_block(text: &str, delimiters: &Delimiters) -> Option<(usize, usi
         }
         if OPENERS.contains(&word) {
             stack.push((word, start, &text[start..rest]));
-        } else if let Some(opened) = word.strip_prefix("end") {
-            if stack.last().is_some_and(|(w, _, _)| *w == opened) {
-                stack.pop();
-            }
+        } else if let Some(opened) = word.strip_prefix("end")
+            && stack.last().is_some_and(|(w, _, _)| *w == opened)
+        {
+            stack.pop();
         }
     }
     let (word, at, tag) = stack.pop()?;
