@@ -64,6 +64,49 @@ const NEW_SET: &[Case] = &[
         &["kops_version: `1.35.0` does not support Kubernetes 1.36.2"],
     ),
     (
+        &["--set", "kubernetes_version=1.20.0"],
+        2,
+        &[
+            "kops_version: `1.34.0` refuses Kubernetes 1.20.0",
+            "use Kubernetes 1.29 or newer",
+        ],
+    ),
+    (
+        &[
+            "--set",
+            "vpc_mode=existing",
+            "--set",
+            "vpc_id=vpc-01234567",
+            "--set",
+            "zones=eu-west-1a,eu-west-1b",
+            "--set",
+            "private_subnet_ids=eu-west-1a=subnet-01234567,eu-west-1b=subnet-01234567",
+        ],
+        2,
+        &[
+            "private_subnet_ids: `{\"eu-west-1a\":\"subnet-01234567\",\"eu-west-1b\":\"subnet-01234567\"}` names a subnet for two zones",
+        ],
+    ),
+    (
+        &[
+            "--set",
+            "vpc_mode=existing",
+            "--set",
+            "vpc_id=vpc-01234567",
+            "--set",
+            "zones=eu-west-1a,eu-west-1b",
+            "--set",
+            "private_subnet_ids=eu-west-1a=subnet-01234567,eu-west-1b=subnet-01234568",
+            "--set",
+            "utility_subnet_ids=eu-west-1a=subnet-01234568,eu-west-1b=subnet-11234568",
+        ],
+        2,
+        &[
+            "utility_subnet_ids: ",
+            "names a subnet twice, or one of the private subnets",
+        ],
+    ),
+    (
         &["--set", "kubernetes_version=latest"],
         2,
         &["kubernetes_version: `latest` must be an exact version such as 1.34.1"],
@@ -850,4 +893,36 @@ fn a_hand_edited_answers_record_is_detected_and_nothing_changes() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn an_unknown_region_and_a_deprecated_kubernetes_are_warned_about_and_kept() {
+    let env = Env::new();
+    for (set, warning) in [
+        (
+            "region=eu-west-7",
+            "warning: region: `eu-west-7` is not an AWS region this blueprint knows",
+        ),
+        (
+            "kubernetes_version=1.30.2",
+            "warning: kops_version: `1.34.0` deprecates Kubernetes 1.30.2",
+        ),
+    ] {
+        let out = run(env
+            .scaffold()
+            .args(["new", "t", "--defaults", "--dry-run", "--set", set]));
+        assert_eq!(out.code, 0, "{set}: {}", out.stderr);
+        assert!(out.stderr.contains(warning), "{set}: {}", out.stderr);
+    }
+    // A known region and a supported Kubernetes say nothing.
+    let out = run(env.scaffold().args([
+        "new",
+        "t",
+        "--defaults",
+        "--dry-run",
+        "--set",
+        "region=ap-southeast-5",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("warning:"), "{}", out.stderr);
 }
