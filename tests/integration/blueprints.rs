@@ -458,3 +458,24 @@ fn a_blueprint_needing_a_newer_scaffold_is_refused() {
     );
     assert!(!env.path("x").exists());
 }
+
+/// Every question of the default blueprint says, at the prompt and in `--help`-like
+/// listings, what it decides and what follows from it.
+#[test]
+fn every_default_question_has_help() {
+    let manifest: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default/blueprint.yaml"),
+        )
+        .expect("manifest"),
+    )
+    .expect("yaml");
+    let questions = manifest["questions"].as_sequence().expect("questions");
+    assert!(questions.len() > 20);
+    let without: Vec<&str> = questions
+        .iter()
+        .filter(|q| q["help"].as_str().is_none_or(|h| h.trim().len() < 20))
+        .filter_map(|q| q["key"].as_str())
+        .collect();
+    assert!(without.is_empty(), "questions without help: {without:?}");
+}
