@@ -16,7 +16,7 @@ const EXIT_CODES: &str = "Exit codes:
   4  IO or git failure
   5  a blueprint that does not render (a bug in the blueprint, not in your answers)
   70 a bug in scaffold itself (anything half-done is rolled back by the next run)
-  130 interrupted (SIGINT/SIGTERM) before the commit point; nothing was changed
+  130 interrupted (SIGINT/SIGTERM, or new declined at its review) before the commit point; nothing was changed
 
 Results go to stdout, notes and progress to stderr (-q silences them, -v adds detail).
 Colour only on a terminal; NO_COLOR=1 turns it off.";

@@ -53,6 +53,16 @@ impl Prompter for Terminal {
         eprintln!("  warning: {message}");
     }
 
+    fn confirm(&mut self, summary: &str, question: &str) -> Result<bool> {
+        let _interrupt = interrupt::Guard::install();
+        eprint!("{summary}");
+        Confirm::with_theme(self.theme.as_ref())
+            .with_prompt(question)
+            .default(true)
+            .interact()
+            .map_err(failed)
+    }
+
     fn ask(&mut self, prompt: &Prompt<'_>) -> Result<Json> {
         // Only while a prompt waits: later, Ctrl-C must reach the write's own cleanup.
         let _interrupt = interrupt::Guard::install();
@@ -129,18 +139,40 @@ impl Prompter for Terminal {
             }
             _ if question.secret => {
                 let check = prompt.check;
+                // Enter on a hidden prompt must say what it did: take the default (said in
+                // the prompt), or ask for an answer (said, not a silent re-prompt).
+                let default = prompt
+                    .default
+                    .as_ref()
+                    .map(as_text)
+                    .filter(|d| !d.is_empty());
+                let chosen = |text: &str| -> String {
+                    match &default {
+                        Some(default) if text.is_empty() => default.clone(),
+                        _ => text.to_string(),
+                    }
+                };
                 let text = Password::with_theme(theme)
-                    .with_prompt(format!("{label} (hidden)"))
-                    .allow_empty_password(question.allow_empty)
+                    .with_prompt(if default.is_some() {
+                        format!("{label} (hidden; Enter keeps the blueprint's default)")
+                    } else {
+                        format!("{label} (hidden)")
+                    })
+                    .allow_empty_password(true)
                     .validate_with(|text: &String| -> std::result::Result<(), String> {
+                        let text = chosen(text);
+                        if text.is_empty() && !question.allow_empty {
+                            return Err("an answer is needed (typing is not shown)".into());
+                        }
                         // The rule, never the secret: messages quote the value.
-                        check(text)
+                        check(&text)
                             .map(|_| ())
                             .map_err(|m| m.replace(&format!("`{text}`"), "the answer"))
                     })
                     .interact()
                     .map_err(failed)?;
-                check(&text).map_err(|_| Error::Input(format!("{}: invalid", question.key)))
+                check(&chosen(&text))
+                    .map_err(|_| Error::Input(format!("{}: invalid", question.key)))
             }
             _ => {
                 let check = prompt.check;

@@ -39,6 +39,46 @@ pub trait Prompter {
     fn refused(&mut self, _message: &str) {}
     /// Says why an accepted answer deserves a second look (a failed warning check).
     fn warned(&mut self, _message: &str) {}
+    /// Shows what is about to be written and asks to go on: false leaves nothing written.
+    fn confirm(&mut self, _summary: &str, _question: &str) -> Result<bool> {
+        Ok(true)
+    }
+}
+
+/// The answers as a review before writing: one `key: value` line each, in question order,
+/// secrets shown as `(hidden)`, each environment's own answers under its name.
+pub fn review(blueprint: &Blueprint, answers: &Answers) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, indent: &str, question: &Question, value: &Json| {
+        let text = if question.secret {
+            "(hidden)".to_string()
+        } else {
+            as_text(value)
+        };
+        out.push_str(&format!("{indent}{}: {}\n", question.key, text));
+    };
+    for question in &blueprint.manifest.questions {
+        if let Some(value) = answers.values.get(&question.key)
+            && (answers.recorded.contains(&question.key) || question.secret)
+            && !question.per_environment
+        {
+            line(&mut out, "  ", question, value);
+        }
+    }
+    for (name, own) in &answers.environments {
+        out.push_str(&format!("  {name}:\n"));
+        for question in blueprint
+            .manifest
+            .questions
+            .iter()
+            .filter(|q| q.per_environment)
+        {
+            if let Some(value) = own.values.get(&question.key) {
+                line(&mut out, "    ", question, value);
+            }
+        }
+    }
+    out
 }
 
 /// How often a refused answer is asked again before giving up.

@@ -67,6 +67,21 @@ pub fn run(args: NewArgs) -> Result<()> {
     let record = generate::record_for(&blueprint, &answers, Map::new());
     let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
     let plan = &rendered.plan;
+    if interactive && !args.dry_run {
+        let summary = format!(
+            "\nblueprint {} {}, {} files in {}:\n{}",
+            blueprint.manifest.name,
+            blueprint.manifest.version,
+            plan.files.len(),
+            args.dir.display(),
+            answers::review(&blueprint, &answers)
+        );
+        if !answers::Prompter::confirm(&mut terminal, &summary, "Write this platform repo?")? {
+            return Err(Error::Interrupted(
+                "declined at the review: nothing was written; run scaffold new again (--set KEY=VALUE keeps answers you are sure of)".into(),
+            ));
+        }
+    }
 
     let mut report = NewReport {
         command: "new",

@@ -71,6 +71,15 @@ fn every_prompt_is_answered_through_a_pty() {
     settle();
     p.send("\r").expect("accept defaults");
     p.flush().expect("flush");
+    // The review: every answer once, then one question before anything is written.
+    p.exp_string("files in pty-platform:").expect("review");
+    p.exp_string("  region: us-east-2")
+        .expect("answers reviewed");
+    p.exp_string("  node_max: 25").expect("answers reviewed");
+    p.exp_string("Write this platform repo?").expect("confirm");
+    settle();
+    p.send("y").expect("yes");
+    p.flush().expect("flush");
     p.exp_string("Created pty-platform").expect("done");
     p.exp_eof().expect("exit");
 
@@ -97,4 +106,86 @@ fn every_prompt_is_answered_through_a_pty() {
 /// already queued; wait a moment before pressing keys.
 fn settle() {
     std::thread::sleep(std::time::Duration::from_millis(300));
+}
+
+/// A tiny blueprint: a name and a secret token with a default, written into one file.
+fn token_blueprint(env: &Env) -> std::path::PathBuf {
+    let dir = env.path("token-bp");
+    std::fs::create_dir_all(dir.join("files")).expect("mkdir");
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        "name: token\nversion: 1.0.0\nquestions:\n  - key: name\n    prompt: Name\n    help: The repo's name.\n    type: string\n    default: \"[[ target_dir_name ]]\"\n  - key: token\n    prompt: API token\n    help: The token the tool uses.\n    type: string\n    secret: true\n    regex: '^[a-z0-9]{8,}$'\n    error: must be at least 8 lowercase letters or digits\n",
+    )
+    .expect("manifest");
+    std::fs::write(
+        dir.join("files/token.txt.tera"),
+        "length [[ token | length ]]\n",
+    )
+    .expect("file");
+    dir
+}
+
+#[test]
+fn enter_at_a_hidden_prompt_says_what_it_needs_and_declining_the_review_writes_nothing() {
+    let env = Env::new();
+    let blueprint = token_blueprint(&env);
+    let mut cmd = env.scaffold();
+    cmd.args(["new", "tok", "--blueprint"])
+        .arg(&blueprint)
+        .env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000)).expect("spawn");
+    p.exp_string("Name").expect("name");
+    p.send_line("").expect("send");
+    p.exp_string("API token (hidden)").expect("hidden prompt");
+    // Enter with no default: said, not a silent re-prompt.
+    p.send_line("").expect("send");
+    p.exp_string("an answer is needed (typing is not shown)")
+        .expect("told why");
+    p.send_line("abcdefgh1").expect("send");
+    p.exp_string("  token: (hidden)")
+        .expect("secret hidden in the review");
+    p.exp_string("Write this platform repo?").expect("confirm");
+    settle();
+    p.send("n").expect("no");
+    p.flush().expect("flush");
+    p.exp_string("declined at the review: nothing was written")
+        .expect("declined");
+    p.exp_eof().expect("exit");
+    assert!(!env.path("tok").exists(), "nothing written");
+}
+
+#[test]
+fn enter_at_a_hidden_prompt_with_a_default_says_it_keeps_the_default() {
+    let env = Env::new();
+    let blueprint = token_blueprint(&env);
+    let manifest = blueprint.join("blueprint.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "    secret: true\n",
+            "    secret: true\n    default: changeme123\n",
+        ),
+    )
+    .expect("write");
+    let mut cmd = env.scaffold();
+    cmd.args(["new", "tok", "--blueprint"])
+        .arg(&blueprint)
+        .env("TERM", "xterm");
+    let mut p = spawn_command(cmd, Some(30_000)).expect("spawn");
+    p.exp_string("Name").expect("name");
+    p.send_line("").expect("send");
+    p.exp_string("API token (hidden; Enter keeps the blueprint's default)")
+        .expect("the prompt says what Enter does");
+    p.send_line("").expect("send");
+    p.exp_string("Write this platform repo?").expect("confirm");
+    settle();
+    p.send("y").expect("yes");
+    p.flush().expect("flush");
+    p.exp_string("Created tok").expect("done");
+    p.exp_eof().expect("exit");
+    assert_eq!(
+        std::fs::read_to_string(env.path("tok/token.txt")).expect("file"),
+        "length 11\n"
+    );
 }

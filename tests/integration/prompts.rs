@@ -75,6 +75,7 @@ fn none_at_the_dns_zone_prompt_makes_a_gossip_cluster() {
     p.exp_string("(pty.k8s.local)")
         .expect("gossip cluster name offered");
     p.send_line("").expect("accept default");
+    crate::support::accept_review(&mut p);
     p.exp_string("Created gossip").expect("done");
     p.exp_eof().expect("exit");
 
@@ -116,6 +117,7 @@ fn multiselect_without_colour(vars: &[(&str, &str)]) {
     p.exp_string("> [ ] cert-manager").expect("unchecked");
     p.send("\r").expect("enter");
     p.flush().expect("flush");
+    crate::support::accept_review(&mut p);
     p.exp_string("Created plain").expect("done");
     p.exp_eof().expect("exit");
     let chosen: Vec<String> =
@@ -157,6 +159,7 @@ fn secret_answers_are_not_echoed() {
     seen += &p.exp_string("must be at least 8").expect("rule shown");
     seen += &p.exp_string("API token (hidden)").expect("asked again");
     p.send_line(token).expect("send");
+    seen += &crate::support::accept_review(&mut p);
     seen += &p.exp_string("Created sec").expect("done");
     seen += &p.exp_eof().expect("exit");
     assert!(!seen.contains(token), "the secret was echoed: {seen:?}");
@@ -255,6 +258,7 @@ fn an_addon_needing_a_dns_zone_is_refused_at_the_prompt_of_a_gossip_cluster() {
     p.exp_string("> [ ] authentik").expect("unchecked");
     p.send("\r").expect("enter");
     p.flush().expect("flush");
+    crate::support::accept_review(&mut p);
     p.exp_string("Created gdns").expect("done");
     p.exp_eof().expect("exit");
     let chosen: Vec<String> =

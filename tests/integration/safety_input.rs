@@ -654,6 +654,7 @@ fn an_answer_breaking_a_cross_field_rule_is_asked_again() {
     p.send("\x1b[A").expect("up");
     p.send("\r").expect("enter");
     p.flush().expect("flush");
+    crate::support::accept_review(&mut p);
     p.exp_string("Created pty").expect("done");
     p.exp_eof().expect("exit");
     assert_eq!(

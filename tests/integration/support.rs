@@ -210,3 +210,16 @@ pub fn assert_git_accepts(env: &Env, dir: &Path) {
         ],
     );
 }
+
+/// Accepts interactive `new`'s review (the summary, then "Write this platform repo?"),
+/// returning what the terminal showed up to the question.
+pub fn accept_review(p: &mut rexpect::session::PtySession) -> String {
+    let seen = p
+        .exp_string("Write this platform repo?")
+        .expect("the review before writing");
+    // The confirm switches the terminal to raw mode once drawn; keys sent before are lost.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send("y").expect("yes");
+    p.flush().expect("flush");
+    seen
+}
