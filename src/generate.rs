@@ -217,8 +217,8 @@ fn scoped(
         // A yes/no question answered no: its requirement is `true`, not any answer.
         if let Some(Json::Bool(_)) = answers.values.get(&unmet.key) {
             return Err(Error::Input(format!(
-                "addons: {unmet} to be true; set --set {}=true or leave {} out of addons",
-                unmet.key, unmet.chosen
+                "addons: {unmet} to be true: leave {} out of addons, or answer `{}` true (`--set {}=true` to new; `scaffold update --set {}=true` in an existing repo)",
+                unmet.chosen, unmet.key, unmet.key, unmet.key
             )));
         }
         return Err(Error::Input(format!(

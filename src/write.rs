@@ -38,6 +38,21 @@ pub fn check_target(target: &Path) -> Result<()> {
                 )))
             }
         }
+        // The repo is staged beside the target and moved into place: a link would be
+        // replaced, not written through. Its target is the directory the user meant.
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err(Error::Refused(match fs::read_link(target) {
+                Ok(to) => format!(
+                    "`{}` is a symbolic link (to `{}`); scaffold writes a new repo into a real directory: pass the link's target instead",
+                    target.display(),
+                    to.display()
+                ),
+                Err(_) => format!(
+                    "`{}` is a symbolic link; scaffold writes a new repo into a real directory: pass the directory it points to",
+                    target.display()
+                ),
+            }))
+        }
         Ok(_) => Err(Error::Refused(format!(
             "`{}` exists and is not a directory; choose a new or empty directory",
             target.display()

@@ -507,8 +507,8 @@ fn addon_requirements(
         None => Ok(value),
         // A yes/no question answered no: its requirement is `true`, not any answer.
         Some(unmet) if matches!(known(&unmet.key), Some(Json::Bool(_))) => Err(format!(
-            "{unmet} to be true; set --set {}=true or leave {} out of addons",
-            unmet.key, unmet.chosen
+            "{unmet} to be true, and it was answered no: leave {} out of addons, or answer `{}` yes (a new run with --set {}=true)",
+            unmet.chosen, unmet.key, unmet.key
         )),
         Some(unmet) => Err(format!(
             "{unmet}, and `{}` is empty: leave {} out, or answer `{}`",

@@ -831,7 +831,7 @@ fn requires_on_a_yes_no_question_wants_yes() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("addons: extra needs `metrics` to be true; set --set metrics=true or leave extra out of addons"),
+            .contains("addons: extra needs `metrics` to be true: leave extra out of addons, or answer `metrics` true (`--set metrics=true` to new; `scaffold update --set metrics=true` in an existing repo)"),
         "{}",
         out.stderr
     );

@@ -402,6 +402,13 @@ const NEW_TARGETS: &[(&str, i32, &[&str])] = &[
         &["`afile` exists and is not a directory; choose a new or empty directory"],
     ),
     (
+        "emptylink",
+        3,
+        &[
+            "`emptylink` is a symbolic link (to `empty`); scaffold writes a new repo into a real directory: pass the link's target instead",
+        ],
+    ),
+    (
         "no/such/x",
         2,
         &["`no/such` does not exist; create the parent directory first"],
@@ -532,6 +539,8 @@ fn files_env() -> Env {
     write("afile", "x");
     std::fs::create_dir(env.path("full")).expect("mkdir");
     write("full/keep.txt", "mine\n");
+    std::fs::create_dir(env.path("empty")).expect("mkdir");
+    std::os::unix::fs::symlink("empty", env.path("emptylink")).expect("symlink");
     env
 }
 
