@@ -10,7 +10,7 @@ pub enum Error {
     Input(String),
     #[error("{0}")]
     Refused(String),
-    #[error("{context}: {source}")]
+    #[error("{context}: {source}{}", io_hint(source))]
     Io {
         context: String,
         #[source]
@@ -62,6 +62,20 @@ impl Error {
 
     pub fn io_path(verb: &str, path: &std::path::Path, source: std::io::Error) -> Self {
         Error::io(format!("cannot {verb} `{}`", path.display()), source)
+    }
+}
+
+/// The fix an IO failure's cause points to, when it points to one.
+fn io_hint(source: &std::io::Error) -> &'static str {
+    match source.raw_os_error() {
+        // EPERM on a file root may write: an immutable or append-only attribute.
+        Some(libc::EPERM) => {
+            " (check the file's attributes with `lsattr`: an immutable file needs `chattr -i`)"
+        }
+        Some(libc::EACCES) => " (check the permissions of the file and its directory)",
+        Some(libc::EROFS) => " (the filesystem is read-only)",
+        Some(libc::ENOSPC) => " (the disk is full: free space, then run the command again)",
+        _ => "",
     }
 }
 

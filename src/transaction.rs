@@ -158,7 +158,15 @@ impl Prepared<'_> {
                 Ok(oid.map(|oid| oid.to_string()))
             }
             Err(err) => {
-                rollback(repo, root, &journal, &journal_dir)?;
+                // The run's own failure is what the user must fix; a rollback that fails
+                // too (the same cause, usually) is said after it, and the journal stays
+                // for the next run to finish.
+                if let Err(undo) = rollback(repo, root, &journal, &journal_dir) {
+                    eprintln!(
+                        "error: {err}\nnote: the rollback stopped too ({undo}); {} stays, and the next scaffold command in this repo finishes the rollback once that is fixed",
+                        journal_dir.display()
+                    );
+                }
                 Err(err)
             }
         }

@@ -10,6 +10,7 @@ use crate::commands::apply::{ApplyOptions, apply};
 use crate::commands::new::{parse_pairs, read_values};
 use crate::edit::{Change, Conflict, ConflictKind};
 use crate::error::{Error, Result};
+use crate::plan::RelPath;
 use crate::pristine;
 use crate::prompt::Terminal;
 use crate::report::{self, AnswerEntry, UpdateReport};
@@ -102,13 +103,45 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         ))),
         Conflicts::Markers => {
             let mut changes = merge.changes.clone();
+            // The blueprint's version of a file-level conflict, written beside yours so it
+            // can be compared and merged by hand; never part of the suggested commit.
+            let mut copies = Vec::new();
             for conflict in &merge.conflicts {
-                if let ConflictKind::Lines { marked, before, .. } = &conflict.kind {
-                    changes.push(Change::Write {
-                        path: conflict.path.clone(),
-                        contents: marked.clone(),
-                        before: Some(before.clone()),
-                    });
+                let theirs = update.next.files.get(&conflict.path);
+                match (&conflict.kind, theirs) {
+                    (ConflictKind::Lines { marked, before, .. }, _) => {
+                        changes.push(Change::Write {
+                            path: conflict.path.clone(),
+                            contents: marked.clone(),
+                            before: Some(before.clone()),
+                        })
+                    }
+                    // You deleted it, the blueprint changed it: it comes back in its new
+                    // version, as git does for a modify/delete conflict.
+                    (ConflictKind::DeletedButChanged, Some(contents)) => {
+                        changes.push(Change::Write {
+                            path: conflict.path.clone(),
+                            contents: contents.clone(),
+                            before: None,
+                        })
+                    }
+                    (ConflictKind::Binary | ConflictKind::Exists, Some(contents)) => {
+                        let copy =
+                            RelPath::new(&format!("{}{BLUEPRINT_COPY}", conflict.path.as_str()))
+                                .map_err(Error::Blueprint)?;
+                        eprintln!(
+                            "  the blueprint's version of {} is in {}",
+                            conflict.path.as_str(),
+                            copy.as_str()
+                        );
+                        copies.push(copy.clone());
+                        changes.push(Change::Write {
+                            path: copy,
+                            contents: contents.clone(),
+                            before: None,
+                        });
+                    }
+                    _ => {}
                 }
             }
             apply(&update.root, &changes, &update.next, &options, None, None)?;
@@ -123,14 +156,27 @@ pub fn run(args: UpdateArgs) -> Result<()> {
             // and the whole message (its "Answers:" body too) is kept in a file under .git/.
             let written: Vec<String> = changes
                 .iter()
+                .filter(|c| !copies.contains(c.path()))
                 .map(|c| shell_quote(c.path().as_str()))
                 .collect();
             let message_file = git_dir(&update.root).join(COMMIT_MESSAGE);
             std::fs::write(&message_file, update.message())
                 .map_err(|e| Error::io_path("write", &message_file, e))?;
             let root = shell_quote(&update.root.display().to_string());
+            let copies_note = if copies.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (merge each {BLUEPRINT_COPY} copy into its file by hand, then delete it: {})",
+                    copies
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
             Err(Error::Findings(format!(
-                "conflicts left in {}: resolve them (the markers, or the files listed above), then `git -C {root} add -- {} && git -C {root} commit -F {}`",
+                "conflicts left in {}: resolve them (the markers, or the files listed above){copies_note}, then `git -C {root} add -- {} && git -C {root} commit -F {}`",
                 paths.join(", "),
                 written.join(" "),
                 shell_quote(&message_file.display().to_string())
@@ -171,6 +217,9 @@ fn update_report(update: &update::Update, dry_run: bool) -> UpdateReport {
             .collect(),
     }
 }
+
+/// Appended to a file's path for the blueprint's version of a file-level conflict.
+const BLUEPRINT_COPY: &str = ".scaffold-new";
 
 /// Where a `--conflicts=markers` run leaves the commit message for the user's commit.
 const COMMIT_MESSAGE: &str = "SCAFFOLD_COMMIT_MSG";

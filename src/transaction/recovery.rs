@@ -113,6 +113,12 @@ pub(super) fn rollback(
                 if !old.exists() {
                     continue;
                 }
+                // Never written (the run stopped before it): nothing to put back, and a file
+                // scaffold cannot write (immutable, read-only) must not block the rollback.
+                if unchanged(&old, &full, mode) {
+                    let _ = fs::remove_file(&old);
+                    continue;
+                }
                 set_mode(&old, mode)?;
                 if let Some(parent) = full.parent() {
                     fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
@@ -137,6 +143,17 @@ pub(super) fn rollback(
     }
     remove_journal(dir);
     Ok(())
+}
+
+/// Whether `full` still has the saved copy's bytes and mode.
+fn unchanged(saved: &Path, full: &Path, mode: u32) -> bool {
+    let same_mode = fs::symlink_metadata(full)
+        .is_ok_and(|meta| meta.file_type().is_file() && super::permissions(&meta) == mode);
+    same_mode
+        && match (fs::read(saved), fs::read(full)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
 }
 
 /// The branch already holds the change: write its files and index entries, drop the journal.

@@ -377,3 +377,48 @@ fn a_real_full_disk_mid_change_restores_the_repo() {
     );
     assert_same(&before, &after, "full disk");
 }
+
+/// Takes the immutable attribute off again, whatever the test's outcome, so the temporary
+/// directory can be removed.
+struct Immutable(PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_file_scaffold_cannot_write_is_named_with_its_cause_and_leaves_no_journal() {
+    let env = Env::new();
+    let dir = new_repo(&env, "immutable");
+    let readme = dir.join("README.md");
+    // Root writes any file but an immutable one (chattr +i: ext4, xfs, btrfs).
+    let made = Command::new("chattr").arg("+i").arg(&readme).status();
+    if !made.is_ok_and(|s| s.success()) {
+        crate::support::missing("chattr +i (root, on a filesystem with file attributes)");
+        return;
+    }
+    let guard = Immutable(readme.clone());
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    // The cause, once, with its fix: not a "cannot restore" that hides it.
+    assert!(
+        out.stderr.contains("README.md`: Operation not permitted")
+            && out.stderr.contains("an immutable file needs `chattr -i`")
+            && !out.stderr.contains("cannot restore"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !dir.join(".git/scaffold-transaction").exists(),
+        "journal left"
+    );
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    // Once the cause is fixed the same command goes through: nothing blocks it.
+    drop(guard);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

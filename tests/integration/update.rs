@@ -601,3 +601,34 @@ fn renaming_the_cluster_warns_that_kops_makes_a_new_one() {
     let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
     assert_eq!(report["warnings"], serde_json::json!([]));
 }
+
+#[test]
+fn file_level_conflicts_with_markers_leave_the_blueprints_version_to_merge() {
+    let repo = Repo::team();
+    // You deleted a file the blueprint changes, and made one where the blueprint adds its own.
+    fs::remove_file(repo.dir.join("docs/team.md")).expect("delete");
+    fs::write(repo.dir.join("docs/new.md"), "my own notes\n").expect("mine");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "mine"]);
+    team_blueprint(repo.bps.path(), "0.2.0");
+
+    let out = repo.scaffold(&["update", "--conflicts=markers"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    // Deleted but changed: back in the blueprint's new version, as git does it.
+    assert!(repo.read("docs/team.md").contains("review: monthly"));
+    // Exists with other content: yours stays, the blueprint's beside it.
+    assert_eq!(repo.read("docs/new.md"), "my own notes\n");
+    assert_eq!(repo.read("docs/new.md.scaffold-new"), "new in 0.2.0\n");
+    assert!(
+        out.stderr
+            .contains("the blueprint's version of docs/new.md is in docs/new.md.scaffold-new")
+            && out.stderr.contains("merge each .scaffold-new copy into its file by hand, then delete it: docs/new.md.scaffold-new"),
+        "{}",
+        out.stderr
+    );
+    // The suggested commit names the restored file, never the copy.
+    let hint = out.stderr.trim_end();
+    let command = &hint[hint.find("then `").expect("command") + 6..hint.len() - 1];
+    assert!(command.contains("'docs/team.md'"), "{command}");
+    assert!(!command.contains("scaffold-new"), "{command}");
+}
