@@ -329,8 +329,8 @@ pub struct AddAddonArgs {
     /// Answers are `--set` in `new`; here it is only caught to point at --helm-set.
     #[arg(long = "set", value_name = "KEY=VALUE", hide = true)]
     pub misplaced_set: Vec<String>,
-    /// A chart outside the catalog: its name in --repo.
-    #[arg(long, requires_all = ["repo", "version"])]
+    /// A chart outside the catalog: its name in --repo (with --repo and --version).
+    #[arg(long)]
     pub chart: Option<String>,
     /// The chart repository: https://… (HelmRepository) or oci://… (OCIRepository).
     #[arg(long, requires = "chart")]

@@ -52,6 +52,20 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         )?;
     }
     if let Some(chart) = &args.chart {
+        // One line naming what is missing (clap's own report is a usage block).
+        let missing: Vec<&str> = [
+            ("--repo URL", args.repo.is_none()),
+            ("--version V", args.version.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, absent)| absent.then_some(flag))
+        .collect();
+        if !missing.is_empty() {
+            return Err(Error::Input(format!(
+                "--chart {chart} needs {}: add-addon {name} --chart {chart} --repo URL --version V",
+                missing.join(" and ")
+            )));
+        }
         check(
             chart,
             r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$",

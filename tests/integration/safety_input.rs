@@ -465,6 +465,13 @@ const EDITS: &[Case] = &[
         &["--chart: `Bad/Chart` is not a chart name"],
     ),
     (
+        &["add-addon", "mychart", "--chart", "c"],
+        2,
+        &[
+            "--chart c needs --repo URL and --version V: add-addon mychart --chart c --repo URL --version V",
+        ],
+    ),
+    (
         &[
             "add-addon",
             "podinfo",
