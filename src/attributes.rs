@@ -3,7 +3,8 @@
 //! read through libgit2) with `core.autocrlf` and `core.eol`, decided as git's convert.c
 //! does. scaffold's plans hold the canonical bytes (what a blob holds); `to_work_tree` gives
 //! what `git checkout` would write, `from_work_tree` what `git add` would store, so an
-//! autocrlf checkout compares and writes like git. External filter drivers (LFS) are not run.
+//! autocrlf checkout compares and writes like git. A filter driver's `clean` command (LFS)
+//! runs where git's `add` would run it (`to_blob`).
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -131,32 +132,54 @@ impl Eol {
         }
     }
 
-    /// The filter driver git would run on `path` (`filter=NAME` with `filter.NAME.clean`
-    /// or `.process` configured, as git-lfs installs), which scaffold does not run.
-    pub fn driver(&self, path: &str) -> Option<String> {
+    /// The filter driver git would run on `path`: `filter=NAME` with `filter.NAME.clean`
+    /// or `.process` configured (as `git lfs install` does).
+    pub fn driver(&self, path: &str) -> Option<Driver> {
         let repo = self.repo.as_ref()?;
         let name = repo
             .get_attr(Path::new(path), "filter", AttrCheckFlags::FILE_THEN_INDEX)
             .ok()
             .flatten()?;
         let config = repo.config().ok()?;
-        ["clean", "process"]
-            .iter()
-            .any(|what| config.get_string(&format!("filter.{name}.{what}")).is_ok())
-            .then(|| name.to_string())
+        let get = |what: &str| config.get_string(&format!("filter.{name}.{what}")).ok();
+        let (clean, process) = (get("clean"), get("process"));
+        (clean.is_some() || process.is_some()).then(|| Driver {
+            name: name.to_string(),
+            clean,
+            required: config
+                .get_bool(&format!("filter.{name}.required"))
+                .unwrap_or(false),
+        })
     }
 
-    /// Refuses paths routed through a filter driver: scaffold would store the bytes the
-    /// driver should have turned into something else (an LFS pointer).
-    pub fn check_no_driver<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Result<()> {
+    /// Refuses paths whose filter driver only speaks git's long-running process protocol
+    /// (`filter.NAME.process` without `.clean`): scaffold runs `clean` commands only.
+    pub fn check_drivers<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Result<()> {
         for path in paths {
-            if let Some(name) = self.driver(path) {
+            if let Some(Driver {
+                name, clean: None, ..
+            }) = self.driver(path)
+            {
                 return Err(Error::Refused(format!(
-                    "`{path}` goes through the `{name}` filter (`filter={name}` in .gitattributes), and scaffold does not run filter drivers; take scaffold's files out of that rule (e.g. `{path} !filter` in .gitattributes), then run scaffold again (nothing was changed)"
+                    "`{path}` goes through the `{name}` filter, which has only `filter.{name}.process` configured; scaffold runs a filter's `clean` command: configure `filter.{name}.clean` too, or take scaffold's files out of that rule (`{path} !filter` in .gitattributes), then run scaffold again (nothing was changed)"
                 )));
             }
         }
         Ok(())
+    }
+
+    /// What git stores for the canonical `bytes` at `path` once they are in the work tree:
+    /// `git add`'s clean filter (an LFS pointer, say), then its line endings, as git's
+    /// convert.c orders them. `root` is the work tree the filter runs in.
+    pub fn to_blob<'a>(&self, root: &Path, path: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        let Some(driver) = self.driver(path) else {
+            return Ok(self.from_work_tree(path, bytes));
+        };
+        let work_tree = self.to_work_tree(path, bytes);
+        match driver.clean(root, path, &work_tree)? {
+            Some(cleaned) => Ok(Cow::Owned(self.from_work_tree(path, &cleaned).into_owned())),
+            None => Ok(self.from_work_tree(path, bytes)),
+        }
     }
 
     /// What `git add` stores for `bytes` found at `path` in the work tree.
@@ -203,6 +226,67 @@ impl Eol {
     }
 }
 
+/// A filter driver of `.gitattributes` (`filter=NAME`) and its configuration.
+pub struct Driver {
+    pub name: String,
+    /// `filter.NAME.clean`: the command `git add` pipes a file through.
+    pub clean: Option<String>,
+    /// `filter.NAME.required`: a failing filter is an error, not a pass-through.
+    pub required: bool,
+}
+
+impl Driver {
+    /// Runs the clean command as git does (`sh -c`, `%f` replaced by the quoted path, in the
+    /// work tree's root, the file on stdin). None: no clean command, or a filter that is
+    /// not required failed (git stores the file as it is then).
+    fn clean(&self, root: &Path, path: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
+        use std::io::Write as _;
+        let Some(command) = &self.clean else {
+            return Ok(None);
+        };
+        let quoted = format!("'{}'", path.replace('\'', "'\\''"));
+        let command = command.replace("%f", &quoted);
+        let failed = |why: String| -> Result<Option<Vec<u8>>> {
+            if self.required {
+                Err(Error::Refused(format!(
+                    "the `{}` filter (filter.{}.clean, required) failed on `{path}`: {why}; fix the filter (is its program installed?), then run scaffold again (nothing was changed)",
+                    self.name, self.name
+                )))
+            } else {
+                Ok(None)
+            }
+        };
+        // stdin is a file, not a pipe: a filter that exits without reading all of it must
+        // not end scaffold with SIGPIPE.
+        let mut input = match tempfile::tempfile() {
+            Ok(file) => file,
+            Err(e) => return failed(e.to_string()),
+        };
+        if let Err(e) = input
+            .write_all(bytes)
+            .and_then(|()| std::io::Seek::rewind(&mut input))
+        {
+            return failed(e.to_string());
+        }
+        let output = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(root)
+            .stdin(input)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .output();
+        match output {
+            Ok(out) if out.status.success() => Ok(Some(out.stdout)),
+            Ok(out) => failed(format!(
+                "{} ({})",
+                String::from_utf8_lossy(&out.stderr).trim(),
+                out.status
+            )),
+            Err(e) => failed(e.to_string()),
+        }
+    }
+}
+
 /// The files `new` writes for `plan` when line-ending settings apply (the plan's own
 /// `.gitattributes`, `core.autocrlf`, `core.eol`, `core.attributesFile`): what git would
 /// check out, evaluated in a scratch repository holding only the plan's attribute files.
@@ -231,7 +315,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
         std::fs::write(&full, bytes).map_err(fail)?;
     }
     let eol = Eol::of(scratch.path());
-    eol.check_no_driver(plan.files.keys().map(|p| p.as_str()))?;
+    check_new_has_no_driver(&eol, plan)?;
     let mut files = plan.files.clone();
     let mut converted = false;
     for (path, bytes) in files.iter_mut() {
@@ -252,6 +336,24 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
         executable: plan.executable.clone(),
         sources: plan.sources.clone(),
     }))
+}
+
+/// `new` commits blobs it hashes itself, before the repo exists for a filter to run in (and
+/// to keep, as git-lfs keeps its objects under .git/lfs): a file routed through a filter
+/// driver is refused there; add-addon, remove-addon and update run the driver.
+fn check_new_has_no_driver(eol: &Eol, plan: &Plan) -> Result<()> {
+    for path in plan.files.keys() {
+        if let Some(driver) = eol.driver(path.as_str()) {
+            return Err(Error::Refused(format!(
+                "`{}` goes through the `{}` filter (`filter={}` in the blueprint's .gitattributes), which scaffold new cannot run before the repo exists; add that rule after the first commit (add-addon and update run the filter), or take the file out of it (`{} !filter`)",
+                path.as_str(),
+                driver.name,
+                driver.name,
+                path.as_str()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// convert.c's `text_stat`.

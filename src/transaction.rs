@@ -88,7 +88,7 @@ pub fn prepare<'a>(
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     let clearance = git_state::check(&repo, root, &paths, allow_dirty)?;
     let eol = crate::attributes::Eol::of(root);
-    eol.check_no_driver(paths.iter().copied())?;
+    eol.check_drivers(paths.iter().copied())?;
     Ok(Prepared {
         repo,
         root: root.to_path_buf(),
@@ -184,7 +184,7 @@ impl Prepared<'_> {
             match change {
                 Change::Write { contents, .. } => {
                     let id = repo
-                        .blob(&self.eol.from_work_tree(path, contents))
+                        .blob(&self.eol.to_blob(root, path, contents)?)
                         .map_err(|e| failed("store a file", root, e))?;
                     let mode = base
                         .get_path(Path::new(path))

@@ -729,25 +729,116 @@ fn new_writes_what_git_would_check_out_under_the_repos_attributes() {
 }
 
 #[test]
-fn files_routed_through_a_filter_driver_are_refused_not_stored_unfiltered() {
-    // A driver configured as git-lfs configures its own (`filter.lfs.clean`, `.process`).
+fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() {
+    // A filter that upper-cases on the way in and lower-cases on the way out: what scaffold
+    // commits must be what `git add` makes of the file, so the repo stays clean.
     let env = Env::new();
-    append_global_config(&env, "[filter \"fake\"]\n\tclean = cat\n\tsmudge = cat\n");
+    append_global_config(
+        &env,
+        "[filter \"upper\"]\n\tclean = tr a-z A-Z\n\tsmudge = tr A-Z a-z\n",
+    );
     let dir = new_repo(&env, "p");
-    std::fs::write(dir.join(".gitattributes"), "*.yaml filter=fake\n").expect("attrs");
+    std::fs::write(dir.join(".gitattributes"), "README.md filter=upper\n").expect("attrs");
     env.git(&dir, &["add", ".gitattributes"]);
-    env.git(&dir, &["commit", "-qm", "route yaml through fake"]);
+    env.git(&dir, &["commit", "-qm", "route the README through upper"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let stored = env.git(&dir, &["show", "HEAD:README.md"]);
+    assert!(
+        stored.contains("VELERO") && !stored.contains("velero"),
+        "{stored}"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("README.md"))
+            .expect("read")
+            .contains("velero")
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+    // The repo stays workable: the next change merges against the base, not the filtered blob.
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+
+    // A required filter that fails stops the run with its cause; nothing changes.
+    append_global_config(
+        &env,
+        "[filter \"broken\"]\n\tclean = \"echo broken >&2; exit 3\"\n\trequired = true\n",
+    );
+    // In info/attributes: git itself runs the filter on any add or commit once the rule is in
+    // a tracked .gitattributes.
+    std::fs::create_dir_all(dir.join(".git/info")).expect("info");
+    std::fs::write(
+        dir.join(".git/info/attributes"),
+        "README.md filter=broken\n",
+    )
+    .expect("attrs");
     let before = head(&env, &dir, "%H");
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
-        out.stderr.contains("goes through the `fake` filter (`filter=fake` in .gitattributes), and scaffold does not run filter drivers"),
+        out.stderr.contains(
+            "the `broken` filter (filter.broken.clean, required) failed on `README.md`: broken"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+}
+
+#[test]
+fn git_lfs_stores_pointers_and_objects_for_scaffolds_files() {
+    if !crate::support::require_tool("git-lfs") {
+        return;
+    }
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    env.git(&dir, &["lfs", "install", "--local"]);
+    std::fs::write(
+        dir.join(".gitattributes"),
+        "README.md filter=lfs diff=lfs merge=lfs -text\n",
+    )
+    .expect("attrs");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "README in LFS"]);
+    env.git(&dir, &["add", "--renormalize", "."]);
+    env.git(&dir, &["commit", "-qm", "renormalize"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pointer = env.git(&dir, &["show", "HEAD:README.md"]);
+    assert!(
+        pointer.starts_with("version https://git-lfs.github.com/spec/v1\noid sha256:"),
+        "{pointer}"
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let fsck = env.git(&dir, &["lfs", "fsck"]);
+    assert!(fsck.contains("Git LFS fsck OK"), "{fsck}");
+}
+
+#[test]
+fn a_process_only_driver_is_refused_and_new_never_commits_unfiltered_files() {
+    // A driver with only `.process` (git's long-running protocol, which scaffold does not
+    // speak) is refused before anything changes.
+    let env = Env::new();
+    append_global_config(&env, "[filter \"proc\"]\n\tprocess = some-daemon\n");
+    let dir = new_repo(&env, "p");
+    std::fs::write(dir.join(".gitattributes"), "*.yaml filter=proc\n").expect("attrs");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "route yaml through proc"]);
+    let before = head(&env, &dir, "%H");
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("which has only `filter.proc.process` configured; scaffold runs a filter's `clean` command"),
         "{}",
         out.stderr
     );
     assert_eq!(head(&env, &dir, "%H"), before);
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
 
+    // `new` hashes its blobs before the repo exists: a blueprint routing a file through a
+    // driver is refused there, with the way round.
+    append_global_config(&env, "[filter \"fake\"]\n\tclean = cat\n\tsmudge = cat\n");
     let bp = blueprint_with(&env, &[("files/.gitattributes", "*.txt filter=fake\n")]);
     let out = run(env
         .scaffold()
@@ -756,7 +847,7 @@ fn files_routed_through_a_filter_driver_are_refused_not_stored_unfiltered() {
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("`a.txt` goes through the `fake` filter"),
+            .contains("`a.txt` goes through the `fake` filter (`filter=fake` in the blueprint's .gitattributes), which scaffold new cannot run before the repo exists"),
         "{}",
         out.stderr
     );
