@@ -293,7 +293,7 @@ impl Driver {
 /// None when nothing converts (the common case, decided without the scratch repo). A file
 /// whose bytes git would store differently (CRLF where an attribute says `text`) is a
 /// blueprint error: the repo would be dirty from its first commit.
-pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
+pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
     let is_attributes = |path: &str| path == ".gitattributes" || path.ends_with("/.gitattributes");
     let configured = git2::Config::open_default().is_ok_and(|c| {
         ["core.autocrlf", "core.eol", "core.attributesFile"]
@@ -301,7 +301,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
             .any(|key| c.get_string(key).is_ok())
     });
     if !configured && !plan.files.keys().any(|p| is_attributes(p.as_str())) {
-        return Ok(None);
+        return Ok(NewFiles::default());
     }
     let fail = |e: std::io::Error| Error::io("evaluate the blueprint's .gitattributes", e);
     let scratch = tempfile::TempDir::new().map_err(fail)?;
@@ -315,7 +315,13 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
         std::fs::write(&full, bytes).map_err(fail)?;
     }
     let eol = Eol::of(scratch.path());
-    check_new_has_no_driver(&eol, plan)?;
+    eol.check_drivers(plan.files.keys().map(|p| p.as_str()))?;
+    let filtered: Vec<crate::plan::RelPath> = plan
+        .files
+        .keys()
+        .filter(|p| eol.driver(p.as_str()).is_some())
+        .cloned()
+        .collect();
     let mut files = plan.files.clone();
     let mut converted = false;
     for (path, bytes) in files.iter_mut() {
@@ -331,29 +337,41 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<Option<Plan>> {
             converted = true;
         }
     }
-    Ok(converted.then(|| Plan {
+    Ok(NewFiles {
+        work_tree: converted.then(|| Plan {
+            files,
+            executable: plan.executable.clone(),
+            sources: plan.sources.clone(),
+        }),
+        filtered,
+    })
+}
+
+/// What `new` writes and stores when attributes apply.
+#[derive(Default)]
+pub struct NewFiles {
+    /// The files as git would check them out, when that differs from the plan's bytes.
+    pub work_tree: Option<Plan>,
+    /// Paths a filter driver's clean command turns into other blobs (LFS pointers).
+    pub filtered: Vec<crate::plan::RelPath>,
+}
+
+/// The blobs `git add` would store for `plan` in the repository at `root` (its files
+/// already written): each filtered path through its driver's clean command, run there so
+/// the driver keeps what it must (git-lfs: the object under .git/lfs).
+pub fn blobs_for_new(root: &Path, plan: &Plan, filtered: &[crate::plan::RelPath]) -> Result<Plan> {
+    let eol = Eol::of(root);
+    let mut files = plan.files.clone();
+    for path in filtered {
+        if let Some(bytes) = files.get_mut(path) {
+            *bytes = eol.to_blob(root, path.as_str(), bytes)?.into_owned();
+        }
+    }
+    Ok(Plan {
         files,
         executable: plan.executable.clone(),
         sources: plan.sources.clone(),
-    }))
-}
-
-/// `new` commits blobs it hashes itself, before the repo exists for a filter to run in (and
-/// to keep, as git-lfs keeps its objects under .git/lfs): a file routed through a filter
-/// driver is refused there; add-addon, remove-addon and update run the driver.
-fn check_new_has_no_driver(eol: &Eol, plan: &Plan) -> Result<()> {
-    for path in plan.files.keys() {
-        if let Some(driver) = eol.driver(path.as_str()) {
-            return Err(Error::Refused(format!(
-                "`{}` goes through the `{}` filter (`filter={}` in the blueprint's .gitattributes), which scaffold new cannot run before the repo exists; add that rule after the first commit (add-addon and update run the filter), or take the file out of it (`{} !filter`)",
-                path.as_str(),
-                driver.name,
-                driver.name,
-                path.as_str()
-            )));
-        }
-    }
-    Ok(())
+    })
 }
 
 /// convert.c's `text_stat`.

@@ -85,6 +85,13 @@ impl Blobs {
     }
 }
 
+/// An empty repository in `dir` on `main` (or the one already there).
+pub fn init(dir: &Path) -> Result<Repository> {
+    let mut options = RepositoryInitOptions::new();
+    options.initial_head("main");
+    Repository::init_opts(dir, &options).map_err(|e| failed("initialise", dir, e))
+}
+
 /// Initialises `dir` on `main`, commits the plan and records it as the pristine base
 /// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
 /// blob ids from `blobs` and stat data from the files `written` (so `git status` needs no
@@ -108,9 +115,7 @@ pub fn commit(
             blobs.ids.len(),
         )));
     }
-    let mut options = RepositoryInitOptions::new();
-    options.initial_head("main");
-    let repo = Repository::init_opts(dir, &options).map_err(|e| failed("initialise", dir, e))?;
+    let repo = init(dir)?;
     let fail = |e| failed("commit", dir, e);
     // Trees and commits are built by libgit2 in an object store in memory, the repo's
     // only one while committing (so no write first looks for a copy on disk). The blobs

@@ -182,8 +182,22 @@ pub fn fill_and_commit(
     message: &str,
 ) -> Result<String> {
     // Blobs hold the plan's bytes; the files are what git would check out.
-    let converted = crate::attributes::work_tree_for_new(plan)?;
-    let work_tree = converted.as_ref().unwrap_or(plan);
+    let attributes = crate::attributes::work_tree_for_new(plan)?;
+    let work_tree = attributes.work_tree.as_ref().unwrap_or(plan);
+    if !attributes.filtered.is_empty() {
+        // A filter driver runs in the repository (git-lfs keeps its objects there), on the
+        // files as written: the repo exists first, the blobs follow the files. The base
+        // keeps the plan's own bytes, as every later base does.
+        git::init(staged.path())?;
+        let written = write::fill(staged, work_tree)?;
+        let blob_plan =
+            crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
+        let blobs = git::Blobs::of(&blob_plan)?;
+        signals::test_seam("new-written")?;
+        let commit = git::commit(staged.path(), &blob_plan, &written, blobs, author, message)?;
+        crate::pristine::store(staged.path(), plan, message)?;
+        return Ok(commit);
+    }
     let (written, blobs) = std::thread::scope(|s| {
         let blobs = s.spawn(|| git::Blobs::of(plan));
         let written = write::fill(staged, work_tree);

@@ -816,7 +816,7 @@ fn git_lfs_stores_pointers_and_objects_for_scaffolds_files() {
 }
 
 #[test]
-fn a_process_only_driver_is_refused_and_new_never_commits_unfiltered_files() {
+fn a_process_only_driver_is_refused() {
     // A driver with only `.process` (git's long-running protocol, which scaffold does not
     // speak) is refused before anything changes.
     let env = Env::new();
@@ -835,21 +835,37 @@ fn a_process_only_driver_is_refused_and_new_never_commits_unfiltered_files() {
     );
     assert_eq!(head(&env, &dir, "%H"), before);
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
 
-    // `new` hashes its blobs before the repo exists: a blueprint routing a file through a
-    // driver is refused there, with the way round.
-    append_global_config(&env, "[filter \"fake\"]\n\tclean = cat\n\tsmudge = cat\n");
-    let bp = blueprint_with(&env, &[("files/.gitattributes", "*.txt filter=fake\n")]);
+#[test]
+fn new_runs_a_blueprints_filter_driver_in_the_repo_it_makes() {
+    // The blueprint's own .gitattributes routes a.txt through a driver: the first commit
+    // holds what `git add` stores, the file what you wrote, the base the blueprint's bytes.
+    let env = Env::new();
+    append_global_config(
+        &env,
+        "[filter \"upper\"]\n\tclean = tr a-z A-Z\n\tsmudge = tr A-Z a-z\n",
+    );
+    let bp = blueprint_with(&env, &[("files/.gitattributes", "*.txt filter=upper\n")]);
     let out = run(env
         .scaffold()
         .args(["new", "out", "--defaults", "--blueprint"])
         .arg(&bp));
-    assert_eq!(out.code, 3, "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("`a.txt` goes through the `fake` filter (`filter=fake` in the blueprint's .gitattributes), which scaffold new cannot run before the repo exists"),
-        "{}",
-        out.stderr
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("out");
+    assert_eq!(env.git(&dir, &["show", "HEAD:a.txt"]), "A\n");
+    assert_eq!(env.git(&dir, &["show", "refs/scaffold/base:a.txt"]), "a\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).expect("read"),
+        "a\n"
     );
-    assert!(!env.path("out").exists());
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+    let out = in_repo(
+        &env,
+        &dir,
+        &["update", "--blueprint", bp.to_str().expect("utf8")],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
 }
