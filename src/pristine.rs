@@ -14,6 +14,7 @@ use std::path::Path;
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature, TreeWalkResult};
 
 use crate::error::{Error, Result};
+use crate::identity::Signing;
 use crate::plan::{Plan, RelPath};
 use crate::record;
 
@@ -47,9 +48,9 @@ pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
 }
 
 /// Stores `plan` as the repo's new base; returns the base commit's id.
-pub fn store(root: &Path, plan: &Plan, message: &str) -> Result<String> {
+pub fn store(root: &Path, plan: &Plan, message: &str, signing: Option<&Signing>) -> Result<String> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    match prepare(&repo, root, plan, message)? {
+    match prepare(&repo, root, plan, message, signing)? {
         Some(next) => {
             publish(&repo, root, &next)?;
             Ok(next.new.to_string())
@@ -75,6 +76,7 @@ pub fn prepare(
     root: &Path,
     plan: &Plan,
     message: &str,
+    signing: Option<&Signing>,
 ) -> Result<Option<NextBase>> {
     let fail = |e| failed("store the pristine base in", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
@@ -108,7 +110,7 @@ pub fn prepare(
     {
         return Ok(None);
     }
-    let new = base_commit(repo, None, &tree, parent.as_ref(), message).map_err(fail)?;
+    let new = base_commit(repo, &tree, parent.as_ref(), message, signing)?;
     Ok(Some(NextBase {
         old: parent.map(|p| p.id()),
         new,
@@ -155,14 +157,30 @@ fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) 
 /// none: it writes the commit into the same pack as the first one and moves both refs then).
 pub fn base_commit(
     repo: &Repository,
-    update_ref: Option<&str>,
     tree: &git2::Tree<'_>,
     parent: Option<&git2::Commit<'_>>,
     message: &str,
-) -> std::result::Result<Oid, git2::Error> {
-    let signature = Signature::now("scaffold", "scaffold@localhost")?;
+    signing: Option<&Signing>,
+) -> Result<Oid> {
+    let root = repo.path();
+    let fail = |e| failed("store the pristine base in", root, e);
+    let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
     let parents: Vec<&git2::Commit<'_>> = parent.into_iter().collect();
-    repo.commit(update_ref, &signature, &signature, message, tree, &parents)
+    let Some(signing) = signing else {
+        return repo
+            .commit(None, &signature, &signature, message, tree, &parents)
+            .map_err(fail);
+    };
+    // Signed as the user's commits are (commit.gpgSign): a base pushed with
+    // `refs/scaffold/*` is never the one unsigned commit of the repo.
+    let buffer = repo
+        .commit_create_buffer(&signature, &signature, message, tree, &parents)
+        .map_err(fail)?;
+    let text = std::str::from_utf8(&buffer).map_err(|_| {
+        Error::Input("the commit message is not UTF-8; scaffold signs UTF-8 commits only".into())
+    })?;
+    let gpgsig = signing.sign(&buffer)?;
+    repo.commit_signed(text, &gpgsig, None).map_err(fail)
 }
 
 /// The stored base whose answers record is `record_bytes` (the newest such), if any.

@@ -103,14 +103,25 @@ impl Prepared<'_> {
     /// Applies the change, publishes `base` as the repo's pristine base with it (one commit
     /// point), and returns the new commit's id.
     pub fn commit(self, author: &Author, message: &str, base: &Plan) -> Result<String> {
-        self.run(Some((author, message)), base, message)
-            .map(Option::unwrap_or_default)
+        self.run(
+            Some((author, message)),
+            base,
+            message,
+            author.signing.as_ref(),
+        )
+        .map(Option::unwrap_or_default)
     }
 
-    /// Writes the change into the work tree and records `base`, leaving the commit to the
-    /// user (conflict markers to resolve); a failure or signal still restores everything.
-    pub fn write_only(self, base: &Plan, message: &str) -> Result<()> {
-        self.run(None, base, message).map(|_| ())
+    /// Writes the change into the work tree and records `base` (signed with `signing` when
+    /// the repo signs commits), leaving the commit to the user (conflict markers to
+    /// resolve); a failure or signal still restores everything.
+    pub fn write_only(
+        self,
+        base: &Plan,
+        message: &str,
+        signing: Option<&crate::identity::Signing>,
+    ) -> Result<()> {
+        self.run(None, base, message, signing).map(|_| ())
     }
 
     fn run(
@@ -118,6 +129,7 @@ impl Prepared<'_> {
         commit: Option<(&Author, &str)>,
         base: &Plan,
         base_message: &str,
+        signing: Option<&crate::identity::Signing>,
     ) -> Result<Option<String>> {
         let _guard = signals::TransactionGuard::enter();
         let (repo, root) = (&self.repo, self.root.as_path());
@@ -131,7 +143,7 @@ impl Prepared<'_> {
             .to_string();
         let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;
         let tree = self.tree_from_plan(&parent)?;
-        let next_base = pristine::prepare(repo, root, base, base_message)?;
+        let next_base = pristine::prepare(repo, root, base, base_message, signing)?;
         let journal_dir = repo.path().join(JOURNAL);
         let journal = Journal {
             pid: std::process::id(),

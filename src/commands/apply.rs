@@ -82,12 +82,16 @@ pub fn apply(
             prepared.dirty.join(", ")
         ));
     }
-    let Some(message) = message else {
-        prepared.write_only(base, "scaffold: base (commit left to the user)")?;
-        return Ok(None);
-    };
     let (author, fallback) =
         git::resolve_author(options.author, &crate::identity::Place::repo(root))?;
+    let Some(message) = message else {
+        prepared.write_only(
+            base,
+            "scaffold: base (commit left to the user)",
+            author.signing.as_ref(),
+        )?;
+        return Ok(None);
+    };
     if fallback {
         ui::note(git::FALLBACK_AUTHOR_NOTE);
     }

@@ -195,7 +195,7 @@ pub fn fill_and_commit(
         let blobs = git::Blobs::of(&blob_plan)?;
         signals::test_seam("new-written")?;
         let commit = git::commit(staged.path(), &blob_plan, &written, blobs, author, message)?;
-        crate::pristine::store(staged.path(), plan, message)?;
+        crate::pristine::store(staged.path(), plan, message, author.signing.as_ref())?;
         return Ok(commit);
     }
     let (written, blobs) = std::thread::scope(|s| {

@@ -54,11 +54,16 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         if !stored && !args.edit.dry_run {
             // Nothing to commit, but the base moves to what the files now match: that one
             // ref write is this run's commit point.
+            let (author, _) = crate::git::resolve_author(
+                args.edit.author.as_deref(),
+                &crate::identity::Place::repo(&update.root),
+            )?;
             let _guard = signals::TransactionGuard::enter();
             pristine::store(
                 &update.root,
                 &update.next,
                 "scaffold: base recorded by update",
+                author.signing.as_ref(),
             )?;
             signals::mark_committed();
             eprintln!("note: recorded the pristine base in {}", pristine::BASE_REF);

@@ -309,12 +309,29 @@ fn commit_gpg_sign_signs_with_ssh_and_git_verifies_it() {
     let dir = new_repo(&env, "p");
     env.git(&dir, &["verify-commit", "HEAD"]);
     assert_eq!(head(&env, &dir, "%G?"), "G");
+    // The pristine base, pushed with refs/scaffold/*, is signed as well.
+    env.git(&dir, &["verify-commit", "refs/scaffold/base"]);
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     env.git(&dir, &["verify-commit", "HEAD"]);
+    env.git(&dir, &["verify-commit", "refs/scaffold/base"]);
     assert_eq!(head(&env, &dir, "%G?"), "G");
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     assert_git_accepts(&env, &dir);
+    // A base recorded without a commit (conflicts left as markers for the user) too.
+    let pool = dir.join("infrastructure/karpenter/node-pool.yaml");
+    let text = std::fs::read_to_string(&pool).expect("pool");
+    std::fs::write(&pool, text.replace("nodes: \"10\"", "nodes: \"11\"")).expect("edit");
+    env.git(&dir, &["commit", "-qam", "eleven nodes"]);
+    let base = env.git(&dir, &["rev-parse", "refs/scaffold/base"]);
+    let out = in_repo(
+        &env,
+        &dir,
+        &["update", "--set", "node_max=20", "--conflicts=markers"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_ne!(env.git(&dir, &["rev-parse", "refs/scaffold/base"]), base);
+    env.git(&dir, &["verify-commit", "refs/scaffold/base"]);
 }
 
 #[test]
