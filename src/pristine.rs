@@ -303,9 +303,9 @@ mod tests {
         let first = Plan::of_texts(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
         let second = Plan::of_texts(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
         assert!(find(dir.path(), b"v: 1\n").expect("find").is_none());
-        let id = store(dir.path(), &first, "first").expect("store");
-        assert_eq!(store(dir.path(), &first, "again").expect("store"), id);
-        store(dir.path(), &second, "second").expect("store");
+        let id = store(dir.path(), &first, "first", None).expect("store");
+        assert_eq!(store(dir.path(), &first, "again", None).expect("store"), id);
+        store(dir.path(), &second, "second", None).expect("store");
         let found = find(dir.path(), b"v: 1\n").expect("find").expect("base");
         assert_eq!(found.files, first.files);
         let found = find(dir.path(), b"v: 2\n").expect("find").expect("base");
