@@ -339,6 +339,11 @@ fn check_defaults_and_render(
     match generate::render(blueprint, renderer, &answers, &record) {
         Err(e) => found.report_error(&e),
         Ok(rendered) => {
+            // What `new` refuses at write time (CRLF bytes git would store as LF, a filter
+            // driver it cannot run), found here first.
+            if let Err(e) = crate::attributes::work_tree_for_new(&rendered.plan) {
+                found.report_error(&e);
+            }
             for broken in references::check(&rendered.plan) {
                 let (file, at) =
                     source_place(blueprint, &rendered.plan, &broken.file, &broken.reference);
