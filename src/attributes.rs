@@ -290,7 +290,7 @@ impl Driver {
 /// The files `new` writes for `plan` when line-ending settings apply (the plan's own
 /// `.gitattributes`, `core.autocrlf`, `core.eol`, `core.attributesFile`): what git would
 /// check out, evaluated in a scratch repository holding only the plan's attribute files.
-/// None when nothing converts (the common case, decided without the scratch repo). A file
+/// Nothing to convert or filter is the common case, decided without the scratch repo. A file
 /// whose bytes git would store differently (CRLF where an attribute says `text`) is a
 /// blueprint error: the repo would be dirty from its first commit.
 pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
