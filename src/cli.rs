@@ -238,9 +238,10 @@ pub struct NewArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The platform repo (default: the current directory).
-    #[arg(default_value = ".")]
-    pub dir: PathBuf,
+    /// The platform repo (default: the current directory); several check a fleet in one
+    /// run, on every core, with one summary.
+    #[arg(default_value = ".", num_args = 1..)]
+    pub dir: Vec<PathBuf>,
     /// Run only this rule (repeatable).
     #[arg(long = "rule", value_name = "ID")]
     pub rule: Vec<String>,
@@ -428,7 +429,7 @@ pub fn run(cli: Cli) -> Result<()> {
             EnvCommand::Remove(args) => commands::env::remove(args),
         },
         Command::Check(args) => commands::check::run(commands::check::CheckOptions {
-            dir: &args.dir,
+            dirs: &args.dir,
             filter: crate::check::Filter {
                 only: args.rule,
                 skip: args.skip,

@@ -1,18 +1,27 @@
-//! `scaffold check [DIR]`: read the repo, run the rules, print the findings.
+//! `scaffold check [DIR…]`: read each repo, run the rules, print the findings; several
+//! repos (a fleet) are checked side by side with one summary and the worst exit status.
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
 
 use crate::check::{self, Filter, Repo, report};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{Error, Result};
 
 pub struct CheckOptions<'a> {
-    pub dir: &'a Path,
+    pub dirs: &'a [PathBuf],
     pub filter: Filter,
     pub json: bool,
     /// SARIF 2.1.0 on stdout (code scanning).
     pub sarif: bool,
     pub list_rules: bool,
+}
+
+/// One repo checked: how many files it has and what the rules found.
+struct Checked {
+    files: usize,
+    findings: Vec<Diagnostic>,
 }
 
 pub fn run(options: CheckOptions) -> Result<()> {
@@ -32,42 +41,59 @@ pub fn run(options: CheckOptions) -> Result<()> {
             unknown.join(", ")
         )));
     }
-    if !options.dir.is_dir() {
+    match options.dirs {
+        [dir] => single(dir, &options),
+        dirs if options.sarif => Err(Error::Input(format!(
+            "--format sarif: one SARIF document per repo; check the {} repos one by one",
+            dirs.len()
+        ))),
+        dirs => fleet(dirs, &options),
+    }
+}
+
+fn check_one(dir: &Path, filter: &Filter) -> Result<Checked> {
+    if !dir.is_dir() {
         return Err(Error::Input(format!(
             "`{}` is not a directory: give the platform repo to check",
-            options.dir.display()
+            dir.display()
         )));
     }
-    let _lock = crate::lock::acquire_to_read(options.dir, "check")?;
-    let repo = Repo::read(options.dir)?;
+    let _lock = crate::lock::acquire_to_read(dir, "check")?;
+    let repo = Repo::read(dir)?;
     if !repo.is_platform() {
         return Err(Error::Input(format!(
             "`{}` is not a scaffold platform repo: it holds no Flux Kustomization, Terraform module or kops template ({} files); give the platform repo's root",
-            options.dir.display(),
+            dir.display(),
             repo.files.len()
         )));
     }
-    let findings = check::run(&repo, &options.filter);
+    Ok(Checked {
+        files: repo.files.len(),
+        findings: check::run(&repo, filter),
+    })
+}
+
+fn has_errors(findings: &[Diagnostic]) -> bool {
+    findings.iter().any(|d| d.severity == Severity::Error)
+}
+
+fn colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn single(dir: &Path, options: &CheckOptions) -> Result<()> {
+    let Checked { files, findings } = check_one(dir, &options.filter)?;
     if options.sarif {
         println!("{}", report::sarif(&findings));
     } else if options.json {
-        println!(
-            "{}",
-            report::json(&options.dir.display().to_string(), &findings)
-        );
+        println!("{}", report::json(&dir.display().to_string(), &findings));
     } else {
-        let colour = std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        print!("{}", report::human(&findings, colour));
+        print!("{}", report::human(&findings, colour()));
         if findings.is_empty() {
-            println!(
-                "{}: no findings ({} files)",
-                options.dir.display(),
-                repo.files.len()
-            );
+            println!("{}: no findings ({files} files)", dir.display());
         }
     }
-    if findings.iter().any(|d| d.severity == Severity::Error) {
+    if has_errors(&findings) {
         return Err(Error::Findings(format!(
             "check: {}",
             report::summary(&findings)
@@ -77,4 +103,129 @@ pub fn run(options: CheckOptions) -> Result<()> {
         eprintln!("check: {}", report::summary(&findings));
     }
     Ok(())
+}
+
+/// Every repo of `dirs`, checked on every core; reported in the order given. A repo named
+/// twice (by any path) is checked once: two checks would contend for its lock.
+fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    let dirs: Vec<PathBuf> = given
+        .iter()
+        .filter(|dir| {
+            let first = seen.insert(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
+            if !first {
+                crate::ui::note(format!(
+                    "note: `{}` is given twice; checked once",
+                    dir.display()
+                ));
+            }
+            first
+        })
+        .cloned()
+        .collect();
+    if let [dir] = dirs.as_slice() {
+        return single(dir, options);
+    }
+    let dirs = dirs.as_slice();
+    let workers = std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+        .clamp(1, dirs.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, Result<Checked>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(dir) = dirs.get(i) else { break };
+                        done.push((i, check_one(dir, &options.filter)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    let (mut errors, mut warnings, mut clean, mut failed) = (0, 0, 0, 0);
+    for (_, result) in &results {
+        match result {
+            Ok(c) if has_errors(&c.findings) => errors += 1,
+            Ok(c) if !c.findings.is_empty() => warnings += 1,
+            Ok(_) => clean += 1,
+            Err(_) => failed += 1,
+        }
+    }
+    let summary = format!(
+        "{} repos: {errors} with errors, {warnings} with warnings only, {clean} clean, {failed} not checked",
+        dirs.len()
+    );
+    if options.json {
+        let repos: Vec<_> = results
+            .iter()
+            .map(|(i, result)| {
+                let root = dirs[*i].display().to_string();
+                match result {
+                    Ok(c) => {
+                        let errors = c
+                            .findings
+                            .iter()
+                            .filter(|d| d.severity == Severity::Error)
+                            .count();
+                        json!({
+                            "root": root,
+                            "files": c.files,
+                            "errors": errors,
+                            "warnings": c.findings.len() - errors,
+                            "findings": c.findings,
+                        })
+                    }
+                    Err(e) => json!({"root": root, "error": e.to_string(), "exit": e.exit_code()}),
+                }
+            })
+            .collect();
+        let document = json!({
+            "version": 1,
+            "repos": repos,
+            "summary": {"repos": dirs.len(), "with_errors": errors, "with_warnings": warnings, "clean": clean, "not_checked": failed},
+        });
+        println!("{document}");
+    } else {
+        let colour = colour();
+        for (i, result) in &results {
+            let dir = dirs[*i].display();
+            println!("== {dir}");
+            match result {
+                Ok(c) => {
+                    print!("{}", report::human(&c.findings, colour));
+                    if c.findings.is_empty() {
+                        println!("{dir}: no findings ({} files)", c.files);
+                    } else {
+                        println!("{dir}: {}", report::summary(&c.findings));
+                    }
+                }
+                Err(e) => println!("{dir}: not checked: {e}"),
+            }
+        }
+        println!("check: {summary}");
+    }
+    // The worst status of them all: a repo that could not be checked (its own code), then
+    // findings with errors.
+    let worst = results
+        .into_iter()
+        .filter_map(|(_, r)| r.err())
+        .max_by_key(|e| e.exit_code());
+    match worst {
+        Some(e) => Err(e),
+        None if errors > 0 => Err(Error::Findings(format!("check: {summary}"))),
+        None => Ok(()),
+    }
 }

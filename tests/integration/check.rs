@@ -878,3 +878,86 @@ fn usage_errors_exit_2_and_the_catalogue_lists_every_rule() {
         );
     }
 }
+
+#[test]
+fn a_fleet_is_checked_in_one_run_with_one_summary_and_the_worst_exit_status() {
+    let env = Env::new();
+    new_repo(&env, "clean", None);
+    let broken = new_repo(&env, "broken", None);
+    replace(
+        &broken,
+        "infrastructure/karpenter/node-pool.yaml",
+        "        name: default",
+        "        name: defualt",
+    );
+    std::fs::create_dir(env.path("empty")).expect("mkdir");
+    let skip = ["--skip", "tf.backend"];
+
+    // Findings in one repo: exit 1, each repo under its own heading, one summary.
+    let out = run(env.scaffold().args(["check", "clean", "broken"]).args(skip));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let clean_at = out.stdout.find("== clean\n").expect("clean heading");
+    let broken_at = out.stdout.find("== broken\n").expect("broken heading");
+    assert!(clean_at < broken_at, "in the order given: {}", out.stdout);
+    assert!(
+        out.stdout[broken_at..].contains("[ref.node-class]"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with(
+            "check: 2 repos: 1 with errors, 0 with warnings only, 1 clean, 0 not checked\n"
+        ),
+        "{}",
+        out.stdout
+    );
+
+    // A path that is no platform repo is reported and is the worst status (usage, 2).
+    let out = run(env
+        .scaffold()
+        .args(["check", "clean", "broken", "empty", "--json"])
+        .args(skip));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let report: Json = serde_json::from_str(&out.stdout).expect("one JSON document");
+    assert_eq!(report["version"], 1);
+    let repos = report["repos"].as_array().expect("repos");
+    assert_eq!(repos.len(), 3);
+    assert_eq!(repos[0]["root"], "clean");
+    assert_eq!(repos[0]["errors"], 0);
+    assert_eq!(repos[1]["errors"], 1);
+    assert_eq!(repos[1]["findings"][0]["rule"], "ref.node-class");
+    assert_eq!(repos[1]["findings"][0]["line"], 15);
+    assert_eq!(repos[2]["exit"], 2);
+    assert!(
+        repos[2]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is not a scaffold platform repo")),
+        "{report}"
+    );
+    assert_eq!(
+        report["summary"],
+        serde_json::json!({"repos": 3, "with_errors": 1, "with_warnings": 0, "clean": 1, "not_checked": 1})
+    );
+
+    // Clean repos only: exit 0 (a repo named twice is checked once); SARIF stays one
+    // repo's format.
+    let out = run(env
+        .scaffold()
+        .args(["check", "clean", "./clean"])
+        .args(skip));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("note: `./clean` is given twice; checked once"),
+        "{}",
+        out.stderr
+    );
+    let out = run(env
+        .scaffold()
+        .args(["check", "clean", "broken", "--format", "sarif"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("--format sarif: one SARIF document per repo")
+    );
+}
