@@ -117,7 +117,8 @@ impl Renderer {
         }
     }
 
-    /// With the default delimiters and no templates (tests, one-off strings).
+    /// With the default delimiters and only `templates` (the unit tests' engine).
+    #[cfg(test)]
     pub fn plain<'a>(templates: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
         let default = Delimiters::default();
         Self::new(

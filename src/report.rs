@@ -113,6 +113,8 @@ pub struct AddonRow {
     pub requires: Vec<String>,
     pub depends_on: Vec<String>,
     pub description: String,
+    /// What the operator must give it, in words (the table's `needs:` line).
+    pub operator_needs: String,
 }
 
 /// `scaffold blueprint test --json`.

@@ -1,11 +1,11 @@
 //! `scaffold list addons`.
-use serde_json::{Value as Json, json};
 
 use std::path::Path;
 
 use crate::blueprint::Blueprint;
 use crate::catalog::Entry;
 use crate::error::Result;
+use crate::report::AddonRow;
 
 pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
     let blueprint = match selector {
@@ -18,37 +18,45 @@ pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
         }
         None => Blueprint::load("default")?,
     };
+    // One row type for the JSON and the table, so neither drifts from the other.
+    let rows: Vec<AddonRow> = blueprint
+        .catalog
+        .entries()
+        .map(|e| {
+            let s = &e.spec;
+            AddonRow {
+                name: s.name.clone(),
+                chart: s.chart.name.clone(),
+                version: s.chart.version.clone(),
+                namespace: s.namespace.clone(),
+                layer: s.layer.clone(),
+                always: s.always,
+                default: s.default,
+                aws_permissions: s.iam_policy.is_some(),
+                requires: s.requires.clone(),
+                depends_on: s.depends_on.clone(),
+                description: s.description.clone(),
+                operator_needs: needs_in_words(&blueprint, e),
+            }
+        })
+        .collect();
     if as_json {
-        let rows: Vec<Json> = blueprint
-            .catalog
-            .entries()
-            .map(|e| {
-                let s = &e.spec;
-                json!({
-                    "name": s.name, "chart": s.chart.name, "version": s.chart.version,
-                    "namespace": s.namespace, "layer": s.layer, "always": s.always, "default": s.default,
-                    "aws_permissions": s.iam_policy.is_some(), "requires": s.requires, "depends_on": s.depends_on,
-                    "description": s.description, "operator_needs": needs_in_words(&blueprint, e),
-                })
-            })
-            .collect();
-        println!("{}", Json::Array(rows));
+        println!("{}", crate::report::to_json(&rows));
         return Ok(());
     }
     println!(
         "{:<28} {:<28} {:<11} {:<16} {:<14} DEPENDS ON",
         "NAME", "CHART", "VERSION", "NAMESPACE", "LAYER"
     );
-    for e in blueprint.catalog.entries() {
-        let s = &e.spec;
-        let mut depends: Vec<String> = s.depends_on.clone();
-        if s.iam_policy.is_some() {
+    for row in &rows {
+        let mut depends: Vec<String> = row.depends_on.clone();
+        if row.aws_permissions {
             depends.push("AWS (IRSA)".into());
         }
-        let name = if s.always {
-            format!("{} (always)", s.name)
+        let name = if row.always {
+            format!("{} (always)", row.name)
         } else {
-            s.name.clone()
+            row.name.clone()
         };
         let depends = if depends.is_empty() {
             "-".to_string()
@@ -57,9 +65,9 @@ pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
         };
         println!(
             "{name:<28} {:<28} {:<11} {:<16} {:<14} {depends}",
-            s.chart.name, s.chart.version, s.namespace, s.layer
+            row.chart, row.version, row.namespace, row.layer
         );
-        println!("    needs: {}", needs_in_words(&blueprint, e));
+        println!("    needs: {}", row.operator_needs);
     }
     Ok(())
 }
