@@ -319,7 +319,18 @@ impl Blueprint {
                         ),
                     )));
                 };
-                overridden.insert(base_path.clone(), Override::patched(&label));
+                let base_label = origins.get(&base_path).cloned().unwrap_or_default();
+                let base_bytes = merged_tree.get(&base_path).cloned().unwrap_or_default();
+                overridden.insert(
+                    base_path.clone(),
+                    Override::patched(
+                        &label,
+                        &base_label,
+                        &base_path,
+                        &base_bytes,
+                        overrides::recorded_digest(&manifest.replaces, &base_path, &path),
+                    ),
+                );
                 patches
                     .entry(target.to_string())
                     .or_default()

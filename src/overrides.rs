@@ -38,14 +38,19 @@ pub struct Override {
 }
 
 impl Override {
-    pub fn patched(by: &str) -> Self {
+    /// A base file a layer patches: like a replaced one, it records the digest of the base
+    /// it was written against (`replaces`, keyed by the base path, its output or the patch
+    /// file), so a changed base warns instead of the patch silently meeting other bytes.
+    pub fn patched(
+        by: &str,
+        base: &str,
+        base_path: &str,
+        base_bytes: &[u8],
+        recorded: Option<String>,
+    ) -> Self {
         Override {
             kind: OverrideKind::Patched,
-            by: by.into(),
-            base: String::new(),
-            base_path: String::new(),
-            base_digest: String::new(),
-            recorded: None,
+            ..Override::replaced(by, base, base_path, base_bytes, recorded)
         }
     }
 
@@ -96,10 +101,8 @@ pub fn check_replaces(
     label: &str,
     tree: &FileTree,
 ) -> std::result::Result<(), (String, String)> {
-    let mine: Vec<(&String, &Override)> = overridden
-        .iter()
-        .filter(|(_, o)| o.kind == OverrideKind::Replaced && o.by == label)
-        .collect();
+    let mine: Vec<(&String, &Override)> =
+        overridden.iter().filter(|(_, o)| o.by == label).collect();
     for (key, recorded) in replaces {
         let known = mine.iter().any(|(own, o)| {
             [o.base_path.as_str(), output_of(&o.base_path), own.as_str()].contains(&key.as_str())

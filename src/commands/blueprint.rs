@@ -47,10 +47,21 @@ pub fn show(selector: &str) -> Result<()> {
                 "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes: {when}",
                 change.base, change.base_path, change.base_digest
             );
-        } else if change.base_changed() {
+        } else if change.kind == OverrideKind::Patched && change.recorded.is_none() {
             eprintln!(
-                "warning: {path} replaces a file of {} that changed since it was copied (recorded {}, now {})",
-                change.base,
+                "note: {path} of {} is patched by {}; record `replaces: {{\"{}\": {}}}` to be warned when the base changes it",
+                change.base, change.by, change.base_path, change.base_digest
+            );
+        } else if change.base_changed() {
+            let what = match change.kind {
+                OverrideKind::Replaced => "replaces a file of {} that changed since it was copied",
+                OverrideKind::Patched => {
+                    "is patched, and its file in {} changed since the patch was written"
+                }
+            };
+            eprintln!(
+                "warning: {path} {} (recorded {}, now {})",
+                what.replace("{}", &change.base),
                 change.recorded.as_deref().unwrap_or_default(),
                 change.base_digest
             );

@@ -407,12 +407,20 @@ fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Fin
 pub(super) fn check_overrides(blueprint: &Blueprint, found: &mut Findings) {
     for (path, change) in &blueprint.overrides {
         if change.base_changed() {
+            let what = match change.kind {
+                crate::overrides::OverrideKind::Replaced => {
+                    "replaces a file of {} that changed since it was copied"
+                }
+                crate::overrides::OverrideKind::Patched => {
+                    "is patched, and its file in {} changed since the patch was written"
+                }
+            };
             found.warn(
                 path,
                 (1, 1),
                 format!(
-                    "replaces a file of {} that changed since it was copied (recorded {}, now {}): compare them, then update `replaces`",
-                    change.base,
+                    "{} (recorded {}, now {}): compare them, then update `replaces`",
+                    what.replace("{}", &change.base),
                     change.recorded.as_deref().unwrap_or_default(),
                     change.base_digest
                 ),

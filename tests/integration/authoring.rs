@@ -1242,3 +1242,68 @@ fn an_unclosed_block_names_its_opening_tag_and_the_missing_end() {
         out.stderr
     );
 }
+
+#[test]
+fn a_patched_base_file_that_changed_since_the_patch_is_warned_about() {
+    const PATCH: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  weight: 10\n";
+    let base = "files/infrastructure/karpenter/node-pool.yaml.tera";
+    let env = Env::new();
+    // Without a recorded digest, `show` says which one to record.
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            PATCH,
+        )],
+    );
+    let out = scaffold(&env, &["blueprint", "show"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let note = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("note: {base} of default")))
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    let digest = note
+        .split(&format!("\"{base}\": "))
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .expect("digest")
+        .to_string();
+    assert_eq!(digest.len(), 12, "{note}");
+
+    // The digest of the base the patch was written against: quiet.
+    let replaces = |digest: &str| format!("replaces:\n  {base}: {digest}\n");
+    let dir = layered(
+        &env,
+        &replaces(&digest),
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            PATCH,
+        )],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("warning"), "{}", out.stdout);
+
+    // An older base's digest: the base changed under the patch, and lint says so.
+    let dir = layered(
+        &env,
+        &replaces("0123456789ab"),
+        &[(
+            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            PATCH,
+        )],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(&format!(
+            "{base}:1:1: warning: is patched, and its file in default "
+        )) && out.stdout.contains(&format!(
+            "changed since the patch was written (recorded 0123456789ab, now {digest})"
+        )),
+        "{}",
+        out.stdout
+    );
+}
