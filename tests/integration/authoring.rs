@@ -1307,3 +1307,85 @@ fn a_patched_base_file_that_changed_since_the_patch_is_warned_about() {
         out.stdout
     );
 }
+
+#[test]
+fn rebase_marks_conflicts_where_the_fork_and_the_new_base_change_the_same_lines() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "old"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let current = std::fs::read_to_string(env.path("old/files/.sourceignore")).expect("file");
+    let (first, rest) = current.split_at(current.find('\n').expect("lines") + 1);
+    // The old base had another first line; the team changed that same line.
+    std::fs::write(
+        env.path("old/files/.sourceignore"),
+        format!("/old-line/\n{rest}"),
+    )
+    .expect("old");
+    let old_digest =
+        env.git(env.work.path(), &["hash-object", "old/files/.sourceignore"])[..12].to_string();
+    let manifest_extra = format!("replaces:\n  files/.sourceignore: {old_digest}\n");
+    let dir = layered(
+        &env,
+        &manifest_extra,
+        &[("files/.sourceignore", &format!("/team-line/\n{rest}"))],
+    );
+    let manifest_before = std::fs::read_to_string(dir.join("blueprint.yaml")).expect("manifest");
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "rebase"])
+        .arg(&dir)
+        .args(["--from", "./old"]));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.starts_with(
+            "files/.sourceignore: 1 conflict(s) marked; resolve them, then update `replaces` to "
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("0 merged, 1 with conflicts"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("blueprint rebase: 1 file(s) with conflicts"),
+        "{}",
+        out.stderr
+    );
+    let fork = std::fs::read_to_string(dir.join("files/.sourceignore")).expect("fork");
+    assert!(
+        fork.starts_with("<<<<<<< ")
+            && fork.contains("/team-line/\n")
+            && fork.contains(first)
+            && fork.contains(">>>>>>> "),
+        "{fork}"
+    );
+    // The digest stays the old base's until the conflict is resolved, and nothing is left
+    // half written beside the files.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("blueprint.yaml")).expect("manifest"),
+        manifest_before
+    );
+    let leftovers: Vec<_> = walk(&dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("scaffold-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
