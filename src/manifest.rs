@@ -46,6 +46,10 @@ pub struct Manifest {
     /// Catalog layer → directory of its addons (a template over the answers).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, String>,
+    /// The fields a catalog entry (`addons/*.yaml`) may have, with what each means:
+    /// templates read them as `addon.FIELD`, and lint checks both against this list.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub catalog_fields: BTreeMap<String, String>,
     /// The fields a chart added with `add-addon --chart` starts from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom_addon: Option<serde_json::Value>,
@@ -400,6 +404,8 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
     }
     let mut layers = base.layers;
     layers.extend(child.layers);
+    let mut catalog_fields = base.catalog_fields;
+    catalog_fields.extend(child.catalog_fields);
     let mut checks = base.checks;
     checks.extend(child.checks);
     let mut migrations = base.migrations;
@@ -429,6 +435,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         checks,
         next_steps: child.next_steps.or(base.next_steps),
         layers,
+        catalog_fields,
         custom_addon: child.custom_addon.or(base.custom_addon),
         delimiters: child.delimiters.or(base.delimiters),
         delimiters_by_glob: by_glob,

@@ -123,9 +123,10 @@ fn out_of_scope(var: &str, keys: &[&str], in_addon: bool) -> Option<String> {
 /// Every field a template may read on `addon`: those of any catalog entry, the computed
 /// ones and the documented optional ones.
 fn addon_fields(blueprint: &Blueprint) -> Vec<String> {
-    let mut fields: Vec<String> = OPTIONAL_ADDON_FIELDS
+    let mut fields: Vec<String> = COMPUTED_ADDON_FIELDS
         .iter()
         .map(|f| f.to_string())
+        .chain(blueprint.manifest.catalog_fields.keys().cloned())
         .collect();
     for entry in blueprint.catalog.entries() {
         if let Json::Object(map) = entry.template_object("", &[]) {
@@ -140,30 +141,8 @@ fn addon_fields(blueprint: &Blueprint) -> Vec<String> {
     fields
 }
 
-/// Catalog fields that entries may leave out (templates test them with `is defined`).
-const OPTIONAL_ADDON_FIELDS: &[&str] = &[
-    "name",
-    "description",
-    "layer",
-    "always",
-    "default",
-    "namespace",
-    "create_namespace",
-    "requires",
-    "depends_on",
-    "chart",
-    "crds",
-    "service_account",
-    "iam_policy",
-    "values",
-    "bridge_values",
-    "release_depends_on",
-    "wait",
-    "configs",
-    "prerequisites",
-    "kops",
-    "dir",
-];
+/// Fields scaffold computes on `addon` (the others are the blueprint's `catalog_fields`).
+const COMPUTED_ADDON_FIELDS: &[&str] = &["dir"];
 
 /// `addon.FIELD` (and `a.FIELD` for `for a in addons`) with a field no entry has reads as
 /// undefined, which `if` takes for false: a misspelt field would drop output silently.
@@ -268,9 +247,28 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
     let layers = &blueprint.manifest.layers;
     let keys = blueprint.answer_names();
     check_catalog_templates(blueprint, &keys, found);
+    let declared = &blueprint.manifest.catalog_fields;
     for entry in blueprint.catalog.entries() {
         let file = format!("addons/{}.yaml", entry.spec.name);
         let text = String::from_utf8_lossy(entry.source());
+        // A field the blueprint does not declare is read by no template: a typo, most
+        // likely, whose value is then silently ignored.
+        if !declared.is_empty()
+            && let Json::Object(fields) = entry.template_object("", &[])
+        {
+            for field in fields.keys().filter(|f| {
+                !declared.contains_key(f.as_str()) && !COMPUTED_ADDON_FIELDS.contains(&f.as_str())
+            }) {
+                found.warn(
+                    &file,
+                    locate::locate(&text, &format!("{field}:")),
+                    format!(
+                        "field `{field}` is not a catalog field of this blueprint{}; declare it under `catalog_fields` in blueprint.yaml if templates read it",
+                        scope::did_you_mean(field, declared.keys().map(String::as_str))
+                    ),
+                );
+            }
+        }
         let layer = &entry.spec.layer;
         if !layers.contains_key(layer) {
             found.error(

@@ -1389,3 +1389,36 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn catalog_fields_are_blueprint_data_a_team_extends() {
+    const ENTRY: &str = "name: extra\nlayer: addons\nnamespace: extra\nchart:\n  name: extra\n  version: 1.0.0\n  repo: https://charts.example.org\nowner: team-a\nvaluse:\n  replicas: 2\n";
+    let env = Env::new();
+    // A field nobody declared: a typo (did you mean), or a field the team forgot to declare.
+    let dir = layered(&env, "", &[("addons/extra.yaml", ENTRY)]);
+    let out = lint_out(&env, &dir, 0);
+    assert!(
+        out.contains("addons/extra.yaml:9:1: warning: field `valuse` is not a catalog field of this blueprint (did you mean `values`?)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("addons/extra.yaml:8:1: warning: field `owner` is not a catalog field of this blueprint;"),
+        "{out}"
+    );
+    // Declared in the team's blueprint.yaml, the field is the team's: no Rust involved.
+    let dir = layered(
+        &env,
+        "catalog_fields:\n  owner: the team that owns the addon\n",
+        &[("addons/extra.yaml", &ENTRY.replace("valuse:", "values:"))],
+    );
+    let out = lint_out(&env, &dir, 0);
+    assert!(!out.contains("catalog field"), "{out}");
+    let show = scaffold(&env, &["blueprint", "show"], &dir);
+    assert!(
+        show.stdout
+            .contains("  owner: the team that owns the addon")
+            && show.stdout.contains("  values: its Helm values"),
+        "the base's fields and the team's, merged: {}",
+        show.stdout
+    );
+}
