@@ -18,6 +18,7 @@ pub mod commands;
 pub mod diagnostic;
 pub mod edit;
 pub mod error;
+pub mod flags;
 pub mod generate;
 pub mod git;
 pub mod git_paths;

@@ -371,3 +371,21 @@ fn source_place(
         .unwrap_or_default();
     (source.clone(), locate::locate(&text, needle))
 }
+
+/// What `new` does first: a blueprint with lint errors (those found by rendering its
+/// defaults included) is refused before anything is asked (warnings are shown); then its
+/// renderer.
+pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::render::Renderer> {
+    let findings = findings_before_new(blueprint)?;
+    for finding in &findings {
+        eprintln!("{finding}");
+    }
+    let errors = findings.iter().filter(|f| !f.warning).count();
+    if errors > 0 {
+        return Err(crate::error::Error::Blueprint(format!(
+            "{}: {errors} lint error(s) above; fix them (scaffold blueprint lint {0})",
+            blueprint.origin
+        )));
+    }
+    crate::generate::renderer_for(blueprint)
+}

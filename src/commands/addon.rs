@@ -4,15 +4,14 @@
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 
-use crate::cli::{AddAddonArgs, EditArgs, RemoveAddonArgs};
+use crate::cli::{AddAddonArgs, RemoveAddonArgs};
 use crate::commands::addon_envs;
-use crate::commands::apply::apply;
-use crate::edit::Change;
+use crate::commands::apply::{change_to, edit_report, open};
 use crate::error::{Error, Result};
-use crate::generate::{self, Rendered};
+use crate::generate;
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
-use crate::report::{self, Action, ChangeEntry, EditReport};
+use crate::report;
 
 pub fn add(args: AddAddonArgs) -> Result<()> {
     let name = &args.name;
@@ -404,63 +403,6 @@ fn remove_in_environments(
     )
 }
 
-/// Merges the repo's difference to `next` into the work tree and commits it, reporting
-/// the changes as `report` says.
-pub(crate) fn change_to(
-    repo: &Repo,
-    next: &Rendered,
-    args: &EditArgs,
-    message: &str,
-    mut report: EditReport,
-) -> Result<()> {
-    let changes = repo.changes_to(next)?;
-    report.changes = changes.iter().map(change_entry).collect();
-    apply(
-        &repo.root,
-        &changes,
-        &next.plan,
-        &args.into(),
-        Some(message),
-        Some(report),
-    )
-    .map(|_| ())
-}
-
-pub(crate) fn edit_report(
-    command: &'static str,
-    addon: &str,
-    version: &str,
-    args: &EditArgs,
-    added: &[(String, String)],
-) -> EditReport {
-    EditReport {
-        command,
-        addon: addon.to_string(),
-        version: version.to_string(),
-        dry_run: args.dry_run,
-        commit: None,
-        changes: Vec::new(),
-        added_dependencies: report::dependencies(added),
-    }
-}
-
-pub fn change_entry(change: &Change) -> ChangeEntry {
-    let (action, bytes) = match change {
-        Change::Write {
-            contents,
-            before: None,
-            ..
-        } => (Action::Create, contents.len()),
-        Change::Write { contents, .. } => (Action::Modify, contents.len()),
-        Change::Delete { .. } => (Action::Delete, 0),
-    };
-    ChangeEntry {
-        path: change.path().as_str().to_string(),
-        action,
-        bytes,
-    }
-}
-
 fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
     let ok = Regex::new(pattern)
         .map(|re| re.is_match(value))
@@ -482,11 +424,4 @@ fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Jso
         }
     }
     Ok(values)
-}
-
-/// The repo around `--directory` (settled by `Found::open` under `lock`); secrets from
-/// `--secret` or the environment.
-pub(crate) fn open(edit: &EditArgs, lock: &crate::lock::RepoLock) -> Result<Repo> {
-    let secrets = crate::commands::new::parse_pairs(&edit.secret, "--secret")?;
-    Repo::open(&edit.directory, lock, edit.blueprint.as_deref(), &secrets)
 }

@@ -1,13 +1,16 @@
-//! The last step every command that changes an existing repo shares: refuse to touch
-//! uncommitted files, preview (`--dry-run`), or write the changes and commit them as one.
+//! What every command that changes an existing repo shares: opening it, the edit report,
+//! and the last step: refuse to touch uncommitted files, preview (`--dry-run`), or write
+//! the changes and commit them as one. Commands import this, never one another.
 use std::path::Path;
 
 use crate::cli::EditArgs;
 use crate::edit::{self, Change};
 use crate::error::Result;
+use crate::generate::Rendered;
 use crate::git;
 use crate::plan::Plan;
-use crate::report::{self, EditReport};
+use crate::repo::Repo;
+use crate::report::{self, Action, ChangeEntry, EditReport};
 use crate::transaction;
 use crate::ui;
 
@@ -125,4 +128,69 @@ pub fn apply(
         );
     }
     Ok(Some(commit))
+}
+
+/// Merges the repo's difference to `next` into the work tree and commits it, reporting
+/// the changes as `report` says.
+pub fn change_to(
+    repo: &Repo,
+    next: &Rendered,
+    args: &EditArgs,
+    message: &str,
+    mut report: EditReport,
+) -> Result<()> {
+    let changes = repo.changes_to(next)?;
+    report.changes = changes.iter().map(change_entry).collect();
+    apply(
+        &repo.root,
+        &changes,
+        &next.plan,
+        &args.into(),
+        Some(message),
+        Some(report),
+    )
+    .map(|_| ())
+}
+
+pub fn edit_report(
+    command: &'static str,
+    addon: &str,
+    version: &str,
+    args: &EditArgs,
+    added: &[(String, String)],
+) -> EditReport {
+    EditReport {
+        command,
+        addon: addon.to_string(),
+        version: version.to_string(),
+        dry_run: args.dry_run,
+        commit: None,
+        changes: Vec::new(),
+        added_dependencies: report::dependencies(added),
+    }
+}
+
+/// One change as the JSON reports list it.
+pub fn change_entry(change: &Change) -> ChangeEntry {
+    let (action, bytes) = match change {
+        Change::Write {
+            contents,
+            before: None,
+            ..
+        } => (Action::Create, contents.len()),
+        Change::Write { contents, .. } => (Action::Modify, contents.len()),
+        Change::Delete { .. } => (Action::Delete, 0),
+    };
+    ChangeEntry {
+        path: change.path().as_str().to_string(),
+        action,
+        bytes,
+    }
+}
+
+/// The repo around `--directory` (settled by `Found::open` under `lock`); secrets from
+/// `--secret` or the environment.
+pub fn open(edit: &EditArgs, lock: &crate::lock::RepoLock) -> Result<Repo> {
+    let secrets = crate::flags::parse_pairs(&edit.secret, "--secret")?;
+    Repo::open(&edit.directory, lock, edit.blueprint.as_deref(), &secrets)
 }

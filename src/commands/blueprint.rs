@@ -362,24 +362,6 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What `new` does first: a blueprint with lint errors (those found by rendering its
-/// defaults included) is refused before anything is asked (warnings are shown); then its
-/// renderer.
-pub fn compile_linted(blueprint: &Blueprint) -> Result<crate::render::Renderer> {
-    let findings = lint::findings_before_new(blueprint)?;
-    for finding in &findings {
-        eprintln!("{finding}");
-    }
-    let errors = findings.iter().filter(|f| !f.warning).count();
-    if errors > 0 {
-        return Err(Error::Blueprint(format!(
-            "{}: {errors} lint error(s) above; fix them (scaffold blueprint lint {0})",
-            blueprint.origin
-        )));
-    }
-    crate::generate::renderer_for(blueprint)
-}
-
 pub fn test(selector: &str, as_json: bool) -> Result<()> {
     let blueprint = match Blueprint::load(selector) {
         Ok(blueprint) => blueprint,

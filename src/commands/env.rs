@@ -4,7 +4,7 @@
 use serde_json::{Map, Value as Json};
 
 use crate::cli::{EnvAddArgs, EnvRemoveArgs};
-use crate::commands::addon::{change_to, edit_report, open};
+use crate::commands::apply::{change_to, edit_report, open};
 use crate::error::{Error, Result};
 use crate::record::Record;
 use crate::repo::Repo;
@@ -48,7 +48,7 @@ pub fn add(args: EnvAddArgs) -> Result<()> {
             "NAME: `{name}` is not a DNS-1123 label of at most 20 characters"
         )));
     }
-    let set = crate::commands::new::parse_pairs(&args.set, "--set")?;
+    let set = crate::flags::parse_pairs(&args.set, "--set")?;
     let lock = crate::lock::acquire(&args.edit.directory, &format!("env add {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let (key, mut names) = environments(&repo)?;

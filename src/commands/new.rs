@@ -27,17 +27,17 @@ pub fn run(args: NewArgs) -> Result<()> {
     if let Some(flag) = &args.author {
         git::Author::parse(flag)?;
     }
-    let set = parse_pairs(&args.set, "--set")?;
+    let set = crate::flags::parse_pairs(&args.set, "--set")?;
     let values = match &args.values {
-        Some(path) => read_values(path)?,
+        Some(path) => crate::flags::read_values(path)?,
         None => BTreeMap::new(),
     };
     let blueprint = Blueprint::load(&args.blueprint)?;
-    let renderer = crate::commands::blueprint::compile_linted(&blueprint)?;
+    let renderer = crate::lint::compile_linted(&blueprint)?;
     let mut set = set;
     set.extend(answers::secrets(
         &blueprint,
-        &parse_pairs(&args.secret, "--secret")?,
+        &crate::flags::parse_pairs(&args.secret, "--secret")?,
         |name| std::env::var(name).ok(),
     )?);
 
@@ -209,61 +209,6 @@ pub fn fill_and_commit(
     let (written, blobs) = (written?, blobs?);
     signals::test_seam("new-written")?;
     git::commit(staged.path(), plan, &written, blobs, author, message)
-}
-
-pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>> {
-    pairs
-        .iter()
-        .map(|pair| {
-            pair.split_once('=')
-                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| Error::Input(format!("{flag} `{pair}`: use KEY=VALUE")))
-        })
-        .collect()
-}
-
-pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
-    parse_values(&text, path)
-}
-
-/// The text of a --values file: a mapping of answer keys to values.
-pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
-    let value: serde_yaml::Value = serde_yaml::from_str(text)
-        .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
-    // A repo's answers record (`.scaffold/answers.yaml`): its `answers` are the values.
-    let value = match value {
-        serde_yaml::Value::Mapping(mut map)
-            if map.contains_key("answers") && map.contains_key("scaffold_version") =>
-        {
-            crate::ui::note(format!(
-                "note: --values `{}` is an answers record; using its `answers`",
-                path.display()
-            ));
-            map.remove("answers").unwrap_or_default()
-        }
-        other => other,
-    };
-    match value {
-        serde_yaml::Value::Null => Ok(BTreeMap::new()),
-        serde_yaml::Value::Mapping(map) => map
-            .into_iter()
-            .map(|(k, v)| match k {
-                serde_yaml::Value::String(k) => Ok((k, v)),
-                other => Err(Error::Input(format!(
-                    "--values `{}`: key `{}` is not an answer key; keys are question names such as `name`",
-                    path.display(),
-                    serde_yaml::to_string(&other).unwrap_or_default().trim()
-                ))),
-            })
-            .collect(),
-        _ => Err(Error::Input(format!(
-            "--values `{}`: must be a mapping of answer keys to values",
-            path.display()
-        ))),
-    }
 }
 
 /// `new` inside another repository makes a repository of its own there: said, since the

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value as Json};
 
 use crate::cli::PromoteArgs;
-use crate::commands::addon::{change_to, edit_report, open};
 use crate::commands::addon_envs;
+use crate::commands::apply::{change_to, edit_report, open};
 use crate::error::{Error, Result};
 
 pub fn promote(args: PromoteArgs) -> Result<()> {

@@ -5,11 +5,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use crate::cli::{Conflicts, UpdateArgs};
-use crate::commands::addon::change_entry;
-use crate::commands::apply::{ApplyOptions, apply};
-use crate::commands::new::{parse_pairs, read_values};
+use crate::commands::apply::{ApplyOptions, apply, change_entry};
 use crate::edit::{Change, Conflict, ConflictKind};
 use crate::error::{Error, Result};
+use crate::flags::{parse_pairs, read_values};
 use crate::plan::RelPath;
 use crate::pristine;
 use crate::prompt::Terminal;

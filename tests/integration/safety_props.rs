@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 use proptest::prelude::*;
 use scaffold::answers::{Sources, gather};
 use scaffold::blueprint::{Blueprint, Manifest, Question};
-use scaffold::commands::new::{parse_pairs, parse_values};
+use scaffold::flags::{parse_pairs, parse_values};
 use scaffold::plan::RelPath;
 use scaffold::record::Record;
 
