@@ -3,8 +3,9 @@
 //! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
 //! → commit. The core (`answers`, `catalog`, `render`, `plan`, `generate`, `merge`, `edit`,
 //! `blueprint_test`) is pure; files are read by `blueprint`, `lint`, `repo` (a scaffold repo:
-//! record, base, rendering) and `update`, written only by `write`, `git` and `pristine` (the
-//! base under `refs/scaffold/base`); the terminal belongs to `commands` and `prompt`.
+//! record, base, rendering), `update` and `flags` (`--values` files), written only by
+//! `write`, `git` and `pristine` (the base under `refs/scaffold/base`); the terminal belongs
+//! to `commands` and `prompt`.
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;
