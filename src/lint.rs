@@ -120,6 +120,7 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
         }
     };
     check_regexes(&manifest, &text, &mut found);
+    check_on_change(&manifest, &text, &mut found);
     check_duplicate_keys(&manifest, &text, &mut found);
     for path in &manifest.remove_files {
         if RelPath::new(path.trim_end_matches('/')).is_err() {
@@ -216,6 +217,46 @@ fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
 
 /// Each question key names one answer: a second question with the same key would be
 /// silently shadowed (and an extending blueprint replaces by key).
+/// A question's `on_change` is rendered by `update` over `key`, `before` and `after` only:
+/// a syntax error or another name would fail there, in a user's repo, not here.
+fn check_on_change(manifest: &Manifest, text: &str, found: &mut Findings) {
+    const NAMES: &[&str] = &["key", "before", "after"];
+    let delimiters = manifest.delimiters.clone().unwrap_or_default();
+    let Ok(mut scanner) = crate::render::Scanner::new(&delimiters) else {
+        return;
+    };
+    for question in &manifest.questions {
+        let Some(source) = &question.on_change else {
+            continue;
+        };
+        let at = locate::item_field(text, "questions", "key", &question.key, "on_change")
+            .unwrap_or((1, 1));
+        match scanner.variables(source) {
+            Err(e) => found.error(
+                "blueprint.yaml",
+                at,
+                format!(
+                    "question `{}`: on_change does not parse: {}",
+                    question.key, e.message
+                ),
+            ),
+            Ok(names) => {
+                for name in names.iter().filter(|n| !NAMES.contains(&n.as_str())) {
+                    found.error(
+                        "blueprint.yaml",
+                        at,
+                        format!(
+                            "question `{}`: on_change reads `{name}`; it is rendered over key, before and after only{}",
+                            question.key,
+                            crate::scope::did_you_mean(name, NAMES.iter().copied())
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
 fn check_duplicate_keys(manifest: &Manifest, text: &str, found: &mut Findings) {
     let mut seen = std::collections::BTreeSet::new();
     for question in &manifest.questions {

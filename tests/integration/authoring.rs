@@ -1422,3 +1422,31 @@ fn catalog_fields_are_blueprint_data_a_team_extends() {
         show.stdout
     );
 }
+
+#[test]
+fn lint_checks_a_questions_on_change_template() {
+    let env = Env::new();
+    let question = |on_change: &str| {
+        format!(
+            "questions:\n  - key: owner\n    prompt: Owner\n    type: string\n    default: me\n    on_change: \"{on_change}\"\n"
+        )
+    };
+    let dir = layered(&env, &question("was [[ befor ]], now [[ after ]]"), &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.contains("blueprint.yaml:9:5: error: question `owner`: on_change reads `befor`; it is rendered over key, before and after only (did you mean `before`?)"),
+        "{out}"
+    );
+    let dir = layered(&env, &question("was [[ before "), &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.contains("question `owner`: on_change does not parse"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        &question("[[ key ]] was [[ before ]], now [[ after ]]"),
+        &[],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
