@@ -961,3 +961,52 @@ fn a_fleet_is_checked_in_one_run_with_one_summary_and_the_worst_exit_status() {
             .contains("--format sarif: one SARIF document per repo")
     );
 }
+
+/// A repo of two clusters (two `flux-system` entries) is judged one environment at a time:
+/// dev's broken `dependsOn` is dev's finding alone, and prod's Kustomizations of the same
+/// names never stand in for dev's.
+#[test]
+fn a_repo_of_two_clusters_is_judged_one_environment_at_a_time() {
+    let env = Env::new();
+    let dir = new_repo(&env, "two", None);
+    for file in std::fs::read_dir(dir.join("clusters/prod")).expect("clusters") {
+        let file = file.expect("entry").path();
+        if file.is_file() {
+            let to = dir
+                .join("clusters/dev")
+                .join(file.file_name().expect("name"));
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            std::fs::copy(&file, to).expect("copy");
+        }
+    }
+    write(
+        &dir,
+        "clusters/dev/flux-system/gotk-sync.yaml",
+        &std::fs::read_to_string(dir.join("clusters/prod/flux-system/gotk-sync.yaml"))
+            .expect("sync")
+            .replace("./clusters/prod", "./clusters/dev"),
+    );
+    std::fs::remove_file(dir.join("clusters/dev/00-crds.yaml")).expect("rm");
+    env.git(&dir, &["add", "-A"]);
+    let (code, findings) = check(&env, &dir, &[]);
+    assert_eq!(code, 1, "{findings:?}");
+    let broken: Vec<(&str, &str)> = errors(&findings)
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default(),
+                f["environment"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(!broken.is_empty());
+    // Every error is dev's: its karpenter layer waits for a `crds` only prod has.
+    assert!(broken.iter().all(|(_, e)| *e == "dev"), "{broken:?}");
+    assert!(broken.contains(&("flux.depends-on", "dev")), "{broken:?}");
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert!(
+        out.stderr.contains("(dev: ") && out.stderr.contains("; prod: 0 errors, 0 warnings)"),
+        "{}",
+        out.stderr
+    );
+}
