@@ -32,6 +32,10 @@ pub struct Diagnostic {
     pub column: usize,
     pub message: String,
     pub hint: String,
+    /// The environment (cluster) whose files or build the finding is about, in a repo of
+    /// several; several names, comma-separated, for a shared file found wanting in some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
 }
 
 impl Diagnostic {

@@ -133,6 +133,13 @@ fn build_into(
             }
         }
     }
+    for (patch, line, what) in repo.unmatched_patches.get(&file).into_iter().flatten() {
+        built.errors.push((
+            patch.clone(),
+            *line,
+            format!("the patch in {patch} targets {what}, which its resources do not build"),
+        ));
+    }
     for entry in needed {
         if entry.contains('\n') {
             continue; // an inline patch
@@ -147,9 +154,102 @@ fn build_into(
     }
 }
 
+/// Applies each kustomization's strategic-merge patch files (`patches: [{path}]`,
+/// `patchesStrategicMerge`) to the objects its resources build to, as kustomize does for
+/// custom resources (maps merge, anything else is replaced, `null` deletes). The patched
+/// object then speaks for the patch file (an overlay's values and versions are found
+/// wanting where they are written) and the patch file holds no object of its own. JSON 6902
+/// patches and targets that select by label are left alone.
+pub fn apply_patches(repo: &mut Repo) {
+    let files: Vec<(String, String)> = repo
+        .yaml
+        .keys()
+        .filter(|p| NAMES.iter().any(|n| *p == n || p.ends_with(&format!("/{n}"))))
+        .map(|p| (model::parent(p).to_string(), p.clone()))
+        .collect();
+    let mut patch_files = BTreeSet::new();
+    for (dir, file) in files {
+        let Some(k) = repo.yaml.get(&file).and_then(|d| d.first()).map(|d| d.value.clone()) else {
+            continue;
+        };
+        let mut paths: Vec<String> = match k.get("patchesStrategicMerge") {
+            Some(Json::Array(items)) => items.iter().filter_map(|i| i.as_str().map(String::from)).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(Json::Array(items)) = k.get("patches") {
+            paths.extend(items.iter().filter_map(|p| yaml::str_at(p, "path").map(String::from)));
+        }
+        if paths.is_empty() {
+            continue;
+        }
+        let built = build(repo, &dir);
+        for path in paths {
+            let Some(path) = model::join(&dir, &path) else { continue };
+            let patches: Vec<usize> = (0..repo.objects.len())
+                .filter(|i| repo.objects[*i].file == path)
+                .collect();
+            for p in patches {
+                let patch = &repo.objects[p];
+                let target = built.objects.iter().map(|(i, _)| *i).find(|t| {
+                    let o = &repo.objects[*t];
+                    *t != p
+                        && o.kind == patch.kind
+                        && o.name == patch.name
+                        && (patch.namespace.is_none() || o.namespace == patch.namespace)
+                });
+                let Some(t) = target else {
+                    let what = format!("{} {}", patch.kind, patch.name);
+                    let line = patch.doc.line;
+                    repo.unmatched_patches.entry(file.clone()).or_default().push((
+                        path.clone(),
+                        line,
+                        what,
+                    ));
+                    continue;
+                };
+                let mut value = repo.objects[t].doc.value.clone();
+                merge_patch(&mut value, &patch.doc.value);
+                let doc = super::yaml::Doc {
+                    line: patch.doc.line,
+                    text: patch.doc.text.clone(),
+                    value,
+                };
+                let file = patch.file.clone();
+                let object = &mut repo.objects[t];
+                object.doc = doc;
+                object.file = file;
+                patch_files.insert(p);
+            }
+        }
+    }
+    let mut index = 0;
+    repo.objects.retain(|_| {
+        index += 1;
+        !patch_files.contains(&(index - 1))
+    });
+}
+
+/// A strategic merge patch on an object kustomize has no schema for: a JSON merge patch.
+fn merge_patch(target: &mut Json, patch: &Json) {
+    match (target, patch) {
+        (Json::Object(t), Json::Object(p)) => {
+            for (key, value) in p {
+                if value.is_null() {
+                    t.remove(key);
+                } else if let Some(existing) = t.get_mut(key) {
+                    merge_patch(existing, value);
+                } else {
+                    t.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        (target, patch) => *target = patch.clone(),
+    }
+}
+
 fn add_file(repo: &Repo, path: &str, namespace: Option<&str>, built: &mut Built) {
     for (index, object) in repo.objects.iter().enumerate() {
-        if object.file == path && object.group() != "kustomize.config.k8s.io" {
+        if object.built_from == path && object.group() != "kustomize.config.k8s.io" {
             built.objects.push((index, namespace.map(str::to_string)));
         }
     }

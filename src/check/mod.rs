@@ -3,6 +3,7 @@
 //! (`--list-rules`, docs/check.md); suppression comments and `--rule`/`--skip` apply last.
 pub mod catalogue;
 pub mod components;
+pub mod environments;
 pub mod gotemplate;
 pub mod kops;
 pub mod kustomize;
@@ -44,6 +45,7 @@ impl Findings {
             column,
             message: message.into(),
             hint: entry.map_or("", |r| r.hint).to_string(),
+            environment: None,
         });
     }
 }
@@ -62,8 +64,14 @@ impl Filter {
     }
 }
 
-/// Runs every rule on the repo; findings sorted by file and line, suppressions applied.
+/// Runs every rule on the repo, one environment at a time when it has several
+/// ([`environments`]); findings sorted by file and line, suppressions applied.
 pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
+    environments::run(repo, |view| run_view(view, filter))
+}
+
+/// Every rule on one view of the repo (the whole of it, or one environment's).
+fn run_view(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
     let mut findings = Findings::default();
     rules::run_all(repo, &mut findings);
     let findings = without_guesses(repo, findings);

@@ -12,7 +12,11 @@ use crate::error::{Error, Result};
 /// A Kubernetes object: a YAML document with `apiVersion` and `kind`.
 #[derive(Debug, Clone)]
 pub struct Object {
+    /// Where findings about it point: its file, or the overlay's patch file once a patch
+    /// is applied to it (that environment's version of the object).
     pub file: String,
+    /// The file a kustomize build reaches it through (its own file, patched or not).
+    pub built_from: String,
     pub doc: Doc,
     pub api_version: String,
     pub kind: String,
@@ -42,7 +46,7 @@ impl Object {
 }
 
 /// One `.tf` file: its text and, when it parses, its body.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TfFile {
     pub path: String,
     pub text: String,
@@ -50,7 +54,7 @@ pub struct TfFile {
 }
 
 /// A Terraform module: the `.tf` files of one directory.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TfModule {
     pub dir: String,
     pub files: Vec<TfFile>,
@@ -120,6 +124,9 @@ pub struct Repo {
     /// Text files holding merge conflict markers, with the line of each `<<<<<<<`; they are
     /// not parsed (the markers, not the syntax, are what to fix).
     pub conflicts: BTreeMap<String, Vec<usize>>,
+    /// Patches of a kustomization that match no object its resources build to (kustomize
+    /// fails the build): by kustomization file, the patch file, its line and its target.
+    pub unmatched_patches: BTreeMap<String, Vec<(String, usize, String)>>,
 }
 
 impl Repo {
@@ -236,6 +243,48 @@ impl Repo {
             .map(|(dir, files)| TfModule { dir, files })
             .collect();
         repo
+    }
+
+    /// The part of the repo whose files `keep` accepts (an environment's view).
+    pub fn view(&self, keep: impl Fn(&str) -> bool) -> Repo {
+        let kept = |pairs: &[(String, ParseError)]| -> Vec<(String, ParseError)> {
+            pairs.iter().filter(|(f, _)| keep(f)).cloned().collect()
+        };
+        Repo {
+            files: self
+                .files
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .map(|(p, t)| (p.clone(), t.clone()))
+                .collect(),
+            yaml_errors: kept(&self.yaml_errors),
+            json_errors: kept(&self.json_errors),
+            yaml: self
+                .yaml
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .map(|(p, d)| (p.clone(), d.clone()))
+                .collect(),
+            objects: self
+                .objects
+                .iter()
+                .filter(|o| keep(&o.file))
+                .cloned()
+                .collect(),
+            terraform: self
+                .terraform
+                .iter()
+                .filter(|m| keep(&format!("{}/", m.dir)))
+                .cloned()
+                .collect(),
+            conflicts: self
+                .conflicts
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .map(|(p, l)| (p.clone(), l.clone()))
+                .collect(),
+            unmatched_patches: BTreeMap::new(),
+        }
     }
 
     /// Files that could not be read as what they are (a parse error or conflict markers):
@@ -400,6 +449,7 @@ fn object_of(path: &str, doc: &Doc) -> Option<Object> {
     let kind = doc.value.get("kind")?.as_str()?.to_string();
     Some(Object {
         file: path.to_string(),
+        built_from: path.to_string(),
         doc: doc.clone(),
         api_version,
         kind,

@@ -47,8 +47,13 @@ pub fn human(findings: &[Diagnostic], colour: bool) -> String {
             Severity::Error => paint("31", "error"),
             Severity::Warning => paint("33", "warning"),
         };
+        let environment = d
+            .environment
+            .as_deref()
+            .map(|e| format!("({e}) "))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {}: {severity} [{}] {}\n",
+            "  {}: {severity} [{}] {environment}{}\n",
             d.location(),
             d.rule,
             d.message
@@ -60,16 +65,56 @@ pub fn human(findings: &[Diagnostic], colour: bool) -> String {
     out
 }
 
-pub fn json(root: &str, findings: &[Diagnostic]) -> String {
+/// The findings that concern `environment`: its own, and the shared ones found in its view.
+fn of_environment<'a>(findings: &'a [Diagnostic], environment: &str) -> Vec<Diagnostic> {
+    findings
+        .iter()
+        .filter(|d| {
+            d.environment
+                .as_deref()
+                .is_none_or(|e| e.split(", ").any(|n| n == environment))
+        })
+        .cloned()
+        .collect()
+}
+
+/// `dev: 1 error, 0 warnings; prod: …`, for a repo of several environments (else empty).
+pub fn environment_summary(findings: &[Diagnostic], environments: &[String]) -> String {
+    if environments.len() < 2 {
+        return String::new();
+    }
+    environments
+        .iter()
+        .map(|e| format!("{e}: {}", summary(&of_environment(findings, e))))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+pub fn json(root: &str, findings: &[Diagnostic], environments: &[String]) -> String {
+    serde_json::to_string(&json_value(root, findings, environments)).unwrap_or_default()
+}
+
+/// One repo's JSON document (also an entry of a fleet's `repos`).
+pub fn json_value(root: &str, findings: &[Diagnostic], environments: &[String]) -> serde_json::Value {
     let (errors, warnings) = counts(findings);
-    let value = json!({
+    let mut value = json!({
         "version": 1,
         "root": root,
         "errors": errors,
         "warnings": warnings,
         "findings": findings,
     });
-    serde_json::to_string(&value).unwrap_or_default()
+    if environments.len() > 1 {
+        let per: serde_json::Map<String, serde_json::Value> = environments
+            .iter()
+            .map(|e| {
+                let (errors, warnings) = counts(&of_environment(findings, e));
+                (e.clone(), json!({"errors": errors, "warnings": warnings}))
+            })
+            .collect();
+        value["environments"] = serde_json::Value::Object(per);
+    }
+    value
 }
 
 pub fn rules_text() -> String {

@@ -22,6 +22,8 @@ pub struct CheckOptions<'a> {
 struct Checked {
     files: usize,
     findings: Vec<Diagnostic>,
+    /// The repo's environments (one Flux entry each), when it has any.
+    environments: Vec<String>,
 }
 
 pub fn run(options: CheckOptions) -> Result<()> {
@@ -70,6 +72,7 @@ fn check_one(dir: &Path, filter: &Filter) -> Result<Checked> {
     Ok(Checked {
         files: repo.files.len(),
         findings: check::run(&repo, filter),
+        environments: check::environments::names(&repo),
     })
 }
 
@@ -82,25 +85,43 @@ fn colour() -> bool {
 }
 
 fn single(dir: &Path, options: &CheckOptions) -> Result<()> {
-    let Checked { files, findings } = check_one(dir, &options.filter)?;
+    let Checked {
+        files,
+        findings,
+        environments,
+    } = check_one(dir, &options.filter)?;
+    let per_environment = report::environment_summary(&findings, &environments);
     if options.sarif {
         println!("{}", report::sarif(&findings));
     } else if options.json {
-        println!("{}", report::json(&dir.display().to_string(), &findings));
+        println!(
+            "{}",
+            report::json(&dir.display().to_string(), &findings, &environments)
+        );
     } else {
         print!("{}", report::human(&findings, colour()));
         if findings.is_empty() {
-            println!("{}: no findings ({files} files)", dir.display());
+            let environments = if environments.len() > 1 {
+                format!(", environments {}", environments.join(", "))
+            } else {
+                String::new()
+            };
+            println!(
+                "{}: no findings ({files} files{environments})",
+                dir.display()
+            );
         }
     }
+    let summary = if per_environment.is_empty() {
+        report::summary(&findings)
+    } else {
+        format!("{} ({per_environment})", report::summary(&findings))
+    };
     if has_errors(&findings) {
-        return Err(Error::Findings(format!(
-            "check: {}",
-            report::summary(&findings)
-        )));
+        return Err(Error::Findings(format!("check: {summary}")));
     }
     if !findings.is_empty() && !options.json && !options.sarif {
-        eprintln!("check: {}", report::summary(&findings));
+        eprintln!("check: {summary}");
     }
     Ok(())
 }
@@ -175,18 +196,12 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
                 let root = dirs[*i].display().to_string();
                 match result {
                     Ok(c) => {
-                        let errors = c
-                            .findings
-                            .iter()
-                            .filter(|d| d.severity == Severity::Error)
-                            .count();
-                        json!({
-                            "root": root,
-                            "files": c.files,
-                            "errors": errors,
-                            "warnings": c.findings.len() - errors,
-                            "findings": c.findings,
-                        })
+                        let mut value = report::json_value(&root, &c.findings, &c.environments);
+                        value["files"] = json!(c.files);
+                        if let Some(map) = value.as_object_mut() {
+                            map.remove("version");
+                        }
+                        value
                     }
                     Err(e) => json!({"root": root, "error": e.to_string(), "exit": e.exit_code()}),
                 }
@@ -209,7 +224,9 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
                     if c.findings.is_empty() {
                         println!("{dir}: no findings ({} files)", c.files);
                     } else {
-                        println!("{dir}: {}", report::summary(&c.findings));
+                        let per = report::environment_summary(&c.findings, &c.environments);
+                        let per = if per.is_empty() { per } else { format!(" ({per})") };
+                        println!("{dir}: {}{per}", report::summary(&c.findings));
                     }
                 }
                 Err(e) => println!("{dir}: not checked: {e}"),

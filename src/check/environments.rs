@@ -1,0 +1,192 @@
+//! A repo of several clusters is judged one environment at a time. Each cluster has one
+//! Flux entry, the `flux-system` Kustomization `flux bootstrap --path=<dir>` writes; the
+//! last directory of its path names the environment (`clusters/prod` → `prod`). A file
+//! belongs to an environment when one of its first two directories bears its name
+//! (`clusters/prod/…`, `envs/prod/…`, `environments/prod/…`, `apps/prod/…`); the others
+//! are shared. Each environment's view holds the shared files and its own, with overlay
+//! patches applied, so two clusters' objects of the same name never meet and every
+//! HelmRelease is judged with that environment's chart version and values.
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::kustomize;
+use super::model::Repo;
+use super::yaml;
+use crate::diagnostic::Diagnostic;
+
+/// The environments of the repo: one per `flux-system` Flux Kustomization, named by the
+/// last directory of its path; sorted, without repeats.
+pub fn names(repo: &Repo) -> Vec<String> {
+    let mut names: Vec<String> = repo
+        .objects
+        .iter()
+        .filter(|o| o.is("kustomize.toolkit.fluxcd.io", "Kustomization") && o.name == "flux-system")
+        .filter_map(|o| yaml::str_at(o.value(), "spec/path"))
+        .filter_map(|p| {
+            p.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty() && *n != ".")
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The environment among `all` that `path` belongs to, if any.
+pub fn owner<'a>(path: &str, all: &'a [String]) -> Option<&'a str> {
+    let mut dirs = path.split('/');
+    let first = dirs.next();
+    let second = dirs.next();
+    // Only directories count: a file's own name is the last segment.
+    let dirs = [first, second]
+        .into_iter()
+        .flatten()
+        .take(path.matches('/').count());
+    for dir in dirs {
+        if let Some(name) = all.iter().find(|n| n.as_str() == dir) {
+            return Some(name);
+        }
+    }
+    None
+}
+
+/// The view of `env`: the shared files and its own, with overlay patches applied.
+pub fn view(repo: &Repo, env: Option<&str>, all: &[String]) -> Repo {
+    let mut view = repo.view(|path| owner(path, all).is_none_or(|o| Some(o) == env));
+    kustomize::apply_patches(&mut view);
+    view
+}
+
+/// The files holding Kubernetes objects that the Flux Kustomizations of `view` apply,
+/// following Kustomizations that other Kustomizations apply.
+fn applied(view: &Repo) -> BTreeSet<String> {
+    let mut files = BTreeSet::new();
+    let mut built_paths = BTreeSet::new();
+    let mut queue: Vec<usize> = (0..view.objects.len())
+        .filter(|i| view.objects[*i].name == "flux-system")
+        .collect();
+    while let Some(i) = queue.pop() {
+        let object = &view.objects[i];
+        files.insert(object.built_from.clone());
+        if !object.is("kustomize.toolkit.fluxcd.io", "Kustomization") {
+            continue;
+        }
+        let Some(path) = object
+            .spec("path")
+            .and_then(|p| p.as_str())
+            .map(|p| p.trim_start_matches("./").trim_matches('/').to_string())
+        else {
+            continue;
+        };
+        if !built_paths.insert(path.clone()) {
+            continue;
+        }
+        queue.extend(kustomize::build(view, &path).objects.into_iter().map(|(i, _)| i));
+    }
+    files
+}
+
+/// Each environment's view, without the shared objects its cluster does not apply (another
+/// environment's addon base). Shared objects no cluster applies stay in every view.
+fn views(repo: &Repo, all: &[String]) -> Vec<Repo> {
+    let full: Vec<Repo> = all.iter().map(|env| view(repo, Some(env), all)).collect();
+    let applied: Vec<BTreeSet<String>> = full.iter().map(applied).collect();
+    let anywhere: BTreeSet<&String> = applied.iter().flatten().collect();
+    full.into_iter()
+        .zip(&applied)
+        .map(|(mut view, own)| {
+            view.objects.retain(|o| {
+                owner(&o.built_from, all).is_some()
+                    || own.contains(&o.built_from)
+                    || !anywhere.contains(&o.built_from)
+            });
+            view
+        })
+        .collect()
+}
+
+/// Runs `judge` on each environment's view (on every core), and merges the findings: a
+/// finding in an environment's own file, or found in a shared file by some environments
+/// only, names them; a shared file's finding every environment makes names none.
+pub fn run(repo: &Repo, judge: impl Fn(&Repo) -> Vec<Diagnostic> + Sync) -> Vec<Diagnostic> {
+    let all = names(repo);
+    if all.len() < 2 {
+        return judge(&view(repo, all.first().map(String::as_str), &all));
+    }
+    let views = views(repo, &all);
+    let workers = std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+        .clamp(1, all.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let per_env: Vec<(usize, Vec<Diagnostic>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(view) = views.get(i) else { break };
+                        done.push((i, judge(view)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    // The same finding from several environments' views is one finding.
+    let mut merged: BTreeMap<(String, usize, &'static str, String), (Diagnostic, Vec<&str>)> =
+        BTreeMap::new();
+    for (i, findings) in per_env {
+        for d in findings {
+            let key = (d.file.clone(), d.line, d.rule, d.message.clone());
+            merged
+                .entry(key)
+                .or_insert_with(|| (d, Vec::new()))
+                .1
+                .push(&all[i]);
+        }
+    }
+    let mut out: Vec<Diagnostic> = merged
+        .into_values()
+        .map(|(mut d, mut envs)| {
+            envs.sort_unstable();
+            d.environment = match owner(&d.file, &all) {
+                Some(own) => Some(own.to_string()),
+                None if envs.len() == all.len() => None,
+                None => Some(envs.join(", ")),
+            };
+            d
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (&a.file, a.line, a.rule, &a.message).cmp(&(&b.file, b.line, b.rule, &b.message))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_belongs_to_the_environment_named_by_one_of_its_first_two_directories() {
+        let all = vec!["dev".to_string(), "prod".to_string()];
+        assert_eq!(owner("clusters/prod/00-crds.yaml", &all), Some("prod"));
+        assert_eq!(owner("envs/dev/1-prerequisites/main.tf", &all), Some("dev"));
+        assert_eq!(owner("infrastructure/addons/prod/release.yaml", &all), None);
+        assert_eq!(owner("prod/main.tf", &all), Some("prod"));
+        // A file named like an environment is not a directory.
+        assert_eq!(owner("apps/prod", &all), None);
+        assert_eq!(owner("README.md", &all), None);
+    }
+}
