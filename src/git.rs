@@ -210,6 +210,16 @@ fn trees_under(
 
 /// A branch name by git's own rules (`git check-ref-format --branch`), which libgit2's
 /// check alone does not fully apply: a branch also may not start with `-`.
+/// The paths git's index of the repository at `root` tracks (`/`-separated).
+pub fn tracked_paths(root: &Path) -> Result<Vec<String>> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    let index = repo.index().map_err(|e| failed("read the index of", root, e))?;
+    Ok(index
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .collect())
+}
+
 pub fn is_valid_branch(name: &str) -> bool {
     !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false)
 }

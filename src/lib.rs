@@ -39,6 +39,7 @@ pub mod pristine;
 pub mod prompt;
 pub mod record;
 pub mod references;
+pub mod relocate;
 pub mod render;
 pub mod repo;
 pub mod report;

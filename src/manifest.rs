@@ -168,6 +168,12 @@ pub struct Migration {
     /// Answer values, by (new) key: old value → new value.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub values: BTreeMap<String, BTreeMap<String, String>>,
+    /// Files, and directories (a path ending in `/`), the version moved: old path → new,
+    /// the new a template over the repo's answers before the migration. `update` moves the
+    /// repo's files with them (its own and yours below a moved directory), so hand edits
+    /// follow the files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub moves: BTreeMap<String, String>,
     /// The blueprint that declares it (set when `extends` is resolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blueprint: Option<String>,

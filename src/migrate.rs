@@ -15,8 +15,28 @@ fn version_of<'a>(id: &'a BlueprintId, name: &str) -> Option<&'a str> {
     id.base.as_deref().and_then(|b| version_of(b, name))
 }
 
-/// Applies to `answers` every migration whose blueprint the repo was recorded at a version
-/// below, and that the new chain `to` has reached; returns one line per change made.
+/// The migrations whose blueprint the repo was recorded at a version below, and that the
+/// new chain `to` has reached, oldest first.
+pub fn due<'a>(migrations: &'a [Migration], from: &BlueprintId, to: &BlueprintId) -> Vec<&'a Migration> {
+    let mut ordered: Vec<&Migration> = migrations
+        .iter()
+        .filter(|migration| {
+            let Some(name) = migration.blueprint.as_deref() else {
+                return false;
+            };
+            let (Some(recorded), Some(now)) = (version_of(from, name), version_of(to, name))
+            else {
+                return false;
+            };
+            let at = tuple(&migration.version);
+            tuple(recorded) < at && at <= tuple(now)
+        })
+        .collect();
+    ordered.sort_by_key(|m| tuple(&m.version));
+    ordered
+}
+
+/// Applies to `answers` every migration [`due`]; returns one line per change made.
 pub fn apply(
     answers: &mut Map<String, Json>,
     migrations: &[Migration],
@@ -24,19 +44,8 @@ pub fn apply(
     to: &BlueprintId,
 ) -> Vec<String> {
     let mut done = Vec::new();
-    let mut ordered: Vec<&Migration> = migrations.iter().collect();
-    ordered.sort_by_key(|m| tuple(&m.version));
-    for migration in ordered {
-        let Some(name) = migration.blueprint.as_deref() else {
-            continue;
-        };
-        let (Some(recorded), Some(now)) = (version_of(from, name), version_of(to, name)) else {
-            continue;
-        };
-        let at = tuple(&migration.version);
-        if !(tuple(recorded) < at && at <= tuple(now)) {
-            continue;
-        }
+    for migration in due(migrations, from, to) {
+        let name = migration.blueprint.as_deref().unwrap_or_default();
         for (old, new) in &migration.rename {
             if let Some(value) = answers.remove(old) {
                 answers.insert(new.clone(), value);

@@ -86,7 +86,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             "{addons_key}: change addons with scaffold add-addon and remove-addon, not update"
         )));
     }
-    let base = found.base(&blueprint)?;
+    let mut base = found.base(&blueprint)?;
     // A record edited by hand: the base's record is where the repo is, and each edited
     // answer is applied as a --values answer would be (and checked the same way).
     let (record, edited) = match &base.edited_from {
@@ -108,16 +108,46 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             edited.join(", ")
         ));
     }
+    let renderer = generate::renderer_for(&blueprint)?;
+    // The files the blueprint moved since the recorded version, rendered over the answers
+    // as recorded (before the migrations rename them).
+    let mut moves = Vec::new();
+    for migration in crate::migrate::due(
+        &blueprint.manifest.migrations,
+        &record.blueprint,
+        &blueprint.id(),
+    ) {
+        for (from, to) in &migration.moves {
+            let to = renderer.render_str(
+                &format!("migrations {} moves `{from}`", migration.version),
+                to,
+                &Json::Object(record.answers.clone()),
+            )?;
+            moves.push((from.clone(), to));
+        }
+    }
     // The blueprint's declared renames, applied to the recorded answers first.
     let mut migrated = record.clone();
-    let migrations = crate::migrate::apply(
+    let mut migrations = crate::migrate::apply(
         &mut migrated.answers,
         &blueprint.manifest.migrations,
         &record.blueprint,
         &blueprint.id(),
     );
+    migrations.extend(into_environments(&blueprint, &mut migrated));
     let record = &migrated;
-    let renderer = generate::renderer_for(&blueprint)?;
+    let tracked = crate::git::tracked_paths(&found.root)?;
+    let relocation = crate::relocate::Relocation::new(
+        &moves,
+        base.plan
+            .files
+            .keys()
+            .map(RelPath::as_str)
+            .chain(tracked.iter().map(String::as_str)),
+    )
+    .map_err(Error::Blueprint)?;
+    relocation.rename(&mut base.plan);
+    migrations.extend(relocation.lines());
     let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
         std::env::var(name).ok()
     })?;
@@ -167,6 +197,8 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         changed.extend(
             answer_changes(before, after)
                 .into_iter()
+                // An environment's own name is not an answer of it.
+                .filter(|c| c.key != crate::answers::environments::ENVIRONMENT)
                 .map(|c| AnswerChange {
                     key: format!("{env}.{}", c.key),
                     ..c
@@ -179,18 +211,22 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     // The record is scaffold's own file: it is always the new one, never merged line by
     // line (its `rendering:` digest would conflict with any hand edit).
     let record_path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
-    let merge = edit::merge(
+    let read = |path: &RelPath| write::read_canonical(&found.root, path, &eol);
+    let mut merge = edit::merge(
         &base.plan,
         &next.plan,
         |path| {
             if path == &record_path {
                 Ok(base.plan.files.get(path).cloned())
             } else {
-                write::read_canonical(&found.root, path, &eol)
+                relocation.read(path, read)
             }
         },
         &label(&blueprint),
     )?;
+    relocation.complete(&mut merge, read)?;
+    let mut warnings = warnings;
+    warnings.extend(relocation.left_behind(&found.root, &tracked));
     Ok(Update {
         from: record.blueprint.clone(),
         to: next_record.blueprint.clone(),
@@ -204,6 +240,58 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         warnings,
         merge,
     })
+}
+
+/// A record made before its blueprint had environments: the environments answer becomes a
+/// list, and each per-environment answer moves from the shared answers to every
+/// environment's own (an empty one too: a gossip cluster's empty `dns_zone` stays empty).
+fn into_environments(blueprint: &Blueprint, record: &mut record::Record) -> Vec<String> {
+    let Some(list_key) = &blueprint.manifest.environments_answer else {
+        return Vec::new();
+    };
+    if !record.environments.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = match record.answers.get(list_key) {
+        Some(Json::String(text)) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect(),
+        Some(Json::Array(items)) => items
+            .iter()
+            .filter_map(Json::as_str)
+            .map(String::from)
+            .collect(),
+        _ => return Vec::new(),
+    };
+    record.answers.insert(
+        list_key.clone(),
+        Json::Array(names.iter().cloned().map(Json::String).collect()),
+    );
+    let mut moved = Vec::new();
+    for question in blueprint.manifest.questions.iter().filter(|q| q.per_environment) {
+        let Some(value) = record.answers.remove(&question.key) else {
+            continue;
+        };
+        for name in &names {
+            record
+                .environments
+                .entry(name.clone())
+                .or_default()
+                .insert(question.key.clone(), value.clone());
+        }
+        moved.push(question.key.as_str());
+    }
+    if moved.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "- answers {} are now per environment ({})",
+        moved.join(", "),
+        names.join(", ")
+    )]
 }
 
 /// The `on_change` text of each question whose recorded answer this update changes

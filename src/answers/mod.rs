@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::render::Renderer;
 
 mod check;
-mod environments;
+pub(crate) mod environments;
 pub use check::parse_text;
 use check::{from_yaml, validate};
 pub use environments::ENVIRONMENT;
