@@ -154,6 +154,20 @@ pub fn gather_each(
         .questions
         .iter()
         .any(|q| q.key == ENVIRONMENT);
+    // Each environment's pass answers it with the environment's name: a value given for it
+    // would be silently replaced.
+    if asks_environment
+        && (given.set.iter().any(|(k, _)| k == ENVIRONMENT)
+            || given.values.contains_key(ENVIRONMENT)
+            || given
+                .by_environment
+                .values()
+                .any(|o| o.set.iter().any(|(k, _)| k == ENVIRONMENT) || o.values.contains_key(ENVIRONMENT)))
+    {
+        return Err(Error::Input(format!(
+            "{ENVIRONMENT}: each environment answers it with its own name; name the environments with {list_key} (e.g. --set {list_key}=staging)"
+        )));
+    }
     for name in &names {
         // Shared answers stand as recorded ones; a per-environment answer given or typed
         // for all counts too, but not a default (the environment renders its own) nor an
