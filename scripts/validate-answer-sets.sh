@@ -27,9 +27,18 @@ for blueprint in "${blueprints[@]}"; do
         if ! "$bin" check "$out/$name"; then
             ok=0
         fi
-        if ! "$validator" "$out/$name" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then
-            ok=0
+        # The validator judges one cluster: a repo of several is judged one environment's
+        # view at a time (docs/environments.md).
+        targets=("$out/$name")
+        if [ "$(find "$out/$name/clusters" -mindepth 1 -maxdepth 1 -type d | wc -l)" -gt 1 ]; then
+            mapfile -t envs < <(scripts/environment-views "$out/$name" "$out/$name.views")
+            targets=("${envs[@]/#/$out/$name.views/}")
         fi
+        for target in "${targets[@]}"; do
+            if ! "$validator" "$target" --max-checkov-failures 0 --quiet | grep -E '^FAIL|^validate-platform:'; then
+                ok=0
+            fi
+        done
         [ "$ok" -eq 1 ] || failed=$((failed + 1))
     done
 done

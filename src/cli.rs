@@ -57,19 +57,17 @@ pub enum Command {
         after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold remove-addon reloader --dry-run\n  scaffold remove-addon reloader --json"
     )]
     RemoveAddon(RemoveAddonArgs),
-    /// Add or remove an environment of the repo around the current directory (a blueprint
-    /// with environments; docs/environments.md), and commit.
-    // Hidden until the default blueprint has environments: its examples need such a repo
-    // (every listed command's examples run in a default repo, tests/integration/cli.rs).
-    #[command(hide = true)]
+    /// Add or remove an environment (a cluster with its own roots, Flux entry and addon
+    /// overlays; docs/environments.md) of the repo around the current directory, and commit.
     Env {
         #[command(subcommand)]
         what: EnvCommand,
     },
     /// Move chart versions and values of addons from one environment to another, as one
-    /// commit (a blueprint with environments; docs/environments.md).
-    // Hidden until the default blueprint has environments (see `env`).
-    #[command(hide = true)]
+    /// commit that lists what moved (docs/environments.md).
+    #[command(
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager"
+    )]
     Promote(PromoteArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
@@ -366,12 +364,12 @@ pub enum EnvCommand {
     /// Add an environment: its own answers start from --from's (not its names), --set
     /// answers it.
     #[command(
-        after_help = "Examples:\n  scaffold env add staging --from prod\n  scaffold env add dev --set region=eu-central-1 --dry-run"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add staging --from prod\n  scaffold env add dev --set region=eu-central-1 --dry-run"
     )]
     Add(EnvAddArgs),
     /// Remove an environment's files (refused without --force: its cluster must go first).
     #[command(
-        after_help = "Examples:\n  scaffold env remove staging\n  scaffold env remove staging --force"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add staging --from prod\n  scaffold env remove staging --force --dry-run\n  scaffold env remove staging --force"
     )]
     Remove(EnvRemoveArgs),
 }

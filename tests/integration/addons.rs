@@ -99,7 +99,7 @@ fn add_then_remove_restores_the_tree_byte_for_byte() {
 fn user_comments_and_list_entries_survive_add_and_remove() {
     let env = Env::new();
     let dir = new_repo(&env, "p", "metrics-server,reloader");
-    let list = dir.join("infrastructure/crds/kustomization.yaml");
+    let list = dir.join("environments/prod/infrastructure/crds/kustomization.yaml");
     let original = std::fs::read_to_string(&list).expect("read");
     let edited = format!(
         "# Team note: keep our own manifests last.\n{original}  - zz-team-extras/ # ours\n"
@@ -255,7 +255,7 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
 fn works_from_a_subdirectory_and_says_so_outside_a_repo() {
     let env = Env::new();
     let dir = new_repo(&env, "p", "");
-    let out = in_repo(&env, &dir.join("2-kops"), &["add-addon", "reloader"]);
+    let out = in_repo(&env, &dir.join("envs/prod/2-kops"), &["add-addon", "reloader"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = run(env.scaffold().args(["add-addon", "reloader"]));
     assert_eq!(out.code, 2);
@@ -386,7 +386,7 @@ fn an_untracked_file_in_the_way_is_refused_and_others_are_left_alone() {
     let dir = new_repo(&env, "p", "");
     let twin = new_repo(&env, "twin", "");
     assert_eq!(in_repo(&env, &twin, &["add-addon", "velero"]).code, 0);
-    let file = "1-prerequisites/addon-velero.tf";
+    let file = "envs/prod/1-prerequisites/addon-velero.tf";
     std::fs::copy(twin.join(file), dir.join(file)).expect("copy");
     std::fs::create_dir_all(dir.join("notes/drafts")).expect("mkdir");
     std::fs::write(dir.join("notes/drafts/todo.md"), "mine\n").expect("write");

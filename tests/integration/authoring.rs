@@ -213,7 +213,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
     assert_eq!(out.code, 0, "{}", out.stderr);
     let repo = env.path("shop");
     let pool: serde_yaml::Value = serde_yaml::from_str(
-        &std::fs::read_to_string(repo.join("infrastructure/karpenter/node-pool.yaml"))
+        &std::fs::read_to_string(repo.join("environments/prod/infrastructure/karpenter/node-pool.yaml"))
             .expect("pool"),
     )
     .expect("yaml");
@@ -243,7 +243,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         "{keys:?}"
     );
     // The default's extension points: tags for Terraform and kops, a file asset for kops.
-    let tags = std::fs::read_to_string(repo.join("1-prerequisites/tags.yaml")).expect("tags");
+    let tags = std::fs::read_to_string(repo.join("envs/prod/1-prerequisites/tags.yaml")).expect("tags");
     assert!(
         tags.ends_with("extraTags:\n  cost-center: payments\n  team: payments\n"),
         "{tags}"
@@ -253,7 +253,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         "comments kept: {tags}"
     );
     let values: serde_yaml::Value = serde_yaml::from_str(
-        &std::fs::read_to_string(repo.join("2-kops/values.yaml")).expect("values"),
+        &std::fs::read_to_string(repo.join("envs/prod/2-kops/values.yaml")).expect("values"),
     )
     .expect("yaml");
     assert_eq!(values["fileAssets"][0]["name"], "company-ca");

@@ -190,7 +190,7 @@ fn breaks_with(rule: &str, also: &[&str], edit: impl FnOnce(&Env, &Path)) {
 
 const CM_RELEASE: &str = "infrastructure/addons/cert-manager/release.yaml";
 const CM_SOURCE: &str = "infrastructure/addons/cert-manager/source.yaml";
-const TEMPLATE: &str = "2-kops/cluster-template.yaml";
+const TEMPLATE: &str = "envs/prod/2-kops/cluster-template.yaml";
 
 #[test]
 fn yaml_parse() {
@@ -313,12 +313,12 @@ fn order_crd() {
     breaks("order.crd", |_, d| {
         write(
             d,
-            "infrastructure/karpenter/issuer.yaml",
+            "environments/prod/infrastructure/karpenter/issuer.yaml",
             "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n",
         );
         replace(
             d,
-            "infrastructure/karpenter/kustomization.yaml",
+            "environments/prod/infrastructure/karpenter/kustomization.yaml",
             "resources:\n",
             "resources:\n  - issuer.yaml\n",
         );
@@ -448,7 +448,7 @@ fn kops_irsa() {
     breaks("kops.irsa", |_, d| {
         replace(
             d,
-            "2-kops/values.yaml",
+            "envs/prod/2-kops/values.yaml",
             "serviceAccount: cert-manager",
             "serviceAccount: cert-manager-x",
         )
@@ -460,7 +460,7 @@ fn kops_api_access() {
     breaks("kops.api-access", |_, d| {
         replace(
             d,
-            "2-kops/values.yaml",
+            "envs/prod/2-kops/values.yaml",
             "adminCidrs: []",
             "adminCidrs:\n  - 203.0.113.0/24",
         )
@@ -471,7 +471,7 @@ fn kops_api_access() {
 fn kops_karpenter_kubelet() {
     // Review issue A-m17: the values and the EC2NodeClass drift apart.
     breaks("kops.karpenter-kubelet", |_, d| {
-        replace(d, "2-kops/values.yaml", "  maxPods: 110", "  maxPods: 64")
+        replace(d, "envs/prod/2-kops/values.yaml", "  maxPods: 110", "  maxPods: 64")
     });
 }
 
@@ -480,7 +480,7 @@ fn make_flags() {
     breaks("make.flags", |_, d| {
         replace(
             d,
-            "2-kops/Makefile",
+            "envs/prod/2-kops/Makefile",
             "kops replace -f cluster.yaml --force",
             "kops replace -f cluster.yaml --force --bogus",
         )
@@ -492,7 +492,7 @@ fn tf_parse() {
     breaks("tf.parse", |_, d| {
         write(
             d,
-            "1-prerequisites/broken.tf",
+            "envs/prod/1-prerequisites/broken.tf",
             "resource \"null_resource\" \"x\" {\n",
         )
     });
@@ -503,7 +503,7 @@ fn tf_refs() {
     breaks("tf.refs", |_, d| {
         write(
             d,
-            "1-prerequisites/extra.tf",
+            "envs/prod/1-prerequisites/extra.tf",
             "locals {\n  extra = var.nope\n}\n",
         )
     });
@@ -514,7 +514,7 @@ fn tf_providers() {
     breaks("tf.providers", |_, d| {
         write(
             d,
-            "1-prerequisites/extra.tf",
+            "envs/prod/1-prerequisites/extra.tf",
             "resource \"random_id\" \"x\" {\n  byte_length = 4\n}\n",
         )
     });
@@ -525,7 +525,7 @@ fn tf_state_bucket() {
     breaks("tf.state-bucket", |_, d| {
         replace(
             d,
-            "1-prerequisites/state-bucket.tf",
+            "envs/prod/1-prerequisites/state-bucket.tf",
             "versioning_configuration {\n    status = \"Enabled\"",
             "versioning_configuration {\n    status = \"Suspended\"",
         )
@@ -538,7 +538,7 @@ fn repo_conflict_markers() {
     breaks_with("repo.conflict-markers", &["check.partial"], |_, d| {
         replace(
             d,
-            "1-prerequisites/terraform.tfvars",
+            "envs/prod/1-prerequisites/terraform.tfvars",
             "vpc_cidr",
             "<<<<<<< ours\nvpc_cidr = \"10.1.0.0/16\"\n=======\nvpc_cidr = \"10.2.0.0/16\"\n>>>>>>> theirs\nold_vpc_cidr",
         )
@@ -548,7 +548,7 @@ fn repo_conflict_markers() {
 #[test]
 fn check_partial() {
     breaks_with("check.partial", &["tf.parse"], |_, d| {
-        replace(d, "1-prerequisites/main.tf", "locals {", "locals")
+        replace(d, "envs/prod/1-prerequisites/main.tf", "locals {", "locals")
     });
 }
 
@@ -557,7 +557,7 @@ fn ref_node_class() {
     breaks("ref.node-class", |_, d| {
         replace(
             d,
-            "infrastructure/karpenter/node-pool.yaml",
+            "environments/prod/infrastructure/karpenter/node-pool.yaml",
             "        name: default",
             "        name: defualt",
         )
@@ -656,7 +656,7 @@ fn tf_vars() {
     breaks("tf.vars", |_, d| {
         replace(
             d,
-            "1-prerequisites/terraform.tfvars",
+            "envs/prod/1-prerequisites/terraform.tfvars",
             "dns_zone     =",
             "dns_zoen =",
         )
@@ -668,7 +668,7 @@ fn tf_schema() {
     breaks("tf.schema", |_, d| {
         replace(
             d,
-            "1-prerequisites/state-bucket.tf",
+            "envs/prod/1-prerequisites/state-bucket.tf",
             "  bucket = \"${local.bucket_base}",
             "  buckt = \"${local.bucket_base}",
         )
@@ -705,7 +705,7 @@ fn tf_backend() {
     breaks("tf.backend", |_, d| {
         write(
             d,
-            "1-prerequisites/backend.tf",
+            "envs/prod/1-prerequisites/backend.tf",
             "terraform {\n  backend \"local\" {}\n}\n",
         )
     });
@@ -750,7 +750,7 @@ fn kms_key_access() {
     breaks("kms.key-access", |_, d| {
         write(
             d,
-            "1-prerequisites/reader.tf",
+            "envs/prod/1-prerequisites/reader.tf",
             "resource \"aws_iam_policy\" \"reader\" {\n  name = \"reader\"\n  policy = jsonencode({\n    Version = \"2012-10-17\"\n    Statement = [{\n      Effect   = \"Allow\"\n      Action   = \"s3:GetObject\"\n      Resource = \"${aws_s3_bucket.kops_state.arn}/*\"\n    }]\n  })\n}\n",
         )
     });
@@ -759,8 +759,8 @@ fn kms_key_access() {
 #[test]
 fn repo_tracked_output() {
     breaks("repo.tracked-output", |env, d| {
-        write(d, "1-prerequisites/terraform.tfstate", "{}\n");
-        env.git(d, &["add", "-f", "1-prerequisites/terraform.tfstate"]);
+        write(d, "envs/prod/1-prerequisites/terraform.tfstate", "{}\n");
+        env.git(d, &["add", "-f", "envs/prod/1-prerequisites/terraform.tfstate"]);
     });
 }
 
@@ -886,7 +886,7 @@ fn a_fleet_is_checked_in_one_run_with_one_summary_and_the_worst_exit_status() {
     let broken = new_repo(&env, "broken", None);
     replace(
         &broken,
-        "infrastructure/karpenter/node-pool.yaml",
+        "environments/prod/infrastructure/karpenter/node-pool.yaml",
         "        name: default",
         "        name: defualt",
     );

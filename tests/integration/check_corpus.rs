@@ -12,9 +12,9 @@ use crate::support::{Env, run};
 const AUTHOR: &str = "Test Author <test@example.org>";
 const CM_RELEASE: &str = "infrastructure/addons/cert-manager/release.yaml";
 const CM_SOURCE: &str = "infrastructure/addons/cert-manager/source.yaml";
-const TEMPLATE: &str = "2-kops/cluster-template.yaml";
-const PREREQ_VARS: &str = "1-prerequisites/terraform.tfvars";
-const STATE_BUCKET: &str = "1-prerequisites/state-bucket.tf";
+const TEMPLATE: &str = "envs/prod/2-kops/cluster-template.yaml";
+const PREREQ_VARS: &str = "envs/prod/1-prerequisites/terraform.tfvars";
+const STATE_BUCKET: &str = "envs/prod/1-prerequisites/state-bucket.tf";
 const CONFLICT: &str = "<<<<<<< ours\nleft\n=======\nright\n>>>>>>> theirs\n";
 
 enum Edit {
@@ -85,12 +85,12 @@ static CORPUS: &[Breakage] = &[
     b(
         "helm values typo, Terraform values ConfigMap",
         &[Replace(
-            "3-bridge/addon-external-dns.tf",
+            "envs/prod/3-bridge/addon-external-dns.tf",
             "      serviceAccount = {",
             "      serviceAcount = {",
         )],
         "helm.values",
-        "3-bridge/addon-external-dns.tf",
+        "envs/prod/3-bridge/addon-external-dns.tf",
         "serviceAcount",
     ),
     b(
@@ -169,12 +169,12 @@ static CORPUS: &[Breakage] = &[
     b(
         "NodePool names no EC2NodeClass",
         &[Replace(
-            "infrastructure/karpenter/node-pool.yaml",
+            "environments/prod/infrastructure/karpenter/node-pool.yaml",
             "        name: default",
             "        name: defualt",
         )],
         "ref.node-class",
-        "infrastructure/karpenter/node-pool.yaml",
+        "environments/prod/infrastructure/karpenter/node-pool.yaml",
         "name: defualt",
     ),
     b(
@@ -208,9 +208,9 @@ static CORPUS: &[Breakage] = &[
     ),
     b(
         "conflict markers in a Makefile",
-        &[Append("1-prerequisites/Makefile", CONFLICT)],
+        &[Append("envs/prod/1-prerequisites/Makefile", CONFLICT)],
         "repo.conflict-markers",
-        "1-prerequisites/Makefile",
+        "envs/prod/1-prerequisites/Makefile",
         "<<<<<<<",
     ),
     b(
@@ -231,18 +231,18 @@ static CORPUS: &[Breakage] = &[
         "required variable without a value",
         &[Replace(PREREQ_VARS, "name         = ", "# name = ")],
         "tf.vars",
-        "1-prerequisites/variables.tf",
+        "envs/prod/1-prerequisites/variables.tf",
         "variable \"name\"",
     ),
     b(
         "tfvars key typo in 3-bridge",
         &[Replace(
-            "3-bridge/terraform.tfvars",
+            "envs/prod/3-bridge/terraform.tfvars",
             "state_region",
             "state_regoin",
         )],
         "tf.vars",
-        "3-bridge/terraform.tfvars",
+        "envs/prod/3-bridge/terraform.tfvars",
         "state_regoin",
     ),
     // The two "validator only" breakages.
@@ -271,22 +271,22 @@ static CORPUS: &[Breakage] = &[
     b(
         "Terraform unknown resource type",
         &[Append(
-            "1-prerequisites/extra.tf",
+            "envs/prod/1-prerequisites/extra.tf",
             "resource \"aws_s3_bukcet\" \"x\" {\n  bucket = \"x\"\n}\n",
         )],
         "tf.schema",
-        "1-prerequisites/extra.tf",
+        "envs/prod/1-prerequisites/extra.tf",
         "aws_s3_bukcet",
     ),
     b(
         "Terraform argument typo, kubernetes provider",
         &[Replace(
-            "3-bridge/addon-cert-manager.tf",
+            "envs/prod/3-bridge/addon-cert-manager.tf",
             "    name      = \"cert-manager-tf-values\"",
             "    nmae      = \"cert-manager-tf-values\"",
         )],
         "tf.schema",
-        "3-bridge/addon-cert-manager.tf",
+        "envs/prod/3-bridge/addon-cert-manager.tf",
         "nmae",
     ),
     b(
@@ -300,15 +300,15 @@ static CORPUS: &[Breakage] = &[
             ),
         ],
         "order.crd-provider",
-        "infrastructure/karpenter/node-class.yaml",
+        "environments/prod/infrastructure/karpenter/node-class.yaml",
         "apiVersion:",
     ),
     // A parse error: one finding where it is, no cascade.
     b(
         "HCL missing brace",
-        &[Replace("1-prerequisites/main.tf", "locals {", "locals")],
+        &[Replace("envs/prod/1-prerequisites/main.tf", "locals {", "locals")],
         "tf.parse",
-        "1-prerequisites/main.tf",
+        "envs/prod/1-prerequisites/main.tf",
         "locals",
     ),
     b(
@@ -436,17 +436,17 @@ static CORPUS: &[Breakage] = &[
         "CRD used before its layer",
         &[
             Write(
-                "infrastructure/karpenter/issuer.yaml",
+                "environments/prod/infrastructure/karpenter/issuer.yaml",
                 "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: selfsigned\nspec:\n  selfSigned: {}\n",
             ),
             Replace(
-                "infrastructure/karpenter/kustomization.yaml",
+                "environments/prod/infrastructure/karpenter/kustomization.yaml",
                 "resources:\n",
                 "resources:\n  - issuer.yaml\n",
             ),
         ],
         "order.crd",
-        "infrastructure/karpenter/issuer.yaml",
+        "environments/prod/infrastructure/karpenter/issuer.yaml",
         "apiVersion:",
     ),
     b(
@@ -518,43 +518,43 @@ static CORPUS: &[Breakage] = &[
     b(
         "IRSA for a ServiceAccount nobody uses",
         &[Replace(
-            "2-kops/values.yaml",
+            "envs/prod/2-kops/values.yaml",
             "serviceAccount: cert-manager",
             "serviceAccount: cert-manager-x",
         )],
         "kops.irsa",
-        "2-kops/values.yaml",
+        "envs/prod/2-kops/values.yaml",
         "cert-manager-x",
     ),
     b(
         "kops flag that does not exist",
         &[Replace(
-            "2-kops/Makefile",
+            "envs/prod/2-kops/Makefile",
             "kops replace -f cluster.yaml --force",
             "kops replace -f cluster.yaml --force --bogus",
         )],
         "make.flags",
-        "2-kops/Makefile",
+        "envs/prod/2-kops/Makefile",
         "--bogus",
     ),
     b(
         "undeclared variable",
         &[Write(
-            "1-prerequisites/extra.tf",
+            "envs/prod/1-prerequisites/extra.tf",
             "locals {\n  extra = var.nope\n}\n",
         )],
         "tf.refs",
-        "1-prerequisites/extra.tf",
+        "envs/prod/1-prerequisites/extra.tf",
         "var.nope",
     ),
     b(
         "provider not required",
         &[Write(
-            "1-prerequisites/extra.tf",
+            "envs/prod/1-prerequisites/extra.tf",
             "resource \"random_id\" \"x\" {\n  byte_length = 4\n}\n",
         )],
         "tf.providers",
-        "1-prerequisites/extra.tf",
+        "envs/prod/1-prerequisites/extra.tf",
         "random_id",
     ),
     b(
@@ -707,7 +707,7 @@ fn a_parse_error_does_not_cascade() {
     assert_eq!(rules, ["check.partial", "tf.parse"], "{findings:#?}");
     let note = findings[0]["message"].as_str().expect("message");
     assert!(
-        note.contains("tf.refs") && note.contains("1-prerequisites/main.tf"),
+        note.contains("tf.refs") && note.contains("envs/prod/1-prerequisites/main.tf"),
         "{note}"
     );
     assert_eq!(findings[0]["severity"], "warning");
@@ -1061,7 +1061,7 @@ fn validator_bin(name: &str) -> Option<PathBuf> {
 /// plural names, a string otherwise (both renderers read the same file).
 fn synthetic_outputs(dir: &Path) -> Json {
     let values: serde_yaml::Value = serde_yaml::from_str(
-        &std::fs::read_to_string(dir.join("2-kops/values.yaml")).expect("values"),
+        &std::fs::read_to_string(dir.join("envs/prod/2-kops/values.yaml")).expect("values"),
     )
     .expect("values yaml");
     let zones: Vec<String> = values["zones"]
@@ -1073,7 +1073,7 @@ fn synthetic_outputs(dir: &Path) -> Json {
         })
         .unwrap_or_default();
     let mut outputs = String::new();
-    for entry in std::fs::read_dir(dir.join("1-prerequisites")).expect("prerequisites") {
+    for entry in std::fs::read_dir(dir.join("envs/prod/1-prerequisites")).expect("prerequisites") {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "tf") {
             outputs += &std::fs::read_to_string(&path).expect("tf");
@@ -1136,16 +1136,16 @@ fn check_renders_kops_templates_as_kops_render_does() {
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);
         let dir = env.path(&name);
         let outputs = synthetic_outputs(&dir);
-        std::fs::write(dir.join("2-kops/tf-outputs.json"), outputs.to_string()).expect("outputs");
+        std::fs::write(dir.join("envs/prod/2-kops/tf-outputs.json"), outputs.to_string()).expect("outputs");
         let values: serde_yaml::Value = serde_yaml::from_str(
-            &std::fs::read_to_string(dir.join("2-kops/values.yaml")).expect("values"),
+            &std::fs::read_to_string(dir.join("envs/prod/2-kops/values.yaml")).expect("values"),
         )
         .expect("values yaml");
         let values_json = env.path(&format!("{name}-values.json"));
         std::fs::write(&values_json, serde_json::to_string(&values).expect("json")).expect("write");
         // The values files in the order 2-kops/Makefile passes them to kops.
         let tags: serde_yaml::Value = serde_yaml::from_str(
-            &std::fs::read_to_string(dir.join("1-prerequisites/tags.yaml")).expect("tags"),
+            &std::fs::read_to_string(dir.join("envs/prod/1-prerequisites/tags.yaml")).expect("tags"),
         )
         .expect("tags yaml");
         let tags_json = env.path(&format!("{name}-tags.json"));
@@ -1156,9 +1156,9 @@ fn check_renders_kops_templates_as_kops_render_does() {
             .arg("-values")
             .arg(&tags_json)
             .arg("-values")
-            .arg(dir.join("2-kops/tf-outputs.json"))
+            .arg(dir.join("envs/prod/2-kops/tf-outputs.json"))
             .arg("-template")
-            .arg(dir.join("2-kops/cluster-template.yaml"))
+            .arg(dir.join("envs/prod/2-kops/cluster-template.yaml"))
             .output()
             .expect("kops-render");
         assert!(
@@ -1174,7 +1174,7 @@ fn check_renders_kops_templates_as_kops_render_does() {
             .collect();
         // tf-outputs.json is git-ignored (Repo::read leaves it out): add it to the model.
         let mut files = Repo::read(&dir).expect("read").files;
-        files.insert("2-kops/tf-outputs.json".into(), Some(outputs.to_string()));
+        files.insert("envs/prod/2-kops/tf-outputs.json".into(), Some(outputs.to_string()));
         let repo = Repo::from_files(files);
         let rendered = kops::render_all(&repo);
         assert_eq!(rendered.len(), 1, "{name}: one kops template");

@@ -319,7 +319,7 @@ fn commit_gpg_sign_signs_with_ssh_and_git_verifies_it() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     assert_git_accepts(&env, &dir);
     // A base recorded without a commit (conflicts left as markers for the user) too.
-    let pool = dir.join("infrastructure/karpenter/node-pool.yaml");
+    let pool = dir.join("environments/prod/infrastructure/karpenter/node-pool.yaml");
     let text = std::fs::read_to_string(&pool).expect("pool");
     std::fs::write(&pool, text.replace("nodes: \"10\"", "nodes: \"11\"")).expect("edit");
     env.git(&dir, &["commit", "-qam", "eleven nodes"]);

@@ -17,7 +17,7 @@ fn set_beats_values_beats_defaults() {
         "--values",
         "answers.yaml",
         "--set",
-        "environment=dev",
+        "environments=dev",
     ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let dir = env.path("acme");
@@ -132,7 +132,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
         "error: name: `a-very-long-platform-name-that-goes-on-and-on` must be a DNS-1123 label",
     ),
     (
-        &["environment=Prod"],
+        &["environments=Prod"],
         "error: environment: `Prod` must be a DNS-1123 label",
     ),
     (

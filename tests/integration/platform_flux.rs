@@ -129,7 +129,7 @@ fn ui_addons_get_tls_from_the_istio_gateway_and_a_cert_manager_certificate() {
 fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
     let env = Env::new();
     let dir = new_repo(&env, "idp", "authentik,headlamp");
-    let tf = read(&dir, "1-prerequisites/addon-authentik.tf");
+    let tf = read(&dir, "envs/prod/1-prerequisites/addon-authentik.tf");
     assert_has(
         &tf,
         &[
@@ -221,7 +221,7 @@ fn istio_by_name_brings_the_gateway_api_and_one_gateway_owner() {
 fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     let env = Env::new();
     let dir = new_repo(&env, "acme", "external-secrets,authentik");
-    let tf = read(&dir, "1-prerequisites/addon-external-secrets.tf");
+    let tf = read(&dir, "envs/prod/1-prerequisites/addon-external-secrets.tf");
     assert!(!tf.contains("secret:*\""), "{tf}");
     assert!(!tf.contains("secretsmanager:ListSecrets"), "{tf}");
     // Review N-M2: two roles, two prefixes. The controller's own role (application
@@ -245,7 +245,7 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
         &["secret:${var.name}/${var.environment}/platform/*"],
     );
     assert!(!platform.contains("/apps/"), "{platform}");
-    let kops = read(&dir, "2-kops/values.yaml");
+    let kops = read(&dir, "envs/prod/2-kops/values.yaml");
     assert_has(
         &kops,
         &[
@@ -305,14 +305,14 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
         "acme/prod/platform/authentik"
     );
     assert_has(
-        &read(&dir, "1-prerequisites/addon-authentik.tf"),
+        &read(&dir, "envs/prod/1-prerequisites/addon-authentik.tf"),
         &["\"${var.name}/${var.environment}/platform/authentik\""],
     );
     assert_has(
         &read(&dir, "README.md"),
         &["acme/prod/apps/", "platform-secrets-manager"],
     );
-    let bridge = read(&dir, "3-bridge/addon-external-secrets.tf");
+    let bridge = read(&dir, "envs/prod/3-bridge/addon-external-secrets.tf");
     assert_has(&bridge, &["EXTERNAL_SECRETS_PLATFORM_ROLE_ARN"]);
 }
 
@@ -406,8 +406,8 @@ fn each_addon_fails_alone_in_its_own_kustomization() {
 fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution() {
     let env = Env::new();
     let dir = new_repo(&env, "lean", "reloader,velero");
-    assert!(!dir.join("3-bridge/addon-reloader.tf").exists());
-    assert!(dir.join("3-bridge/addon-velero.tf").is_file());
+    assert!(!dir.join("envs/prod/3-bridge/addon-reloader.tf").exists());
+    assert!(dir.join("envs/prod/3-bridge/addon-velero.tf").is_file());
     let reloader = doc(
         &dir,
         "infrastructure/addons/reloader/release.yaml",
@@ -429,7 +429,7 @@ fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution()
     );
     assert_eq!(velero["spec"]["valuesFrom"][0]["name"], "velero-tf-values");
     scaffold_in(&env, &dir, &podinfo_app("shop"));
-    assert!(!dir.join("3-bridge/addon-shop.tf").exists());
+    assert!(!dir.join("envs/prod/3-bridge/addon-shop.tf").exists());
     assert!(dir.join("apps/prod/shop/namespace.yaml").is_file());
     let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");
     assert!(apps["spec"]["postBuild"].is_null());
@@ -736,7 +736,7 @@ fn the_gateway_passes_client_ip_and_scheme_and_keeps_istio_webhooks_fail_closed(
         .expect("a comma-separated string (the chart renders lists as Go's [a b])")
         .split(',')
         .collect();
-    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let template = read(&dir, "envs/prod/2-kops/cluster-template.yaml");
     let pods = template
         .lines()
         .find_map(|l| l.trim().strip_prefix("nonMasqueradeCIDR: "))

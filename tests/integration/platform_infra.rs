@@ -194,7 +194,7 @@ fn flags_passed<'a>(
 fn every_kops_command_line_uses_flags_kops_accepts() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let makefile = read(&dir, "2-kops/Makefile");
+    let makefile = read(&dir, "envs/prod/2-kops/Makefile");
     let commands = flags_passed(&makefile, "kops", KOPS_FLAGS);
     for (sub, allowed, flags, line) in &commands {
         for flag in flags {
@@ -233,7 +233,7 @@ const FLUX_FLAGS: &[(&str, &[&str])] = &[
 fn every_flux_command_line_uses_flags_flux_accepts() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let makefile = read(&dir, "3-bridge/Makefile");
+    let makefile = read(&dir, "envs/prod/3-bridge/Makefile");
     let commands = flags_passed(&makefile, "flux", FLUX_FLAGS);
     for (sub, allowed, flags, line) in &commands {
         for flag in flags {
@@ -250,7 +250,7 @@ fn every_flux_command_line_uses_flags_flux_accepts() {
 fn velero_may_use_the_kms_key_of_its_bucket() {
     let env = Env::new();
     let dir = generate(&env, "demo", &["--set", "addons=velero"]);
-    let policy = read(&dir, "1-prerequisites/addon-velero.tf");
+    let policy = read(&dir, "envs/prod/1-prerequisites/addon-velero.tf");
     assert!(policy.contains("kms_master_key_id = aws_kms_key.platform.arn"));
     let key = statement(&policy, "BackupBucketKey");
     for action in ["kms:GenerateDataKey", "kms:Decrypt", "kms:DescribeKey"] {
@@ -270,7 +270,7 @@ fn velero_may_use_the_kms_key_of_its_bucket() {
 fn karpenter_user_data_comes_from_the_applied_kops_state() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let bridge = read(&dir, "3-bridge/data.tf");
+    let bridge = read(&dir, "envs/prod/3-bridge/data.tf");
     assert!(
         !bridge.contains("file(\"${path.module}/../2-kops"),
         "the bridge reads no work-tree file of 2-kops:\n{bridge}"
@@ -279,12 +279,12 @@ fn karpenter_user_data_comes_from_the_applied_kops_state() {
     assert!(bridge.contains("jsonencode(local.kops.karpenter_nodes_user_data)"));
     // 2-kops records the script of the object its apply uploads, through the module.
     assert!(
-        read(&dir, "2-kops/outputs.tf")
+        read(&dir, "envs/prod/2-kops/outputs.tf")
             .contains("value       = module.kops.karpenter_nodes_user_data")
     );
-    let module = read(&dir, "2-kops/kops-module.tf.tmpl");
+    let module = read(&dir, "envs/prod/2-kops/kops-module.tf.tmpl");
     assert!(module.contains("value = aws_s3_object.nodeupscript-karpenter-nodes.content"));
-    let makefile = read(&dir, "2-kops/Makefile");
+    let makefile = read(&dir, "envs/prod/2-kops/Makefile");
     assert!(makefile.contains("cp kops-module.tf.tmpl kops-tf/scaffold.tf"));
     // The runbook applies the bridge after 2-kops' apply, not after cluster-update.
     let readme = read(&dir, "README.md");
@@ -301,7 +301,7 @@ fn karpenter_user_data_comes_from_the_applied_kops_state() {
 fn karpenter_nodes_are_a_kops_instance_group_managed_by_karpenter() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let template = read(&dir, "envs/prod/2-kops/cluster-template.yaml");
     let group = document(&template, "name: karpenter-nodes");
     assert!(group.contains("kind: InstanceGroup"), "{group}");
     assert!(group.contains("  manager: Karpenter\n"), "{group}");
@@ -313,7 +313,7 @@ fn karpenter_nodes_are_a_kops_instance_group_managed_by_karpenter() {
     // Flux owns the controller: kops' addon stays off.
     assert!(template.contains("  karpenter:\n    enabled: false\n"));
 
-    let class = yaml(&dir, "infrastructure/karpenter/node-class.yaml");
+    let class = yaml(&dir, "environments/prod/infrastructure/karpenter/node-class.yaml");
     let spec = &class["spec"];
     assert_eq!(
         spec["instanceProfile"],
@@ -326,10 +326,10 @@ fn karpenter_nodes_are_a_kops_instance_group_managed_by_karpenter() {
     assert_eq!(spec["tags"]["kops.k8s.io/instancegroup"], "karpenter-nodes");
     assert_eq!(spec["tags"]["KubernetesCluster"], "${CLUSTER_NAME}");
     assert!(
-        read(&dir, "3-bridge/cluster-vars.tf")
+        read(&dir, "envs/prod/3-bridge/cluster-vars.tf")
             .contains("KARPENTER_NODE_INSTANCE_PROFILE  = local.karpenter_node_instance_profile")
     );
-    let policy = read(&dir, "1-prerequisites/addon-karpenter.tf");
+    let policy = read(&dir, "envs/prod/1-prerequisites/addon-karpenter.tf");
     assert!(
         !policy.contains("iam:CreateInstanceProfile"),
         "no profile of its own"
@@ -340,18 +340,18 @@ fn karpenter_nodes_are_a_kops_instance_group_managed_by_karpenter() {
 fn karpenter_runs_the_image_kops_runs() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let class = yaml(&dir, "infrastructure/karpenter/node-class.yaml");
+    let class = yaml(&dir, "environments/prod/infrastructure/karpenter/node-class.yaml");
     let terms = class["spec"]["amiSelectorTerms"]
         .as_sequence()
         .expect("amiSelectorTerms");
     assert_eq!(terms.len(), 1, "{terms:?}");
     assert_eq!(terms[0]["id"], "${KARPENTER_NODE_IMAGE_ID}");
     assert!(
-        read(&dir, "3-bridge/cluster-vars.tf")
+        read(&dir, "envs/prod/3-bridge/cluster-vars.tf")
             .contains("KARPENTER_NODE_IMAGE_ID          = local.karpenter_node_image_id")
     );
     assert!(
-        read(&dir, "2-kops/kops-module.tf.tmpl")
+        read(&dir, "envs/prod/2-kops/kops-module.tf.tmpl")
             .contains("value = aws_launch_template.nodes-prod-demo-example-com.image_id")
     );
 }
@@ -360,8 +360,8 @@ fn karpenter_runs_the_image_kops_runs() {
 fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let class = yaml(&dir, "infrastructure/karpenter/node-class.yaml");
-    let values = yaml(&dir, "2-kops/values.yaml");
+    let class = yaml(&dir, "environments/prod/infrastructure/karpenter/node-class.yaml");
+    let values = yaml(&dir, "envs/prod/2-kops/values.yaml");
     let kubelet = &class["spec"]["kubelet"];
     let kops = &values["karpenterKubelet"];
     assert_eq!(kubelet["maxPods"], 110);
@@ -369,7 +369,7 @@ fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
         assert_eq!(kubelet[key], kops[key], "{key} differs from kops'");
     }
     let group = document(
-        &read(&dir, "2-kops/cluster-template.yaml"),
+        &read(&dir, "envs/prod/2-kops/cluster-template.yaml"),
         "name: karpenter-nodes",
     )
     .to_string();
@@ -378,7 +378,7 @@ fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
         "{group}"
     );
 
-    let pool = yaml(&dir, "infrastructure/karpenter/node-pool.yaml");
+    let pool = yaml(&dir, "environments/prod/infrastructure/karpenter/node-pool.yaml");
     let requirements = pool["spec"]["template"]["spec"]["requirements"]
         .as_sequence()
         .expect("requirements");
@@ -404,7 +404,7 @@ fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
     assert_eq!(values_of("kubernetes.io/arch"), Some(vec!["amd64".into()]));
 
     let graviton = generate(&env, "arm", &["--set", "node_machine_type=m7g.large"]);
-    let pool = read(&graviton, "infrastructure/karpenter/node-pool.yaml");
+    let pool = read(&graviton, "environments/prod/infrastructure/karpenter/node-pool.yaml");
     assert!(
         pool.contains("            - arm64\n") && !pool.contains("amd64"),
         "{pool}"
@@ -415,7 +415,7 @@ fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
 fn karpenter_receives_interruptions_through_its_queue() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let prerequisites = read(&dir, "1-prerequisites/addon-karpenter.tf");
+    let prerequisites = read(&dir, "envs/prod/1-prerequisites/addon-karpenter.tf");
     assert!(prerequisites.contains("resource \"aws_sqs_queue\" \"karpenter_interruption\""));
     for detail in [
         "AWS Health Event",
@@ -438,7 +438,7 @@ fn karpenter_receives_interruptions_through_its_queue() {
         queue.contains("${aws_sqs_queue.karpenter_interruption.arn}"),
         "{queue}"
     );
-    let bridge = read(&dir, "3-bridge/addon-karpenter.tf");
+    let bridge = read(&dir, "envs/prod/3-bridge/addon-karpenter.tf");
     assert!(
         bridge.contains(
             "interruptionQueue = \"${local.prerequisites.karpenter_interruption_queue}\""
@@ -451,7 +451,7 @@ fn karpenter_receives_interruptions_through_its_queue() {
 fn karpenter_policy_keeps_upstream_cluster_and_region_scoping() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let policy = read(&dir, "1-prerequisites/addon-karpenter.tf");
+    let policy = read(&dir, "envs/prod/1-prerequisites/addon-karpenter.tf");
     let owned = "\"aws:ResourceTag/kubernetes.io/cluster/${var.cluster_name}\" = \"owned\"";
     let requested = "\"aws:RequestTag/kubernetes.io/cluster/${var.cluster_name}\" = \"owned\"";
     for sid in [
@@ -499,7 +499,7 @@ fn karpenter_policy_keeps_upstream_cluster_and_region_scoping() {
         "external-dns",
         "velero",
     ] {
-        let text = read(&all, &format!("1-prerequisites/addon-{addon}.tf"));
+        let text = read(&all, &format!("envs/prod/1-prerequisites/addon-{addon}.tf"));
         assert!(
             !text.contains("arn:aws:"),
             "{addon} hard-codes the aws partition"
@@ -512,9 +512,9 @@ fn terraform_state_lives_in_s3_with_locking() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
     for (root, key) in [
-        ("1-prerequisites", "1-prerequisites/terraform.tfstate"),
-        ("2-kops", "2-kops/terraform.tfstate"),
-        ("3-bridge", "3-bridge/terraform.tfstate"),
+        ("envs/prod/1-prerequisites", "envs/prod/1-prerequisites/terraform.tfstate"),
+        ("envs/prod/2-kops", "envs/prod/2-kops/terraform.tfstate"),
+        ("envs/prod/3-bridge", "envs/prod/3-bridge/terraform.tfstate"),
     ] {
         let versions = read(&dir, &format!("{root}/versions.tf"));
         assert!(
@@ -536,11 +536,11 @@ fn terraform_state_lives_in_s3_with_locking() {
             "{root}"
         );
     }
-    let bridge = read(&dir, "3-bridge/data.tf");
+    let bridge = read(&dir, "envs/prod/3-bridge/data.tf");
     assert_eq!(bridge.matches("backend = \"s3\"").count(), 2, "{bridge}");
     assert!(!bridge.contains("backend = \"local\""));
     // The bucket is bootstrapped with local state, then the state moves into it.
-    let prerequisites = read(&dir, "1-prerequisites/Makefile");
+    let prerequisites = read(&dir, "envs/prod/1-prerequisites/Makefile");
     let bootstrap = &prerequisites[prerequisites.find("state-bootstrap:").expect("target")..];
     let bootstrap = &bootstrap[..bootstrap.find("\ninit:").expect("next target")];
     assert!(bootstrap.contains("\t$(LOCAL_BACKEND)\n"), "{bootstrap}");
@@ -554,11 +554,11 @@ fn terraform_state_lives_in_s3_with_locking() {
             .contains("terraform init -migrate-state -force-copy -backend-config=$(STATE_BACKEND)")
     );
     assert!(
-        read(&dir, "1-prerequisites/terraform-state-bucket.tf")
+        read(&dir, "envs/prod/1-prerequisites/terraform-state-bucket.tf")
             .contains("resource \"aws_s3_bucket_versioning\" \"terraform_state\"")
     );
     // A fresh clone plans 2-kops without writing the spec: cluster-render has no kops replace.
-    let kops = read(&dir, "2-kops/Makefile");
+    let kops = read(&dir, "envs/prod/2-kops/Makefile");
     let render = &kops[kops.find("\ncluster-render:").expect("cluster-render")..];
     let render = &render[..render.find("\n\n").expect("end")];
     assert!(
@@ -571,12 +571,12 @@ fn terraform_state_lives_in_s3_with_locking() {
 fn dns_policies_are_scoped_to_the_platform_zone() {
     let env = Env::new();
     let dir = generate(&env, "demo", &["--set", "addons=cert-manager,external-dns"]);
-    let external_dns = read(&dir, "1-prerequisites/addon-external-dns.tf");
+    let external_dns = read(&dir, "envs/prod/1-prerequisites/addon-external-dns.tf");
     assert!(
         statement(&external_dns, "ChangeRecords")
             .contains("Resource = \"${aws_route53_zone.this.arn}\"")
     );
-    let cert_manager = read(&dir, "1-prerequisites/addon-cert-manager.tf");
+    let cert_manager = read(&dir, "envs/prod/1-prerequisites/addon-cert-manager.tf");
     let txt = statement(&cert_manager, "ChangeTxtRecords");
     assert!(
         txt.contains("Resource = \"${aws_route53_zone.this.arn}\""),
@@ -612,7 +612,7 @@ fn readme_takes_an_operator_from_zero_to_teardown_in_order() {
         assert!(teardown.contains(needle), "teardown lacks {needle}");
     }
     // flux bootstrap refuses to run against a remote without the branch.
-    let makefile = read(&dir, "3-bridge/Makefile");
+    let makefile = read(&dir, "envs/prod/3-bridge/Makefile");
     let target = &makefile[makefile.find("\nflux-bootstrap:").expect("target")..];
     let ls_remote = target
         .find("git ls-remote --exit-code --heads $(GIT_URL) $(GIT_BRANCH)")
@@ -624,7 +624,7 @@ fn readme_takes_an_operator_from_zero_to_teardown_in_order() {
 fn network_and_security_details_an_expert_expects() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let template = read(&dir, "envs/prod/2-kops/cluster-template.yaml");
     assert!(
         !template.contains("\n  sshAccess:"),
         "port 22 open with no key installed"
@@ -641,13 +641,13 @@ fn network_and_security_details_an_expert_expects() {
                 .all(|l| l.ends_with(":iam::aws:policy/AmazonSSMManagedInstanceCore")),
         "{external:?}"
     );
-    assert!(!dir.join("1-prerequisites/iam.tf").exists());
-    assert!(!read(&dir, "1-prerequisites/kms.tf").contains("through S3 (kms:ViaService)"));
-    let network = read(&dir, "1-prerequisites/network.tf");
+    assert!(!dir.join("envs/prod/1-prerequisites/iam.tf").exists());
+    assert!(!read(&dir, "envs/prod/1-prerequisites/kms.tf").contains("through S3 (kms:ViaService)"));
+    let network = read(&dir, "envs/prod/1-prerequisites/network.tf");
     assert!(network.contains("resource \"aws_vpc_endpoint\" \"s3\""));
     assert!(network.contains("vpc_endpoint_type = \"Gateway\""));
     assert!(!network.contains("karpenter.sh/discovery"));
-    assert!(read(&dir, "1-prerequisites/variables.tf").contains("<= 21"));
+    assert!(read(&dir, "envs/prod/1-prerequisites/variables.tf").contains("<= 21"));
     // A /22 VPC would give /28 utility subnets, too small for an ALB.
     let out = run(env.scaffold().args([
         "new",
@@ -660,7 +660,7 @@ fn network_and_security_details_an_expert_expects() {
     assert!(out.stderr.contains("vpc_cidr"), "{}", out.stderr);
 
     let existing = generate(&env, "existing", &["--values", &answer_set("existing-vpc")]);
-    let network = read(&existing, "1-prerequisites/network.tf");
+    let network = read(&existing, "envs/prod/1-prerequisites/network.tf");
     assert!(
         !network.contains("karpenter.sh/discovery"),
         "single-valued tag shared by clusters"
@@ -689,10 +689,10 @@ fn network_and_security_details_an_expert_expects() {
     }
     assert!(!network.contains("subnet_id = each.value\n\n  lifecycle"));
     assert!(
-        read(&existing, "1-prerequisites/outputs.tf").contains("output \"vpc_additional_cidrs\"")
+        read(&existing, "envs/prod/1-prerequisites/outputs.tf").contains("output \"vpc_additional_cidrs\"")
     );
-    assert!(read(&existing, "2-kops/cluster-template.yaml").contains("additionalNetworkCIDRs:"));
-    let class = yaml(&existing, "infrastructure/karpenter/node-class.yaml");
+    assert!(read(&existing, "envs/prod/2-kops/cluster-template.yaml").contains("additionalNetworkCIDRs:"));
+    let class = yaml(&existing, "environments/prod/infrastructure/karpenter/node-class.yaml");
     let selector = &class["spec"]["subnetSelectorTerms"][0]["tags"];
     assert_eq!(
         selector["kops.k8s.io/instance-group/karpenter-nodes"],
@@ -722,8 +722,8 @@ fn generated_terraform_is_terraform_fmt_clean() {
         let dir = generate(&env, name, &args);
         // kops-module.tf.tmpl becomes kops-tf/scaffold.tf: check it as a .tf file.
         std::fs::copy(
-            dir.join("2-kops/kops-module.tf.tmpl"),
-            dir.join("2-kops/kops-module-check.tf"),
+            dir.join("envs/prod/2-kops/kops-module.tf.tmpl"),
+            dir.join("envs/prod/2-kops/kops-module-check.tf"),
         )
         .expect("copy");
         let out = run(Command::new("terraform")
@@ -746,7 +746,7 @@ fn generated_terraform_is_terraform_fmt_clean() {
 fn internal_api_admits_the_vpc_and_warns_on_public_admin_cidrs() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let template = read(&dir, "envs/prod/2-kops/cluster-template.yaml");
     let access = &template[template.find("  kubernetesApiAccess:\n").expect("access")..];
     let access = &access[..access.find("  sshKeyName").expect("end")];
     assert!(
@@ -758,7 +758,7 @@ fn internal_api_admits_the_vpc_and_warns_on_public_admin_cidrs() {
         "an admin CIDR equal to a VPC CIDR would be a duplicate kops task: {access}"
     );
     assert!(template.contains("      type: Internal\n"));
-    assert!(read(&dir, "2-kops/values.yaml").contains("\nadminCidrs: []\n"));
+    assert!(read(&dir, "envs/prod/2-kops/values.yaml").contains("\nadminCidrs: []\n"));
     let blueprint = read(
         Path::new(env!("CARGO_MANIFEST_DIR")),
         "blueprints/default/blueprint.yaml",
@@ -780,7 +780,7 @@ fn internal_api_admits_the_vpc_and_warns_on_public_admin_cidrs() {
         out.stderr
     );
     let office = env.path("office");
-    let values = read(&office, "2-kops/values.yaml");
+    let values = read(&office, "envs/prod/2-kops/values.yaml");
     let line = values
         .lines()
         .position(|l| l == "  - 203.0.113.0/24")
@@ -796,7 +796,7 @@ fn internal_api_admits_the_vpc_and_warns_on_public_admin_cidrs() {
     let report: serde_json::Value = serde_json::from_str(&check.stdout).expect("json");
     let findings = report["findings"].as_array().expect("findings");
     assert_eq!(findings.len(), 1, "{findings:#?}");
-    assert_eq!(findings[0]["file"], "2-kops/values.yaml");
+    assert_eq!(findings[0]["file"], "envs/prod/2-kops/values.yaml");
     assert_eq!(findings[0]["line"], line);
     assert_eq!(findings[0]["severity"], "warning");
     assert!(
@@ -836,12 +836,12 @@ fn internal_api_admits_the_vpc_and_warns_on_public_admin_cidrs() {
 fn kops_channel_is_the_pinned_release_and_moves_with_it() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let template = read(&dir, "envs/prod/2-kops/cluster-template.yaml");
     assert!(
         template.contains("\n  channel: {{ .kopsChannel }}\n"),
         "{template}"
     );
-    let values = read(&dir, "2-kops/values.yaml");
+    let values = read(&dir, "envs/prod/2-kops/values.yaml");
     let channel = "https://raw.githubusercontent.com/kubernetes/kops/v1.34.0/channels/stable";
     assert!(
         values.contains(&format!("\nkopsChannel: {channel}\n")),
@@ -868,8 +868,8 @@ fn kops_channel_is_the_pinned_release_and_moves_with_it() {
         .map(|p| regex::Regex::new(p.as_str().expect("string")).expect("regex"))
         .collect();
     for (file, text) in [
-        ("2-kops/values.yaml", values.as_str()),
-        ("2-kops/Makefile", &read(&dir, "2-kops/Makefile")),
+        ("envs/prod/2-kops/values.yaml", values.as_str()),
+        ("envs/prod/2-kops/Makefile", &read(&dir, "envs/prod/2-kops/Makefile")),
     ] {
         assert!(files.iter().any(|f| f.is_match(file)), "{file}");
         let versions: Vec<String> = patterns
@@ -888,19 +888,19 @@ fn kops_channel_is_the_pinned_release_and_moves_with_it() {
 fn nodes_have_break_glass_access_and_prod_defaults_to_three_control_planes() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let template = read(&dir, "2-kops/cluster-template.yaml");
+    let template = read(&dir, "envs/prod/2-kops/cluster-template.yaml");
     assert!(
         template.contains("  {{- if .nodeSsmAccess }}\n  externalPolicies:\n    node:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n    master:\n    - arn:{{ .partition }}:iam::aws:policy/AmazonSSMManagedInstanceCore\n  {{- end }}\n"),
         "{template}"
     );
-    assert!(read(&dir, "2-kops/values.yaml").contains("\nnodeSsmAccess: true\n"));
-    assert!(read(&dir, "1-prerequisites/outputs.tf").contains("output \"partition\""));
+    assert!(read(&dir, "envs/prod/2-kops/values.yaml").contains("\nnodeSsmAccess: true\n"));
+    assert!(read(&dir, "envs/prod/1-prerequisites/outputs.tf").contains("output \"partition\""));
     let zones = |dir: &Path| -> Vec<String> {
-        let values = yaml(dir, "2-kops/values.yaml");
+        let values = yaml(dir, "envs/prod/2-kops/values.yaml");
         serde_yaml::from_value(values["controlPlaneZones"].clone()).expect("zones")
     };
     assert_eq!(zones(&dir), ["eu-west-1a", "eu-west-1b", "eu-west-1c"]);
-    let dev = generate(&env, "dev", &["--set", "environment=dev"]);
+    let dev = generate(&env, "dev", &["--set", "environments=dev"]);
     assert_eq!(zones(&dev), ["eu-west-1a"]);
     let two = generate(&env, "two", &["--set", "zones=eu-west-1a,eu-west-1b"]);
     assert_eq!(zones(&two), ["eu-west-1a"]);
@@ -916,7 +916,7 @@ fn acme_records_only_and_partition_aware_service_names() {
         "demo",
         &["--set", "addons=cert-manager,velero,external-secrets"],
     );
-    let cert_manager = read(&dir, "1-prerequisites/addon-cert-manager.tf");
+    let cert_manager = read(&dir, "envs/prod/1-prerequisites/addon-cert-manager.tf");
     let txt = statement(&cert_manager, "ChangeTxtRecords");
     assert!(
         txt.contains("\"route53:ChangeResourceRecordSetsNormalizedRecordNames\" = [")
@@ -924,7 +924,7 @@ fn acme_records_only_and_partition_aware_service_names() {
             && txt.contains("\"ForAllValues:StringLike\""),
         "{txt}"
     );
-    let velero = read(&dir, "1-prerequisites/addon-velero.tf");
+    let velero = read(&dir, "envs/prod/1-prerequisites/addon-velero.tf");
     let writes = statement(&velero, "EbsSnapshotWrites");
     assert!(
         writes.contains("ec2:${var.region}:${local.account_id}:volume/*")
@@ -932,7 +932,7 @@ fn acme_records_only_and_partition_aware_service_names() {
             && !writes.contains("ec2:*"),
         "{writes}"
     );
-    let main = read(&dir, "1-prerequisites/main.tf");
+    let main = read(&dir, "envs/prod/1-prerequisites/main.tf");
     assert!(main.contains("data.aws_partition.current.dns_suffix"));
     for file in [
         "kms.tf",
@@ -940,7 +940,7 @@ fn acme_records_only_and_partition_aware_service_names() {
         "addon-velero.tf",
         "addon-external-secrets.tf",
     ] {
-        let text = read(&dir, &format!("1-prerequisites/{file}"));
+        let text = read(&dir, &format!("envs/prod/1-prerequisites/{file}"));
         for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
             let regional = line.contains("${var.region}.amazonaws.com")
                 || line.contains("com.amazonaws.${var.region}");
@@ -954,7 +954,7 @@ fn acme_records_only_and_partition_aware_service_names() {
 fn authentik_passwords_stay_out_of_terraform_state() {
     let env = Env::new();
     let dir = generate(&env, "demo", &["--set", "addons=authentik"]);
-    let tf = read(&dir, "1-prerequisites/addon-authentik.tf");
+    let tf = read(&dir, "envs/prod/1-prerequisites/addon-authentik.tf");
     assert!(tf.contains("ephemeral \"aws_secretsmanager_random_password\" \"authentik\" {"));
     assert!(!tf.contains("data \"aws_secretsmanager_random_password\""));
     assert!(

@@ -103,11 +103,11 @@ fn state_local_copies_the_s3_state_and_refuses_an_empty_copy() {
         return;
     };
     std::fs::write(
-        dir.join("terraform-backend.hcl"),
+        dir.join("envs/prod/terraform-backend.hcl"),
         "bucket = \"demo-prod-tfstate-111111111111\"\nregion = \"eu-west-1\"\n",
     )
     .expect("backend");
-    let root = dir.join("1-prerequisites");
+    let root = dir.join("envs/prod/1-prerequisites");
     let with_state = Tools::new(&[(
         "terraform",
         r#"if [ "$1" = state ]; then echo aws_s3_bucket.terraform_state; fi"#,
@@ -151,7 +151,7 @@ fn kops_update_reads_the_admin_kubeconfig_and_upgrades_run_control_plane_first()
     let Some((_env, dir)) = repo_with(&["make", "jq"]) else {
         return;
     };
-    let kops_dir = dir.join("2-kops");
+    let kops_dir = dir.join("envs/prod/2-kops");
     let tools = Tools::new(&[
         (
             "terraform",
@@ -298,7 +298,7 @@ fn kops_names_hold_for_long_cluster_names() {
                 &format!("cluster_name={cluster}"),
             ],
         );
-        let module = read(&dir.join("2-kops/kops-module.tf.tmpl"));
+        let module = read(&dir.join("envs/prod/2-kops/kops-module.tf.tmpl"));
         let sanitized = cluster.replace('.', "-");
         // The launch template keeps its full name; the profile is read from kops' local.
         assert!(
@@ -312,7 +312,7 @@ fn kops_names_hold_for_long_cluster_names() {
             continue;
         }
         // Evaluate the node role name the Karpenter policy allows to pass.
-        let policy = read(&dir.join("1-prerequisites/addon-karpenter.tf"));
+        let policy = read(&dir.join("envs/prod/1-prerequisites/addon-karpenter.tf"));
         assert!(
             policy.contains("role/${local.karpenter_node_role_name}\""),
             "{policy}"
@@ -379,7 +379,7 @@ fn state_bootstrap_writes_bucket_region_and_kms_key_for_every_root() {
     let Some((env, dir)) = repo_with(&["make", "jq"]) else {
         return;
     };
-    let root = dir.join("1-prerequisites");
+    let root = dir.join("envs/prod/1-prerequisites");
     let show = r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [
   {"address": "aws_kms_key.platform", "values": {"arn": "arn:aws:kms:eu-west-1:111111111111:key/k1"}},
   {"address": "aws_s3_bucket.terraform_state", "values": {"bucket": "demo-prod-tfstate-111111111111"}}]}}}'; fi
@@ -387,7 +387,7 @@ if [ "$1" = init ]; then echo "env TF_VAR_state_bucket=${TF_VAR_state_bucket:-}"
     let tools = Tools::new(&[("terraform", show)]);
     let out = tools.make(&root, "state-bootstrap");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let backend = read(&dir.join("terraform-backend.hcl"));
+    let backend = read(&dir.join("envs/prod/terraform-backend.hcl"));
     assert!(
         backend.contains("bucket     = \"demo-prod-tfstate-111111111111\"\n")
             && backend.contains("region     = \"eu-west-1\"\n")
@@ -400,11 +400,11 @@ if [ "$1" = init ]; then echo "env TF_VAR_state_bucket=${TF_VAR_state_bucket:-}"
     assert!(calls.iter().any(|c| c == migrate), "{calls:?}");
     assert!(!root.join("backend_override.tf").exists());
     // Every root initialises with it; the bridge also reads the bucket from it.
-    for other in ["2-kops", "3-bridge"] {
+    for other in ["envs/prod/2-kops", "envs/prod/3-bridge"] {
         let makefile = read(&dir.join(other).join("Makefile"));
         assert!(makefile.contains("terraform init -backend-config=$(STATE_BACKEND)"));
     }
-    let bridge = tools.make(&dir.join("3-bridge"), "init");
+    let bridge = tools.make(&dir.join("envs/prod/3-bridge"), "init");
     assert_eq!(bridge.code, 0, "{}", bridge.stderr);
     assert!(
         tools
@@ -420,9 +420,9 @@ if [ "$1" = init ]; then echo "env TF_VAR_state_bucket=${TF_VAR_state_bucket:-}"
         "terraform",
         r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [{"address": "aws_s3_bucket.terraform_state", "values": {"bucket": "b"}}]}}}'; fi"#,
     )]);
-    let out = partial.make(&again.join("1-prerequisites"), "state-bootstrap");
+    let out = partial.make(&again.join("envs/prod/1-prerequisites"), "state-bootstrap");
     assert_ne!(out.code, 0);
-    assert!(!again.join("terraform-backend.hcl").exists());
+    assert!(!again.join("envs/prod/terraform-backend.hcl").exists());
 }
 
 /// A kops stand-in with a state store: `toolbox template` writes what `render.yaml`
@@ -457,7 +457,7 @@ fn kops_changes_are_shown_before_they_are_stored_and_apply_refuses_a_spec_git_di
     let Some((_env, dir)) = repo_with(&["make", "jq", "sha256sum", "awk", "diff"]) else {
         return;
     };
-    let kops_dir = dir.join("2-kops");
+    let kops_dir = dir.join("envs/prod/2-kops");
     let tools = Tools::new(&[
         (
             "terraform",
@@ -508,7 +508,7 @@ fn kops_changes_are_shown_before_they_are_stored_and_apply_refuses_a_spec_git_di
         .iter()
         .filter(|c| *c == "terraform apply")
         .count();
-    std::fs::create_dir_all(dir.join("3-bridge/.terraform")).expect("bridge init");
+    std::fs::create_dir_all(dir.join("envs/prod/3-bridge/.terraform")).expect("bridge init");
     let out = tools.make(&kops_dir, "apply");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let after = tools
@@ -615,11 +615,11 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
     let https_url = "https://git.example.org/platform/demo.git";
     let https_dir = generate(&env, "web", &["--set", &format!("git_url={https_url}")]);
     for dir in [&ssh_dir, &https_dir] {
-        std::fs::write(dir.join("2-kops/kubeconfig"), "apiVersion: v1\n").expect("kubeconfig");
+        std::fs::write(dir.join("envs/prod/2-kops/kubeconfig"), "apiVersion: v1\n").expect("kubeconfig");
     }
 
     let tools = flux_tools();
-    let out = tools.make(&https_dir.join("3-bridge"), "flux-bootstrap");
+    let out = tools.make(&https_dir.join("envs/prod/3-bridge"), "flux-bootstrap");
     assert_ne!(out.code, 0, "{}", out.stdout);
     assert!(
         out.stderr.contains("GIT_PASSWORD is not set"),
@@ -629,7 +629,7 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
     assert!(!tools.log().iter().any(|c| c.starts_with("flux bootstrap")));
 
     let out = tools.make_with(
-        &https_dir.join("3-bridge"),
+        &https_dir.join("envs/prod/3-bridge"),
         "flux-bootstrap",
         &[("GIT_PASSWORD", "token"), ("GIT_USERNAME", "oauth2")],
     );
@@ -640,7 +640,7 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
     assert!(tools.log().contains(&bootstrap), "{:?}", tools.log());
 
     let ssh = flux_tools();
-    let out = ssh.make(&ssh_dir.join("3-bridge"), "flux-bootstrap");
+    let out = ssh.make(&ssh_dir.join("envs/prod/3-bridge"), "flux-bootstrap");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let call = ssh
         .log()
@@ -670,7 +670,7 @@ fn only_teardown_destroys_the_platform_key_and_the_state_buckets() {
     let Some((_env, dir)) = repo_with(&["make"]) else {
         return;
     };
-    let root = dir.join("1-prerequisites");
+    let root = dir.join("envs/prod/1-prerequisites");
     for (file, resource) in [
         ("kms.tf", "resource \"aws_kms_key\" \"platform\""),
         (
@@ -723,7 +723,7 @@ fn a_failed_state_migration_can_be_run_again() {
     let Some((_env, dir)) = repo_with(&["make", "jq"]) else {
         return;
     };
-    let root = dir.join("1-prerequisites");
+    let root = dir.join("envs/prod/1-prerequisites");
     let tools = Tools::new(&[(
         "terraform",
         r#"if [ "$1" = show ]; then echo '{"values": {"root_module": {"resources": [
@@ -738,7 +738,7 @@ if [ "$1 $2" = "init -migrate-state" ]; then exit 1; fi"#,
         "{}",
         out.stderr
     );
-    assert!(!dir.join("terraform-backend.hcl").exists());
+    assert!(!dir.join("envs/prod/terraform-backend.hcl").exists());
     assert!(
         root.join("backend_override.tf").exists(),
         "the local backend stays in use"
@@ -757,7 +757,7 @@ if [ "$1 $2" = "init -migrate-state" ]; then exit 1; fi"#,
     );
 
     std::fs::write(
-        dir.join("terraform-backend.hcl"),
+        dir.join("envs/prod/terraform-backend.hcl"),
         "bucket = \"b\"\nregion = \"eu-west-1\"\n",
     )
     .expect("backend");

@@ -155,7 +155,7 @@ const NEW_SET: &[Case] = &[
         ],
     ),
     (
-        &["--set", "environment=PROD"],
+        &["--set", "environments=PROD"],
         2,
         &["environment: `PROD` must be a DNS-1123 label"],
     ),
@@ -610,7 +610,7 @@ fn the_catalogue_has_at_least_sixty_cases() {
 /// Every given answer except the one asked, so a run prompts exactly once.
 const ALL_BUT_CONTROL_PLANE: &[&str] = &[
     "name=pty",
-    "environment=prod",
+    "environments=prod",
     "dns_zone=pty.example.org",
     "cluster_name=prod.pty.example.org",
     "region=eu-west-1",

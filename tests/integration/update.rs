@@ -273,7 +273,7 @@ fn a_changed_answer_rerenders_every_dependent_file_and_keeps_edits() {
     };
     let dir = new("p", "eu-west-1");
     let fresh = new("fresh", "us-east-1");
-    let tfvars = "1-prerequisites/terraform.tfvars";
+    let tfvars = "envs/prod/1-prerequisites/terraform.tfvars";
     let mine = "\n# mine: keep this\n";
     let edited = fs::read_to_string(dir.join(tfvars)).expect("read") + mine;
     fs::write(dir.join(tfvars), edited).expect("edit");

@@ -522,7 +522,7 @@ mod catalog {
         assert!(checked >= 10, "catalog charts checked: {checked}");
         // The default app's chart (a blueprint file, not a catalog entry).
         let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("blueprints/default/files/apps/[[ environment ]]/podinfo/source.yaml");
+            .join("blueprints/default/env-files/apps/[[ environment ]]/podinfo/source.yaml");
         let text = std::fs::read_to_string(&app).expect("podinfo source");
         let source = yaml::parse_one(&text).expect("podinfo source yaml");
         let tag = yaml::str_at(&source, "spec/ref/tag").expect("podinfo tag");
