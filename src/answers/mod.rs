@@ -298,7 +298,16 @@ fn collect(
                 // --set ENV.KEY; one without is asked once, for every environment.
                 let per_environment =
                     question.per_environment && blueprint.manifest.environments_answer.is_some();
-                let asked = !(per_environment && default.is_some());
+                // A repo of one environment is asked everything, in that environment's pass.
+                let only_environment = sources.builtins.contains_key(environments::ENVIRONMENT)
+                    && blueprint
+                        .manifest
+                        .environments_answer
+                        .as_ref()
+                        .and_then(|list| recorded.get(list))
+                        .and_then(Json::as_array)
+                        .is_some_and(|names| names.len() == 1);
+                let asked = !(per_environment && default.is_some()) || only_environment;
                 match sources.prompter.as_deref_mut().filter(|_| asked) {
                     Some(prompter) => {
                         let value = ask(
@@ -367,7 +376,15 @@ fn collect(
         return Ok(answers);
     }
     let context = context_of(&answers, &sources.builtins);
+    // The shared pass of a blueprint with environments holds placeholders for the
+    // per-environment answers: their checks run in each environment's pass.
+    let shared_pass = blueprint.manifest.environments_answer.is_some()
+        && !sources.builtins.contains_key(environments::ENVIRONMENT);
+    let per_environment = |key: &str| questions.iter().any(|q| q.key == key && q.per_environment);
     for check in &blueprint.manifest.checks {
+        if shared_pass && per_environment(&check.key) {
+            continue;
+        }
         if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
             let message = renderer.render_str("check error", &check.error, &context)?;
             let value = answers.values.get(&check.key).map(show).unwrap_or_default();

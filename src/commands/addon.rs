@@ -212,17 +212,18 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
         &args.edit,
         &format!(
             "scaffold: add addon {name} {version}{}",
-            in_environments(&targets, &changed_in)
+            in_environments(&repo, &changed_in)
         ),
         report,
     )
 }
 
-/// ` in dev, prod` when an environment-aware repo changes some of its environments.
-fn in_environments(targets: &Option<Vec<String>>, changed: &[String]) -> String {
-    match targets {
-        Some(_) => format!(" in {}", changed.join(", ")),
-        None => String::new(),
+/// ` in dev, prod` when a repo of several environments changes some of them.
+fn in_environments(repo: &Repo, changed: &[String]) -> String {
+    if repo.record.environments.len() > 1 {
+        format!(" in {}", changed.join(", "))
+    } else {
+        String::new()
     }
 }
 
@@ -249,8 +250,8 @@ fn add_in_environments(
         &next,
         &args.edit,
         &format!(
-            "scaffold: add addon {name} {version} in {}",
-            missing_in.join(", ")
+            "scaffold: add addon {name} {version}{}",
+            in_environments(repo, missing_in)
         ),
         report,
     )
@@ -266,37 +267,8 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
         return remove_in_environments(&args, &repo, &catalog, &targets);
     }
     let mut chosen = repo.record.chosen_addons(addons_key);
-    // Removing a catalog addon that is not there is done already, as adding one that is.
-    if !chosen.contains(name)
-        && !repo.rendered.addons.contains_key(name)
-        && catalog.get(name).is_some()
-    {
-        if args.edit.json {
-            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
-            println!("{}", report::to_json(&report));
-        } else {
-            println!("{name} is not in this repo; nothing to do");
-        }
-        return Ok(());
-    }
     if !chosen.contains(name) {
-        return Err(Error::Input(
-            match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
-                (true, Some(entry)) if entry.spec.always => {
-                    format!(
-                        "{name} is part of every repo this blueprint makes; it cannot be removed"
-                    )
-                }
-                (true, _) => format!(
-                    "{name} was added as a dependency; it goes when the addons needing it go"
-                ),
-                (false, _) => format!(
-                    "{name} is not in this repo{} (addons: {})",
-                    crate::scope::did_you_mean(name, chosen.iter().map(String::as_str)),
-                    chosen.join(", ")
-                ),
-            },
-        ));
+        return not_chosen(&args, &repo, &catalog, &chosen, "this repo");
     }
     let dependants: Vec<String> = repo
         .rendered
@@ -333,6 +305,44 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
     )
 }
 
+/// `remove-addon NAME` where NAME is not among the addons chosen (`chosen`, in `place`):
+/// nothing to do for a catalog addon that is not there; a refusal for one that is part of
+/// every repo, one added as a dependency, or a name that is no addon.
+fn not_chosen(
+    args: &RemoveAddonArgs,
+    repo: &Repo,
+    catalog: &crate::catalog::Catalog,
+    chosen: &[String],
+    place: &str,
+) -> Result<()> {
+    let name = &args.name;
+    // Removing a catalog addon that is not there is done already, as adding one that is.
+    if !repo.rendered.addons.contains_key(name) && catalog.get(name).is_some() {
+        if args.edit.json {
+            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
+            println!("{}", report::to_json(&report));
+        } else {
+            println!("{name} is not in {place}; nothing to do");
+        }
+        return Ok(());
+    }
+    Err(Error::Input(
+        match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
+            (true, Some(entry)) if entry.spec.always => {
+                format!("{name} is part of every repo this blueprint makes; it cannot be removed")
+            }
+            (true, _) => {
+                format!("{name} was added as a dependency; it goes when the addons needing it go")
+            }
+            (false, _) => format!(
+                "{name} is not in this repo{} (addons: {})",
+                crate::scope::did_you_mean(name, chosen.iter().map(String::as_str)),
+                chosen.join(", ")
+            ),
+        },
+    ))
+}
+
 /// Removes an addon from the environments `targets` that run it; its settings go when no
 /// environment runs it any more.
 fn remove_in_environments(
@@ -349,13 +359,18 @@ fn remove_in_environments(
         .cloned()
         .collect();
     if has_in.is_empty() {
-        if args.edit.json {
-            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
-            println!("{}", report::to_json(&report));
+        let mut chosen: Vec<String> = targets
+            .iter()
+            .flat_map(|env| addon_envs::chosen_in(&repo.record, env, addons_key))
+            .collect();
+        chosen.sort();
+        chosen.dedup();
+        let place = if repo.record.environments.len() == 1 {
+            "this repo".to_string()
         } else {
-            println!("{name} is not in {}; nothing to do", targets.join(", "));
-        }
-        return Ok(());
+            targets.join(", ")
+        };
+        return not_chosen(args, repo, catalog, &chosen, &place);
     }
     for env in &has_in {
         let dependants: Vec<String> = addon_envs::chosen_in(&repo.record, env, addons_key)
@@ -396,8 +411,8 @@ fn remove_in_environments(
         &next,
         &args.edit,
         &format!(
-            "scaffold: remove addon {name} {version} in {}",
-            has_in.join(", ")
+            "scaffold: remove addon {name} {version}{}",
+            in_environments(repo, &has_in)
         ),
         report,
     )

@@ -16,7 +16,14 @@ fn every_prompt_is_answered_through_a_pty() {
         p.send_line(text).expect("send");
     };
     enter(&mut p, "Platform name", "");
-    enter(&mut p, "Environment", "staging");
+    enter(&mut p, "Environments", "staging");
+    // The shared answers first, then the environment's own.
+    enter(
+        &mut p,
+        "Git URL Flux syncs from",
+        "https://git.example.org/platform/pty.git",
+    );
+    enter(&mut p, "Git branch Flux syncs", "");
     enter(&mut p, "Route53 DNS zone", "platform.example.org");
     enter(&mut p, "Cluster name", "");
     // An invalid region is refused and asked again.
@@ -60,12 +67,6 @@ fn every_prompt_is_answered_through_a_pty() {
     settle();
     p.send("\r").expect("enter");
     p.flush().expect("flush");
-    enter(
-        &mut p,
-        "Git URL Flux syncs from",
-        "https://git.example.org/platform/pty.git",
-    );
-    enter(&mut p, "Git branch Flux syncs", "");
     p.exp_string("Addons").expect("multiselect");
     p.exp_string("reloader").expect("choices drawn");
     settle();

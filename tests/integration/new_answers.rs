@@ -8,7 +8,7 @@ fn set_beats_values_beats_defaults() {
     let env = Env::new();
     std::fs::write(
         env.path("answers.yaml"),
-        "region: us-east-1\nenvironment: staging\nzones: [us-east-1a, us-east-1b]\n",
+        "region: us-east-1\nenvironments: staging\nzones: [us-east-1a, us-east-1b]\n",
     )
     .expect("values");
     let out = run(env.scaffold().args([
@@ -57,7 +57,7 @@ fn missing_answer_without_terminal_names_the_key() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr.trim(),
-        "error: missing answer `vpc_id` (Existing VPC id): pass --set vpc_id=… or put `vpc_id:` in a --values file"
+        "error: environment `prod`: missing answer `vpc_id` (Existing VPC id): pass --set vpc_id=… or put `vpc_id:` in a --values file"
     );
     assert!(env.listing().is_empty(), "{:?}", env.listing());
 }
@@ -133,7 +133,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     ),
     (
         &["environments=Prod"],
-        "error: environment: `Prod` must be a DNS-1123 label",
+        "error: environments: `Prod` must be a DNS-1123 label",
     ),
     (
         &["dns_zone=not a zone"],

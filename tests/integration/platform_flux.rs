@@ -39,16 +39,74 @@ fn assert_has(text: &str, needles: &[&str]) {
     }
 }
 
-fn read(dir: &Path, path: &str) -> String {
+fn read_file(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Every YAML document of a file.
+/// Where a path of a one-environment (`prod`) repo lives now: an app's base under
+/// `apps/base/`, and each addon file with its overlay under `environments/prod/`.
+fn sources_of(dir: &Path, path: &str) -> Vec<String> {
+    let path = match path.strip_prefix("apps/prod/") {
+        Some(rest) if !dir.join(path).exists() => format!("apps/base/{rest}"),
+        _ => path.to_string(),
+    };
+    let overlay = format!("environments/prod/{path}");
+    let mut out = vec![path];
+    if dir.join(&overlay).is_file() {
+        out.push(overlay);
+    }
+    out
+}
+
+/// A file's text, with its environment overlay's after it (what the cluster gets of it);
+/// README.md is the repo's README and the environment's runbook.
+fn read(dir: &Path, path: &str) -> String {
+    if path == "README.md" {
+        return read_file(dir, "README.md") + &read_file(dir, "envs/prod/README.md");
+    }
+    sources_of(dir, path)
+        .iter()
+        .map(|p| read_file(dir, p))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// JSON merge patch, as kustomize applies an overlay's patch to a custom resource.
+fn merge(base: &mut Value, patch: &Value) {
+    match (base, patch) {
+        (Value::Mapping(b), Value::Mapping(p)) => {
+            for (key, value) in p {
+                match b.get_mut(key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        b.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, patch) => *base = patch.clone(),
+    }
+}
+
+/// Every YAML document of a file, with its environment overlay's patches applied.
 fn docs(dir: &Path, path: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(&read(dir, path))
-        .map(|d| Value::deserialize(d).expect("yaml"))
-        .filter(|v| !v.is_null())
-        .collect()
+    let parse = |text: String| -> Vec<Value> {
+        serde_yaml::Deserializer::from_str(&text)
+            .map(|d| Value::deserialize(d).expect("yaml"))
+            .filter(|v| !v.is_null())
+            .collect()
+    };
+    let sources = sources_of(dir, path);
+    let mut out = parse(read_file(dir, &sources[0]));
+    for patch in sources.iter().skip(1).flat_map(|p| parse(read_file(dir, p))) {
+        if let Some(target) = out
+            .iter_mut()
+            .find(|d| d["kind"] == patch["kind"] && d["metadata"]["name"] == patch["metadata"]["name"])
+        {
+            merge(target, &patch);
+        }
+    }
+    out
 }
 
 fn doc(dir: &Path, path: &str, kind: &str) -> Value {
@@ -365,7 +423,7 @@ fn each_addon_fails_alone_in_its_own_kustomization() {
         assert_eq!(unit["metadata"]["name"], format!("addon-{addon}").as_str());
         assert_eq!(
             unit["spec"]["path"],
-            format!("./infrastructure/addons/{addon}").as_str()
+            format!("./environments/prod/infrastructure/addons/{addon}").as_str()
         );
         assert_eq!(
             unit["spec"]["dependsOn"][0]["name"],
@@ -430,7 +488,11 @@ fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution()
     assert_eq!(velero["spec"]["valuesFrom"][0]["name"], "velero-tf-values");
     scaffold_in(&env, &dir, &podinfo_app("shop"));
     assert!(!dir.join("envs/prod/3-bridge/addon-shop.tf").exists());
-    assert!(dir.join("apps/prod/shop/namespace.yaml").is_file());
+    assert!(dir.join("apps/base/shop/namespace.yaml").is_file());
+    assert!(
+        dir.join("environments/prod/apps/base/shop/kustomization.yaml")
+            .is_file()
+    );
     let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");
     assert!(apps["spec"]["postBuild"].is_null());
 }
@@ -624,7 +686,7 @@ fn external_dns_watches_gateway_routes_only_with_the_gateway_api_crds() {
 fn check_reports_a_gateway_source_without_the_gateway_api_at_its_line() {
     let env = Env::new();
     let dir = new_repo(&env, "edited", "external-dns,cert-manager");
-    let release = "infrastructure/addons/external-dns/release.yaml";
+    let release = "environments/prod/infrastructure/addons/external-dns/release.yaml";
     let text = read(&dir, release);
     std::fs::write(
         dir.join(release),
@@ -655,7 +717,7 @@ fn check_reports_a_gateway_source_without_the_gateway_api_at_its_line() {
         ],
     );
     // cert-manager's gateway-shim is the same shape.
-    let cm = "infrastructure/addons/cert-manager/release.yaml";
+    let cm = "environments/prod/infrastructure/addons/cert-manager/release.yaml";
     let text = read(&dir, cm);
     std::fs::write(
         dir.join(cm),

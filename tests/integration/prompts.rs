@@ -10,7 +10,7 @@ use crate::support::{Env, answer, run};
 fn sets_except(skip: &[&str]) -> Vec<String> {
     [
         ("name", "pty"),
-        ("environment", "prod"),
+        ("environments", "prod"),
         ("dns_zone", "platform.example.org"),
         ("cluster_name", "prod.platform.example.org"),
         ("region", "eu-west-1"),
@@ -206,7 +206,7 @@ fn dry_run_diffs_are_coloured_on_a_terminal_only() {
     );
     let plain = dry(&[("NO_COLOR", "1")]);
     assert!(
-        plain.contains("+++ b/1-prerequisites/addon-velero.tf"),
+        plain.contains("+++ b/envs/prod/1-prerequisites/addon-velero.tf"),
         "{plain}"
     );
     assert!(
@@ -220,7 +220,7 @@ fn dry_run_diffs_are_coloured_on_a_terminal_only() {
     assert!(
         piped
             .stdout
-            .contains("+++ b/1-prerequisites/addon-velero.tf")
+            .contains("+++ b/envs/prod/1-prerequisites/addon-velero.tf")
     );
     assert!(!piped.stdout.contains('\x1b'), "colour in a pipe");
 }

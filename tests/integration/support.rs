@@ -191,8 +191,22 @@ pub fn answers(dir: &Path) -> serde_yaml::Value {
     serde_yaml::from_str(&text).expect("answers parse")
 }
 
+/// A recorded answer: a shared one, else the one environment's own (a repo of several
+/// environments has no single answer for a per-environment key: Null).
 pub fn answer(dir: &Path, key: &str) -> serde_yaml::Value {
-    answers(dir)["answers"][key].clone()
+    let record = answers(dir);
+    let shared = &record["answers"][key];
+    if !shared.is_null() {
+        return shared.clone();
+    }
+    match record["environments"].as_mapping() {
+        Some(envs) if envs.len() == 1 => envs
+            .values()
+            .next()
+            .map(|own| own[key].clone())
+            .unwrap_or_default(),
+        _ => serde_yaml::Value::Null,
+    }
 }
 
 /// A mount made by a test, unmounted when dropped.
