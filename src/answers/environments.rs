@@ -167,6 +167,8 @@ pub fn gather_each(
             "{ENVIRONMENT}: each environment answers it with its own name; name the environments with {list_key} (e.g. --set {list_key}=staging)"
         )));
     }
+    // One environment needs no naming in messages.
+    let several = names.len() > 1;
     for name in &names {
         // Shared answers stand as recorded ones; a per-environment answer given or typed
         // for all counts too, but not a default (the environment renders its own) nor an
@@ -207,14 +209,16 @@ pub fn gather_each(
             false,
         )
         .map_err(|e| match e {
-            Error::Input(message) => Error::Input(format!("environment `{name}`: {message}")),
+            Error::Input(message) if several => {
+                Error::Input(format!("environment `{name}`: {message}"))
+            }
             other => other,
         })?;
         answers.recorded.retain(|k| per_env(k));
         shared.warnings.extend(
             std::mem::take(&mut answers.warnings)
                 .into_iter()
-                .map(|w| format!("{name}: {w}")),
+                .map(|w| if several { format!("{name}: {w}") } else { w }),
         );
         shared.environments.push((name.clone(), answers));
     }

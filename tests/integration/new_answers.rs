@@ -57,7 +57,7 @@ fn missing_answer_without_terminal_names_the_key() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr.trim(),
-        "error: environment `prod`: missing answer `vpc_id` (Existing VPC id): pass --set vpc_id=… or put `vpc_id:` in a --values file"
+        "error: missing answer `vpc_id` (Existing VPC id): pass --set vpc_id=… or put `vpc_id:` in a --values file"
     );
     assert!(env.listing().is_empty(), "{:?}", env.listing());
 }

@@ -287,7 +287,7 @@ fn karpenter_user_data_comes_from_the_applied_kops_state() {
     let makefile = read(&dir, "envs/prod/2-kops/Makefile");
     assert!(makefile.contains("cp kops-module.tf.tmpl kops-tf/scaffold.tf"));
     // The runbook applies the bridge after 2-kops' apply, not after cluster-update.
-    let readme = read(&dir, "README.md");
+    let readme = read(&dir, "envs/prod/README.md");
     let changing = &readme[readme.find("## Changing the cluster").expect("section")..];
     let apply = changing.find("make apply ").expect("2-kops apply");
     let bridge_apply = changing
@@ -512,9 +512,9 @@ fn terraform_state_lives_in_s3_with_locking() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
     for (root, key) in [
-        ("envs/prod/1-prerequisites", "envs/prod/1-prerequisites/terraform.tfstate"),
-        ("envs/prod/2-kops", "envs/prod/2-kops/terraform.tfstate"),
-        ("envs/prod/3-bridge", "envs/prod/3-bridge/terraform.tfstate"),
+        ("envs/prod/1-prerequisites", "1-prerequisites/terraform.tfstate"),
+        ("envs/prod/2-kops", "2-kops/terraform.tfstate"),
+        ("envs/prod/3-bridge", "3-bridge/terraform.tfstate"),
     ] {
         let versions = read(&dir, &format!("{root}/versions.tf"));
         assert!(
@@ -590,7 +590,7 @@ fn dns_policies_are_scoped_to_the_platform_zone() {
 fn readme_takes_an_operator_from_zero_to_teardown_in_order() {
     let env = Env::new();
     let dir = generate(&env, "demo", &["--set", "addons=velero"]);
-    let readme = read(&dir, "README.md");
+    let readme = read(&dir, "envs/prod/README.md");
     let position = |needle: &str| {
         readme
             .find(needle)
@@ -896,7 +896,13 @@ fn nodes_have_break_glass_access_and_prod_defaults_to_three_control_planes() {
     assert!(read(&dir, "envs/prod/2-kops/values.yaml").contains("\nnodeSsmAccess: true\n"));
     assert!(read(&dir, "envs/prod/1-prerequisites/outputs.tf").contains("output \"partition\""));
     let zones = |dir: &Path| -> Vec<String> {
-        let values = yaml(dir, "envs/prod/2-kops/values.yaml");
+        let env = std::fs::read_dir(dir.join("envs"))
+            .expect("envs")
+            .next()
+            .expect("an environment")
+            .expect("entry")
+            .file_name();
+        let values = yaml(dir, &format!("envs/{}/2-kops/values.yaml", env.to_string_lossy()));
         serde_yaml::from_value(values["controlPlaneZones"].clone()).expect("zones")
     };
     assert_eq!(zones(&dir), ["eu-west-1a", "eu-west-1b", "eu-west-1c"]);

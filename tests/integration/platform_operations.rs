@@ -209,7 +209,7 @@ esac"#,
     assert!(makefile.contains(
         "control-plane-rolling-update-yes: check-kops ## Upgrades: replace only the control plane\n\tkops rolling-update cluster --instance-group-roles=control-plane --yes\n"
     ));
-    let readme = read(&dir.join("README.md"));
+    let readme = read(&dir.join("envs/prod/README.md"));
     let upgrade = &readme[readme.find("### Upgrading Kubernetes").expect("section")..];
     let at = |needle: &str| {
         upgrade
@@ -653,12 +653,12 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
     );
 
     // The runbook names the credential of each.
-    let readme = read(&https_dir.join("README.md"));
+    let readme = read(&https_dir.join("envs/prod/README.md"));
     assert!(
         readme.contains("GIT_PASSWORD") && readme.contains("--token-auth"),
         "{readme}"
     );
-    let readme = read(&ssh_dir.join("README.md"));
+    let readme = read(&ssh_dir.join("envs/prod/README.md"));
     assert!(readme.contains("deploy key"), "{readme}");
 }
 
