@@ -171,7 +171,7 @@ pub enum BlueprintCommand {
     },
     /// Print one file of a blueprint as it is stored (to copy it before changing it).
     #[command(
-        after_help = "Examples:\n  scaffold blueprint cat default files/2-kops/values.yaml.tera\n  scaffold blueprint cat default addons/velero.yaml"
+        after_help = "Examples:\n  scaffold blueprint cat default 'env-files/envs/[[ environment ]]/2-kops/values.yaml.tera'\n  scaffold blueprint cat default addons/velero.yaml"
     )]
     Cat {
         /// A blueprint name or directory.

@@ -441,8 +441,17 @@ pub fn recorded_answers(
             ),
         );
     }
+    // Charts added with --chart are chosen but not choices of the question: each
+    // environment's recorded addons answer keeps only the listed ones, as the shared one.
+    let listed = blueprint.catalog.optional_names();
+    let mut environments = record.environments.clone();
+    for own in environments.values_mut() {
+        if let Some(Json::Array(names)) = own.get_mut(addons_key) {
+            names.retain(|n| n.as_str().is_some_and(|n| listed.iter().any(|l| l == n)));
+        }
+    }
     let sources = Sources {
-        recorded_environments: record.environments.clone(),
+        recorded_environments: environments,
         ..sources
     };
     let mut answers = answers::gather_over(blueprint, renderer, sources, &recorded)?;
@@ -450,5 +459,11 @@ pub fn recorded_answers(
         addons_key.into(),
         Json::Array(chosen.into_iter().map(Json::String).collect()),
     );
+    // And each environment's, with its charts added with --chart.
+    for (name, own) in answers.environments.iter_mut() {
+        if let Some(recorded) = record.environments.get(name).and_then(|o| o.get(addons_key)) {
+            own.values.insert(addons_key.into(), recorded.clone());
+        }
+    }
     Ok(answers)
 }

@@ -191,6 +191,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         .keys()
         .chain(next_record.environments.keys())
         .collect();
+    let several = envs.len() > 1;
     for env in envs {
         let before = record.environments.get(env).unwrap_or(&empty);
         let after = next_record.environments.get(env).unwrap_or(&empty);
@@ -200,7 +201,11 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
                 // An environment's own name is not an answer of it.
                 .filter(|c| c.key != crate::answers::environments::ENVIRONMENT)
                 .map(|c| AnswerChange {
-                    key: format!("{env}.{}", c.key),
+                    key: if several {
+                        format!("{env}.{}", c.key)
+                    } else {
+                        c.key.clone()
+                    },
                     ..c
                 }),
         );
@@ -436,13 +441,30 @@ fn hand_edits(
         )));
     }
     let mut out = BTreeMap::new();
-    for (key, value) in &edited.answers {
-        if key == addons_key || from.answers.get(key) == Some(value) {
-            continue;
+    let empty = Map::new();
+    // Shared answers by key; an environment's own as `ENV.KEY`, as --values names them.
+    let sides = std::iter::once((None, &from.answers, &edited.answers)).chain(
+        edited.environments.iter().map(|(env, own)| {
+            (
+                Some(env),
+                from.environments.get(env).unwrap_or(&empty),
+                own,
+            )
+        }),
+    );
+    for (env, before, after) in sides {
+        for (key, value) in after {
+            if key == addons_key || before.get(key) == Some(value) {
+                continue;
+            }
+            let value = serde_yaml::to_value(value)
+                .map_err(|e| Error::Input(format!("{}: `{key}`: {e}", record::PATH)))?;
+            let key = match env {
+                Some(env) => format!("{env}.{key}"),
+                None => key.clone(),
+            };
+            out.insert(key, value);
         }
-        let value = serde_yaml::to_value(value)
-            .map_err(|e| Error::Input(format!("{}: `{key}`: {e}", record::PATH)))?;
-        out.insert(key.clone(), value);
     }
     Ok(out)
 }

@@ -157,8 +157,9 @@ fn build_into(
 /// Applies each kustomization's strategic-merge patch files (`patches: [{path}]`,
 /// `patchesStrategicMerge`) to the objects its resources build to, as kustomize does for
 /// custom resources (maps merge, anything else is replaced, `null` deletes). The patched
-/// object then speaks for the patch file (an overlay's values and versions are found
-/// wanting where they are written) and the patch file holds no object of its own. JSON 6902
+/// object keeps its file and text, and remembers the patch (`overlay`), so findings about
+/// what the patch sets (an environment's values and versions) point at the patch; the
+/// patch file holds no object of its own. JSON 6902
 /// patches and targets that select by label are left alone.
 pub fn apply_patches(repo: &mut Repo) {
     let files: Vec<(String, String)> = repo
@@ -225,16 +226,17 @@ pub fn apply_patches(repo: &mut Repo) {
                     continue;
                 };
                 let mut value = repo.objects[t].doc.value.clone();
-                merge_patch(&mut value, &patch.doc.value);
-                let doc = super::yaml::Doc {
-                    line: patch.doc.line,
-                    text: patch.doc.text.clone(),
-                    value,
-                };
-                let file = patch.file.clone();
+                // A patch selects its target by kind and name; it does not change them.
+                let mut changes = patch.doc.value.clone();
+                if let Json::Object(map) = &mut changes {
+                    map.remove("apiVersion");
+                    map.remove("kind");
+                }
+                merge_patch(&mut value, &changes);
+                let overlay = (patch.file.clone(), patch.doc.clone());
                 let object = &mut repo.objects[t];
-                object.doc = doc;
-                object.file = file;
+                object.doc.value = value;
+                object.overlay = Some(overlay);
                 patch_files.insert(p);
             }
         }

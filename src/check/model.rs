@@ -12,11 +12,12 @@ use crate::error::{Error, Result};
 /// A Kubernetes object: a YAML document with `apiVersion` and `kind`.
 #[derive(Debug, Clone)]
 pub struct Object {
-    /// Where findings about it point: its file, or the overlay's patch file once a patch
-    /// is applied to it (that environment's version of the object).
     pub file: String,
-    /// The file a kustomize build reaches it through (its own file, patched or not).
+    /// The file a kustomize build reaches it through (its own file).
     pub built_from: String,
+    /// The overlay patch applied to it, if any (file and document): its `value` is the
+    /// merged object, its text its own; findings about what the patch sets point there.
+    pub overlay: Option<(String, Doc)>,
     pub doc: Doc,
     pub api_version: String,
     pub kind: String,
@@ -39,6 +40,14 @@ impl Object {
     }
     pub fn line_of(&self, needle: &str) -> usize {
         yaml::line_of(&self.doc, needle)
+    }
+    /// The file and document that write the value at `keys` (`/`-separated): the overlay's
+    /// patch when it sets it, else the object's own.
+    pub fn source_of(&self, keys: &str) -> (&str, &Doc) {
+        match &self.overlay {
+            Some((file, doc)) if yaml::at(&doc.value, keys).is_some() => (file, doc),
+            _ => (&self.file, &self.doc),
+        }
     }
     pub fn is(&self, group: &str, kind: &str) -> bool {
         self.kind == kind && self.group() == group
@@ -450,6 +459,7 @@ fn object_of(path: &str, doc: &Doc) -> Option<Object> {
     Some(Object {
         file: path.to_string(),
         built_from: path.to_string(),
+        overlay: None,
         doc: doc.clone(),
         api_version,
         kind,

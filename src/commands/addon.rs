@@ -384,8 +384,13 @@ fn remove_in_environments(
             .collect();
         if !dependants.is_empty() {
             return Err(Error::Input(format!(
-                "{name} is needed by {} in {env}; remove {} first",
+                "{name} is needed by {}{}; remove {} first",
                 dependants.join(", "),
+                if repo.record.environments.len() > 1 {
+                    format!(" in {env}")
+                } else {
+                    String::new()
+                },
                 if dependants.len() == 1 { "it" } else { "them" }
             )));
         }

@@ -410,7 +410,7 @@ fn blueprint_files_and_cat_show_the_default_blueprint() {
         out.stdout
             .lines()
             .any(|l| l.starts_with("files/.gitignore ")
-                && l.ends_with("own        default 0.2.1 (embedded:default)")),
+                && l.ends_with("own        default 0.3.0 (embedded:default)")),
         "{}",
         out.stdout
     );
@@ -1122,7 +1122,7 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
     assert!(
-        manifest.contains("\nextends_version: \">=0.2.1, <0.3\"\n"),
+        manifest.contains("\nextends_version: \">=0.3.0, <0.4\"\n"),
         "{manifest}"
     );
 }

@@ -306,7 +306,7 @@ fn a_blueprint_extending_the_default_changes_adds_and_removes() {
     assert!(
         out.stdout
             .lines()
-            .any(|l| l.starts_with("files/README.md.tera") && l.contains("default 0.2.1"))
+            .any(|l| l.starts_with("files/README.md.tera") && l.contains("default 0.3.0"))
     );
     assert!(out.stdout.contains("- key: team"));
 

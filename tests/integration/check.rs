@@ -190,6 +190,9 @@ fn breaks_with(rule: &str, also: &[&str], edit: impl FnOnce(&Env, &Path)) {
 
 const CM_RELEASE: &str = "infrastructure/addons/cert-manager/release.yaml";
 const CM_SOURCE: &str = "infrastructure/addons/cert-manager/source.yaml";
+/// The environment's overlay of cert-manager: its chart version and values.
+const CM_OVERLAY: &str = "environments/prod/infrastructure/addons/cert-manager/release.yaml";
+const CM_OVERLAY_SOURCE: &str = "environments/prod/infrastructure/addons/cert-manager/source.yaml";
 const TEMPLATE: &str = "envs/prod/2-kops/cluster-template.yaml";
 
 #[test]
@@ -304,7 +307,7 @@ fn flux_wait() {
 #[test]
 fn flux_chart_version() {
     breaks("flux.chart-version", |_, d| {
-        replace(d, CM_SOURCE, "tag: \"v1.21.1\"", "tag: latest")
+        replace(d, CM_OVERLAY_SOURCE, "tag: \"v1.21.1\"", "tag: latest")
     });
 }
 
@@ -348,7 +351,7 @@ fn order_watched_api() {
     breaks("order.watched-api", |_, d| {
         replace(
             d,
-            "infrastructure/addons/external-dns/release.yaml",
+            "environments/prod/infrastructure/addons/external-dns/release.yaml",
             "    - ingress\n",
             "    - ingress\n    - gateway-httproute\n",
         );
@@ -680,7 +683,7 @@ fn helm_values() {
     breaks("helm.values", |_, d| {
         replace(
             d,
-            CM_RELEASE,
+            CM_OVERLAY,
             "    serviceAccount:\n",
             "    serviceAcount:\n",
         )

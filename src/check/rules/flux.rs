@@ -270,10 +270,11 @@ fn chart_versions(context: &Context, findings: &mut Findings) {
                 .and_then(Json::as_str)
                 .unwrap_or("");
             if !exact().is_match(version) {
+                let (file, doc) = object.source_of("spec/chart/spec/version");
                 findings.add(
                     "flux.chart-version",
-                    &object.file,
-                    object.line_of("version:"),
+                    file,
+                    yaml::line_of(doc, "version:"),
                     format!(
                         "HelmRelease {}: chart version `{version}` is not exact",
                         object.name
@@ -291,10 +292,11 @@ fn chart_versions(context: &Context, findings: &mut Findings) {
                 .is_some_and(|s| exact().is_match(s))
             || tag.is_some_and(|t| t != "latest" && !t.is_empty());
         if !pinned {
+            let (file, doc) = object.source_of("spec/ref");
             findings.add(
                 "flux.chart-version",
-                &object.file,
-                object.line_of("ref"),
+                file,
+                yaml::line_of(doc, "ref"),
                 format!(
                     "OCIRepository {}: ref is not an exact tag, semver or digest",
                     object.name

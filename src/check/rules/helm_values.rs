@@ -297,10 +297,12 @@ pub fn run(context: &Context, findings: &mut Findings) {
                             others.join(", ")
                         )
                     };
+                    let (file, doc) = release
+                        .source_of("spec/chart/spec/version");
                     findings.add(
                         "helm.values-unchecked",
-                        &release.file,
-                        release.doc.line,
+                        file,
+                        doc.line,
                         format!("HelmRelease {} values not checked: chart {} {version} is neither vendored nor kept in the repo ({why})", release.name, chart.name),
                     );
                     continue;
@@ -323,9 +325,10 @@ pub fn run(context: &Context, findings: &mut Findings) {
         };
         if let Some(values) = release.spec("values") {
             let mut path = vec!["spec".to_string(), "values".to_string()];
-            let written = written_json(values, &release.doc, &mut path);
+            let (file, doc) = release.source_of("spec/values");
+            let written = written_json(values, doc, &mut path);
             for unknown in unknown_paths(&tree, &written) {
-                report(findings, &release.file, unknown, "");
+                report(findings, file, unknown, "");
             }
         }
         for from in release

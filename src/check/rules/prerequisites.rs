@@ -116,7 +116,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
                         };
                         findings.add(
                             "order.watched-api",
-                            &release.file,
+                            release.source_of("spec/values").0,
                             setting_line(release, &trigger.path, value),
                             format!(
                                 "HelmRelease {} (Kustomization {}) sets {}: {} (feature `{}` of {}), which watches API group {group}, but no layer before it installs that API and the controller fails to start: {fix}, or remove the value",
@@ -148,13 +148,12 @@ fn setting_line(release: &crate::check::model::Object, path: &str, value: &Json)
         .map(String::from)
         .chain(path.split('.').map(String::from))
         .collect();
-    let at = yaml::line_of_path(&release.doc, &keys);
+    let doc = release.source_of("spec/values").1;
+    let at = yaml::line_of_path(doc, &keys);
     let needle = show(value);
-    release
-        .doc
-        .text
+    doc.text
         .lines()
-        .skip(at - release.doc.line)
+        .skip(at - doc.line)
         .position(|l| {
             let item = l
                 .trim_start()
