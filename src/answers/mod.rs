@@ -239,6 +239,15 @@ fn collect(
             answers.values.insert(key.clone(), empty_of(question.kind));
             continue;
         }
+        // An environment's pass takes the shared answers as the shared pass settled them.
+        if !question.per_environment
+            && blueprint.manifest.environments_answer.is_some()
+            && sources.builtins.contains_key(environments::ENVIRONMENT)
+            && let Some(value) = recorded.get(key)
+        {
+            answers.values.insert(key.clone(), value.clone());
+            continue;
+        }
         let choices = choices_of(question, blueprint);
         let mut defaulted = false;
         let valid = |value: Json| {

@@ -81,7 +81,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
     let missing_in: Vec<String> = targets
         .iter()
         .flatten()
-        .filter(|env| !addon_envs::chosen_in(&repo.record, env, addons_key).contains(name))
+        .filter(|env| !addon_envs::runs_in(&repo.record, &catalog, env, addons_key, name))
         .cloned()
         .collect();
 

@@ -63,6 +63,36 @@ pub fn chosen_in(record: &Record, env: &str, addons_key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether environment `env` runs addon `name`: chosen there, part of every repo, or needed
+/// (transitively) by an addon it runs.
+pub fn runs_in(
+    record: &Record,
+    catalog: &crate::catalog::Catalog,
+    env: &str,
+    addons_key: &str,
+    name: &str,
+) -> bool {
+    let mut running: Vec<String> = chosen_in(record, env, addons_key);
+    running.extend(
+        catalog
+            .entries()
+            .filter(|e| e.spec.always)
+            .map(|e| e.spec.name.clone()),
+    );
+    let mut i = 0;
+    while i < running.len() {
+        if let Some(entry) = catalog.get(&running[i]) {
+            for dep in &entry.spec.depends_on {
+                if !running.contains(dep) {
+                    running.push(dep.clone());
+                }
+            }
+        }
+        i += 1;
+    }
+    running.iter().any(|n| n == name)
+}
+
 pub fn set_chosen_in(record: &mut Record, env: &str, addons_key: &str, names: Vec<String>) {
     record
         .environments

@@ -174,8 +174,10 @@ fn catalog_overrides_and_custom_charts() {
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let release = std::fs::read_to_string(dir.join("infrastructure/addons/reloader/release.yaml"))
-        .expect("release");
+    let release = std::fs::read_to_string(
+        dir.join("environments/prod/infrastructure/addons/reloader/release.yaml"),
+    )
+    .expect("release");
     assert!(
         release.contains("version: \"2.2.15\"")
             && release.contains("namespace: ops")
@@ -185,13 +187,13 @@ fn catalog_overrides_and_custom_charts() {
 
     let out = in_repo(&env, &dir, &podinfo_app("web"));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let source = std::fs::read_to_string(dir.join("apps/prod/web/source.yaml")).expect("source");
+    let source = std::fs::read_to_string(dir.join("apps/base/web/source.yaml")).expect("source");
     assert!(
         source.contains("kind: OCIRepository")
             && source.contains("url: oci://ghcr.io/stefanprodan/charts/podinfo"),
         "{source}"
     );
-    let release = std::fs::read_to_string(dir.join("apps/prod/web/release.yaml")).expect("release");
+    let release = std::fs::read_to_string(dir.join("apps/base/web/release.yaml")).expect("release");
     assert!(release.contains("chartRef:"), "{release}");
     assert!(
         std::fs::read_to_string(dir.join("apps/prod/kustomization.yaml"))

@@ -289,20 +289,23 @@ fn addons_are_added_and_removed_per_environment() {
 }
 
 #[test]
-fn env_is_refused_where_addons_are_chosen_once() {
+fn an_unknown_environment_is_refused_with_the_repos_own() {
     let env = Env::new();
     let out = run(env
         .scaffold()
         .args(["new", "one", "--defaults", "-q", "--set", "dns_zone="]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = in_repo(&env, "one", &["add-addon", "velero", "--env", "prod"]);
+    let head = env.git(&env.path("one"), &["rev-parse", "HEAD"]);
+    let out = in_repo(&env, "one", &["add-addon", "velero", "--env", "prd"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr
-            .contains("--env prod: this repo chooses its addons once for all; drop --env"),
+        out.stderr.contains(
+            "--env prd: not an environment of this repo (did you mean `prod`?); its environments: prod"
+        ),
         "{}",
         out.stderr
     );
+    assert_eq!(env.git(&env.path("one"), &["rev-parse", "HEAD"]), head);
 }
 
 #[test]

@@ -39,7 +39,7 @@ fn committed_record(env: &Env, dir: &Path) -> serde_yaml::Value {
 }
 
 fn has_addon(record: &serde_yaml::Value, addon: &str) -> bool {
-    record["answers"]["addons"]
+    record["environments"]["prod"]["addons"]
         .as_sequence()
         .is_some_and(|list| list.iter().any(|a| a.as_str() == Some(addon)))
 }
@@ -86,7 +86,7 @@ fn concurrent_add_addon_and_update_never_lose_a_change_or_break_the_index() {
         }
         if b.code == 0 {
             assert_eq!(
-                after["answers"]["node_max"].as_u64(),
+                after["environments"]["prod"]["node_max"].as_u64(),
                 Some(10 + n),
                 "pair {n}: update exited 0 but HEAD does not show it (lost update)"
             );
@@ -397,25 +397,25 @@ fn hooks_are_named_with_the_command_that_runs_them() {
 fn a_symlink_scaffold_must_change_is_refused_not_replaced() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
-    std::fs::rename(dir.join("README.md"), dir.join("README.real")).expect("mv");
-    std::os::unix::fs::symlink("README.real", dir.join("README.md")).expect("ln");
+    std::fs::rename(dir.join("envs/prod/README.md"), dir.join("envs/prod/README.real")).expect("mv");
+    std::os::unix::fs::symlink("README.real", dir.join("envs/prod/README.md")).expect("ln");
     env.git(&dir, &["add", "-A"]);
     env.git(&dir, &["commit", "-qm", "readme as a link"]);
-    let before = std::fs::read(dir.join("README.real")).expect("read");
+    let before = std::fs::read(dir.join("envs/prod/README.real")).expect("read");
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert_eq!(
         out.stderr,
-        "error: `README.md` is a symbolic link, and scaffold must change `README.md`; scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)\n"
+        "error: `envs/prod/README.md` is a symbolic link, and scaffold must change `envs/prod/README.md`; scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)\n"
     );
     assert!(
-        std::fs::symlink_metadata(dir.join("README.md"))
+        std::fs::symlink_metadata(dir.join("envs/prod/README.md"))
             .expect("meta")
             .file_type()
             .is_symlink()
     );
     assert_eq!(
-        std::fs::read(dir.join("README.real")).expect("read"),
+        std::fs::read(dir.join("envs/prod/README.real")).expect("read"),
         before
     );
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
@@ -768,18 +768,18 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
         "[filter \"upper\"]\n\tclean = tr a-z A-Z\n\tsmudge = tr A-Z a-z\n",
     );
     let dir = new_repo(&env, "p");
-    std::fs::write(dir.join(".gitattributes"), "README.md filter=upper\n").expect("attrs");
+    std::fs::write(dir.join(".gitattributes"), "envs/prod/README.md filter=upper\n").expect("attrs");
     env.git(&dir, &["add", ".gitattributes"]);
     env.git(&dir, &["commit", "-qm", "route the README through upper"]);
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let stored = env.git(&dir, &["show", "HEAD:README.md"]);
+    let stored = env.git(&dir, &["show", "HEAD:envs/prod/README.md"]);
     assert!(
         stored.contains("VELERO") && !stored.contains("velero"),
         "{stored}"
     );
     assert!(
-        std::fs::read_to_string(dir.join("README.md"))
+        std::fs::read_to_string(dir.join("envs/prod/README.md"))
             .expect("read")
             .contains("velero")
     );
@@ -808,7 +808,7 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
         out.stderr.contains(
-            "the `broken` filter (filter.broken.clean, required) failed on `README.md`: broken"
+            "the `broken` filter (filter.broken.clean, required) failed on `envs/prod/README.md`: broken"
         ),
         "{}",
         out.stderr

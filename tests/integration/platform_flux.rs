@@ -46,12 +46,13 @@ fn read_file(dir: &Path, path: &str) -> String {
 /// Where a path of a one-environment (`prod`) repo lives now: an app's base under
 /// `apps/base/`, and each addon file with its overlay under `environments/prod/`.
 fn sources_of(dir: &Path, path: &str) -> Vec<String> {
-    let path = match path.strip_prefix("apps/prod/") {
-        Some(rest) if !dir.join(path).exists() => format!("apps/base/{rest}"),
-        _ => path.to_string(),
+    let (base, overlay) = match path.strip_prefix("apps/prod/") {
+        Some(rest) if dir.join(format!("apps/base/{rest}")).exists() => {
+            (format!("apps/base/{rest}"), path.to_string())
+        }
+        _ => (path.to_string(), format!("environments/prod/{path}")),
     };
-    let overlay = format!("environments/prod/{path}");
-    let mut out = vec![path];
+    let mut out = vec![base];
     if dir.join(&overlay).is_file() {
         out.push(overlay);
     }
@@ -490,7 +491,7 @@ fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution()
     assert!(!dir.join("envs/prod/3-bridge/addon-shop.tf").exists());
     assert!(dir.join("apps/base/shop/namespace.yaml").is_file());
     assert!(
-        dir.join("environments/prod/apps/base/shop/kustomization.yaml")
+        dir.join("apps/prod/shop/kustomization.yaml")
             .is_file()
     );
     let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");

@@ -392,7 +392,7 @@ impl Drop for Immutable {
 fn a_file_scaffold_cannot_write_is_named_with_its_cause_and_leaves_no_journal() {
     let env = Env::new();
     let dir = new_repo(&env, "immutable");
-    let readme = dir.join("README.md");
+    let readme = dir.join("envs/prod/README.md");
     // Root writes any file but an immutable one (chattr +i: ext4, xfs, btrfs).
     let made = Command::new("chattr").arg("+i").arg(&readme).status();
     if !made.is_ok_and(|s| s.success()) {
@@ -405,7 +405,7 @@ fn a_file_scaffold_cannot_write_is_named_with_its_cause_and_leaves_no_journal() 
     assert_eq!(out.code, 4, "{}", out.stderr);
     // The cause, once, with its fix: not a "cannot restore" that hides it.
     assert!(
-        out.stderr.contains("README.md`: Operation not permitted")
+        out.stderr.contains("envs/prod/README.md`: Operation not permitted")
             && out.stderr.contains("an immutable file needs `chattr -i`")
             && !out.stderr.contains("cannot restore"),
         "{}",

@@ -157,7 +157,7 @@ const NEW_SET: &[Case] = &[
     (
         &["--set", "environments=PROD"],
         2,
-        &["environment: `PROD` must be a DNS-1123 label"],
+        &["environments: `PROD` must be a DNS-1123 label"],
     ),
     (
         &["--set", "dns_zone=nodot"],
