@@ -461,7 +461,11 @@ pub fn recorded_answers(
     );
     // And each environment's, with its charts added with --chart.
     for (name, own) in answers.environments.iter_mut() {
-        if let Some(recorded) = record.environments.get(name).and_then(|o| o.get(addons_key)) {
+        if let Some(recorded) = record
+            .environments
+            .get(name)
+            .and_then(|o| o.get(addons_key))
+        {
             own.values.insert(addons_key.into(), recorded.clone());
         }
     }

@@ -444,13 +444,10 @@ fn hand_edits(
     let empty = Map::new();
     // Shared answers by key; an environment's own as `ENV.KEY`, as --values names them.
     let sides = std::iter::once((None, &from.answers, &edited.answers)).chain(
-        edited.environments.iter().map(|(env, own)| {
-            (
-                Some(env),
-                from.environments.get(env).unwrap_or(&empty),
-                own,
-            )
-        }),
+        edited
+            .environments
+            .iter()
+            .map(|(env, own)| (Some(env), from.environments.get(env).unwrap_or(&empty), own)),
     );
     for (env, before, after) in sides {
         for (key, value) in after {

@@ -344,6 +344,15 @@ fn collect(
                                 secret_env(key)
                             )));
                         }
+                        // The shared pass's stand-in for a per-environment answer: each
+                        // environment's pass renders and checks its own.
+                        Some(value)
+                            if per_environment
+                                && !sources.builtins.contains_key(environments::ENVIRONMENT) =>
+                        {
+                            defaulted = true;
+                            value
+                        }
                         Some(value) => {
                             defaulted = true;
                             valid(value).map_err(|m| bad(key, &m, "the default"))?

@@ -257,7 +257,11 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
 fn works_from_a_subdirectory_and_says_so_outside_a_repo() {
     let env = Env::new();
     let dir = new_repo(&env, "p", "");
-    let out = in_repo(&env, &dir.join("envs/prod/2-kops"), &["add-addon", "reloader"]);
+    let out = in_repo(
+        &env,
+        &dir.join("envs/prod/2-kops"),
+        &["add-addon", "reloader"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = run(env.scaffold().args(["add-addon", "reloader"]));
     assert_eq!(out.code, 2);

@@ -180,25 +180,42 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         .stdout
         .lines()
         .filter_map(|l| l.strip_prefix("- key: "))
-        .take(4)
+        .take(5)
         .collect();
-    assert_eq!(keys, ["name", "environment", "cost_center", "dns_zone"]);
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "environments",
+            "environment",
+            "cost_center",
+            "dns_zone"
+        ]
+    );
     let out = run(env.scaffold().args(["blueprint", "files", TEAM]));
     let how = |path: &str| {
         out.stdout
             .lines()
-            .find(|l| l.split_whitespace().next() == Some(path))
-            .and_then(|l| l.split_whitespace().nth(1))
+            .find_map(|l| l.strip_prefix(path).filter(|rest| rest.starts_with(' ')))
+            .and_then(|rest| rest.split_whitespace().next())
             .unwrap_or_else(|| panic!("{path} in {}", out.stdout))
             .to_string()
     };
     assert_eq!(
-        how("files/infrastructure/karpenter/node-pool.yaml.tera"),
+        how(
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera"
+        ),
         "patched"
     );
     assert_eq!(how("files/.sourceignore"), "replaced");
-    assert_eq!(how("files/docs/RUNBOOK.md.tera"), "own");
-    assert_eq!(how("files/2-kops/main.tf"), "inherited");
+    assert_eq!(
+        how("env-files/envs/[[ environment ]]/docs/RUNBOOK.md.tera"),
+        "own"
+    );
+    assert_eq!(
+        how("env-files/envs/[[ environment ]]/2-kops/main.tf"),
+        "inherited"
+    );
     assert!(!out.stdout.contains("podinfo/"), "removed directory listed");
 
     let out = run(env.scaffold().args([
@@ -213,8 +230,10 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
     assert_eq!(out.code, 0, "{}", out.stderr);
     let repo = env.path("shop");
     let pool: serde_yaml::Value = serde_yaml::from_str(
-        &std::fs::read_to_string(repo.join("environments/prod/infrastructure/karpenter/node-pool.yaml"))
-            .expect("pool"),
+        &std::fs::read_to_string(
+            repo.join("environments/prod/infrastructure/karpenter/node-pool.yaml"),
+        )
+        .expect("pool"),
     )
     .expect("yaml");
     assert_eq!(
@@ -228,7 +247,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
     // Patched in place: the inherited file's comments survive.
     assert_eq!(
         std::fs::read_to_string(repo.join("apps/prod/kustomization.yaml")).expect("apps"),
-        "# Applications of this environment, one directory each (scaffold add-addon --layer apps\n# adds charts here, sorted by name).\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+        "# Applications of this environment, one directory each; a chart added with scaffold\n# add-addon --layer apps has its base in apps/base/ and this environment's overlay\n# here (sorted by name).\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
     );
     // A keyed list merge: the team's requirement joins the base's, which all stay.
     let keys: Vec<&str> = pool["spec"]["template"]["spec"]["requirements"]
@@ -243,7 +262,8 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         "{keys:?}"
     );
     // The default's extension points: tags for Terraform and kops, a file asset for kops.
-    let tags = std::fs::read_to_string(repo.join("envs/prod/1-prerequisites/tags.yaml")).expect("tags");
+    let tags =
+        std::fs::read_to_string(repo.join("envs/prod/1-prerequisites/tags.yaml")).expect("tags");
     assert!(
         tags.ends_with("extraTags:\n  cost-center: payments\n  team: payments\n"),
         "{tags}"
@@ -330,18 +350,19 @@ fn removing_a_directory_that_is_still_referenced_is_a_lint_error() {
     let env = Env::new();
     let dir = layered(
         &env,
-        "remove_files:\n  - \"files/apps/[[ environment ]]/podinfo/\"\n  - \"files/3-bridge/Makefile*\"\n",
+        "remove_files:\n  - \"env-files/apps/[[ environment ]]/podinfo/\"\n  - \"env-files/envs/[[ environment ]]/3-bridge/Makefile.tera\"\n",
         &[],
     );
     let out = scaffold(&env, &["blueprint", "lint"], &dir);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert_eq!(
         out.stdout,
-        "files/apps/[[ environment ]]/kustomization.yaml.tera:9:5: error: kustomization lists `podinfo/`, which the blueprint does not write (removed by `remove_files`?)\n"
+        "env-files/apps/[[ environment ]]/kustomization.yaml.tera:10:5: error: kustomization lists `podinfo/`, which the blueprint does not write (removed by `remove_files`?)\n"
     );
     let out = scaffold(&env, &["blueprint", "files"], &dir);
     assert!(
-        !out.stdout.contains("files/3-bridge/Makefile"),
+        !out.stdout
+            .contains("env-files/envs/[[ environment ]]/3-bridge/Makefile"),
         "glob removed it"
     );
     assert!(
@@ -414,23 +435,29 @@ fn blueprint_files_and_cat_show_the_default_blueprint() {
         "{}",
         out.stdout
     );
-    let out = run(env
-        .scaffold()
-        .args(["blueprint", "cat", "default", "files/2-kops/main.tf"]));
+    let out = run(env.scaffold().args([
+        "blueprint",
+        "cat",
+        "default",
+        "env-files/envs/[[ environment ]]/2-kops/main.tf",
+    ]));
     assert_eq!(out.code, 0);
     let stored = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/blueprints/default/files/2-kops/main.tf"
+        "/blueprints/default/env-files/envs/[[ environment ]]/2-kops/main.tf"
     ))
     .expect("main.tf");
     assert_eq!(out.stdout, stored);
-    let out = run(env
-        .scaffold()
-        .args(["blueprint", "cat", "default", "files/2-kops/mian.tf"]));
+    let out = run(env.scaffold().args([
+        "blueprint",
+        "cat",
+        "default",
+        "env-files/envs/[[ environment ]]/2-kops/mian.tf",
+    ]));
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "error: files/2-kops/mian.tf: not a file of blueprint default (did you mean `files/2-kops/main.tf`?); `scaffold blueprint files default` lists them\n"
+        "error: env-files/envs/[[ environment ]]/2-kops/mian.tf: not a file of blueprint default (did you mean `env-files/envs/[[ environment ]]/2-kops/main.tf`?); `scaffold blueprint files default` lists them\n"
     );
 }
 
@@ -604,13 +631,15 @@ fn a_catalog_entry_without_a_field_a_template_pipes_into_to_hcl_is_an_error() {
 #[test]
 fn a_catalog_entry_patches_another_file_with_the_answers() {
     let env = Env::new();
-    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: true\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: files/infrastructure/karpenter/node-pool.yaml\n    patch: |\n      spec:\n        template:\n          metadata:\n            labels:\n              [[ addon.name ]]-region: \"[[ region ]]\"\n";
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: true\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml\n    patch: |\n      spec:\n        template:\n          metadata:\n            labels:\n              [[ addon.name ]]-region: \"[[ region ]]\"\n";
     let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
     let out = new(&env, &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let pool: serde_yaml::Value = serde_yaml::from_str(
-        &std::fs::read_to_string(env.path("out/infrastructure/karpenter/node-pool.yaml"))
-            .expect("pool"),
+        &std::fs::read_to_string(
+            env.path("out/environments/prod/infrastructure/karpenter/node-pool.yaml"),
+        )
+        .expect("pool"),
     )
     .expect("yaml");
     assert_eq!(
@@ -631,7 +660,7 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
     assert_eq!(out.code, 5);
     assert!(
         out.stderr.starts_with(
-        "addons/extra.yaml:24:11: error: patches: `files/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `files/infrastructure/karpenter/node-pool.yaml`?)\nerror: blueprint "),
+        "addons/extra.yaml:24:11: error: patches: `env-files/environments/[[ environment ]]/infrastructure/karpenter/nodepool.yaml` is not a file this blueprint writes (did you mean `env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml`?)\nerror: blueprint "),
         "{}",
         out.stderr
     );
@@ -680,14 +709,14 @@ fn a_patch_named_after_the_template_or_ending_yml_is_refused_with_the_right_name
         &env,
         "",
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml.tera.patch.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera.patch.yaml",
             patch,
         )],
     );
     lint_says(
         &env,
         &dir,
-        "files/infrastructure/karpenter/node-pool.yaml.tera.patch.yaml:1:1: error: a patch is named after the file's output, not its template: rename it to `files/infrastructure/karpenter/node-pool.yaml.patch.yaml`",
+        "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera.patch.yaml:1:1: error: a patch is named after the file's output, not its template: rename it to `env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml`",
     );
     let out = new(&env, &dir);
     assert_eq!(out.code, 5, "{}", out.stderr);
@@ -696,14 +725,14 @@ fn a_patch_named_after_the_template_or_ending_yml_is_refused_with_the_right_name
         &env,
         "",
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml.patch.yml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yml",
             patch,
         )],
     );
     lint_says(
         &env,
         &dir,
-        "files/infrastructure/karpenter/node-pool.yaml.patch.yml:1:1: error: a patch ends in `.patch.yaml`, this one would be copied as a file: rename it to `files/infrastructure/karpenter/node-pool.yaml.patch.yaml`",
+        "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yml:1:1: error: a patch ends in `.patch.yaml`, this one would be copied as a file: rename it to `env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml`",
     );
 }
 
@@ -919,14 +948,14 @@ fn manifest_and_catalog_errors_have_their_real_place() {
         &env,
         "",
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml",
             "spec:\n  template: [a\n",
         )],
     );
     let out = lint_out(&env, &dir, 1);
     assert!(
         out.starts_with(
-            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml:3:1: error: not YAML"
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml:3:1: error: not YAML"
         ),
         "{out}"
     );
@@ -954,13 +983,13 @@ fn a_patch_of_the_kops_go_template_says_what_to_change_instead() {
         &env,
         "",
         &[(
-            "files/2-kops/cluster-template.yaml.patch.yaml",
+            "env-files/envs/[[ environment ]]/2-kops/cluster-template.yaml.patch.yaml",
             "spec:\n  cloudLabels:\n    team: payments\n",
         )],
     );
     let out = lint_out(&env, &dir, 1);
     assert!(
-        out.starts_with("files/2-kops/cluster-template.yaml.patch.yaml:1:1: error: the patched file is a Go template (`{{ }}`), not YAML until its tool renders it"),
+        out.starts_with("env-files/envs/[[ environment ]]/2-kops/cluster-template.yaml.patch.yaml:1:1: error: the patched file is a Go template (`{{ }}`), not YAML until its tool renders it"),
         "{out}"
     );
 }
@@ -970,13 +999,13 @@ fn new_refuses_a_blueprint_whose_removal_breaks_a_reference() {
     let env = Env::new();
     let dir = layered(
         &env,
-        "remove_files:\n  - \"files/apps/[[ environment ]]/podinfo\"\n",
+        "remove_files:\n  - \"env-files/apps/[[ environment ]]/podinfo\"\n",
         &[],
     );
     let out = new(&env, &dir);
     assert_eq!(out.code, 5, "{}", out.stderr);
     assert!(
-        out.stderr.starts_with("files/apps/[[ environment ]]/kustomization.yaml.tera:9:5: error: kustomization lists `podinfo/`"),
+        out.stderr.starts_with("env-files/apps/[[ environment ]]/kustomization.yaml.tera:10:5: error: kustomization lists `podinfo/`"),
         "{}",
         out.stderr
     );
@@ -1028,17 +1057,19 @@ fn list_addons_and_cat_know_a_team_blueprint() {
         &env,
         "",
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml",
             "kind: NodePool
 ",
         )],
     );
-    let out = cat("files/infrastructure/karpenter/node-pool.yaml.tera");
+    let out = cat(
+        "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera",
+    );
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
         format!(
-            "error: files/infrastructure/karpenter/node-pool.yaml.tera: blueprint layered replaces it with `files/infrastructure/karpenter/node-pool.yaml` (`scaffold blueprint cat {} files/infrastructure/karpenter/node-pool.yaml`); the base's copy: `scaffold blueprint cat default files/infrastructure/karpenter/node-pool.yaml.tera`\n",
+            "error: env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera: blueprint layered replaces it with `env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml` (`scaffold blueprint cat {} env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml`); the base's copy: `scaffold blueprint cat default env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera`\n",
             dir.display()
         )
     );
@@ -1093,7 +1124,7 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/blueprints/default/");
     for path in [
         "blueprint.yaml",
-        "files/2-kops/cluster-template.yaml.tera",
+        "env-files/envs/[[ environment ]]/2-kops/cluster-template.yaml.tera",
         "addons/velero.yaml",
     ] {
         assert_eq!(
@@ -1185,10 +1216,10 @@ fn lint_and_test_report_a_load_error_the_same_way() {
 #[test]
 fn files_json_lists_removed_files_and_catalog_patches() {
     let env = Env::new();
-    let entry = "name: extra\nlayer: addons\nnamespace: extra\nchart:\n  name: extra\n  version: 1.0.0\npatches:\n  - file: files/infrastructure/karpenter/node-pool.yaml\n    patch: \"spec: {}\\n\"\n";
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\nchart:\n  name: extra\n  version: 1.0.0\npatches:\n  - file: env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml\n    patch: \"spec: {}\\n\"\n";
     let dir = layered(
         &env,
-        "remove_files:\n  - files/3-bridge/Makefile.tera\n",
+        "remove_files:\n  - env-files/envs/[[ environment ]]/3-bridge/Makefile.tera\n",
         &[("addons/extra.yaml", entry)],
     );
     let out = scaffold(&env, &["blueprint", "files", "--json"], &dir);
@@ -1202,12 +1233,16 @@ fn files_json_lists_removed_files_and_catalog_patches() {
         })
     };
     assert!(
-        has("files/3-bridge/Makefile.tera", "removed", "layered 1.0.0"),
+        has(
+            "env-files/envs/[[ environment ]]/3-bridge/Makefile.tera",
+            "removed",
+            "layered 1.0.0"
+        ),
         "{rows}"
     );
     assert!(
         has(
-            "files/infrastructure/karpenter/node-pool.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml",
             "catalog-patch",
             "addons/extra.yaml"
         ),
@@ -1215,7 +1250,11 @@ fn files_json_lists_removed_files_and_catalog_patches() {
     );
     assert!(has("addons/extra.yaml", "own", "layered 1.0.0"), "{rows}");
     assert!(
-        has("files/2-kops/main.tf", "inherited", "default "),
+        has(
+            "env-files/envs/[[ environment ]]/2-kops/main.tf",
+            "inherited",
+            "default "
+        ),
         "{rows}"
     );
 }
@@ -1246,14 +1285,15 @@ fn an_unclosed_block_names_its_opening_tag_and_the_missing_end() {
 #[test]
 fn a_patched_base_file_that_changed_since_the_patch_is_warned_about() {
     const PATCH: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  weight: 10\n";
-    let base = "files/infrastructure/karpenter/node-pool.yaml.tera";
+    let base =
+        "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera";
     let env = Env::new();
     // Without a recorded digest, `show` says which one to record.
     let dir = layered(
         &env,
         "",
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml",
             PATCH,
         )],
     );
@@ -1278,7 +1318,7 @@ fn a_patched_base_file_that_changed_since_the_patch_is_warned_about() {
         &env,
         &replaces(&digest),
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml",
             PATCH,
         )],
     );
@@ -1291,7 +1331,7 @@ fn a_patched_base_file_that_changed_since_the_patch_is_warned_about() {
         &env,
         &replaces("0123456789ab"),
         &[(
-            "files/infrastructure/karpenter/node-pool.yaml.patch.yaml",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.patch.yaml",
             PATCH,
         )],
     );

@@ -34,7 +34,7 @@ fn the_default_blueprint_passes_lint_and_test() {
     let out = run(env.scaffold().args(["blueprint", "test", "default"]));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.ends_with("5 passed, 0 failed\n"),
+        out.stdout.ends_with("6 passed, 0 failed\n"),
         "{}",
         out.stdout
     );
@@ -275,14 +275,14 @@ fn a_blueprint_extending_the_default_changes_adds_and_removes() {
     let read =
         |p: &str| std::fs::read_to_string(dir.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
     assert!(
-        read("docs/OWNERS.md").contains("is run by the\nteam payments."),
+        read("envs/prod/docs/OWNERS.md").contains("is run by the\nteam payments."),
         "{}",
-        read("docs/OWNERS.md")
+        read("envs/prod/docs/OWNERS.md")
     );
     assert!(read("apps/prod/podinfo/release.yaml").contains("replicaCount: 3"));
     assert!(
         read("clusters/prod/30-addon-descheduler.yaml")
-            .contains("path: ./infrastructure/addons/descheduler")
+            .contains("path: ./environments/prod/infrastructure/addons/descheduler")
     );
     assert!(!dir.join("infrastructure/addons/reloader").exists());
     assert!(read(".scaffold/answers.yaml").contains("region: eu-central-1"));

@@ -474,7 +474,12 @@ fn kops_api_access() {
 fn kops_karpenter_kubelet() {
     // Review issue A-m17: the values and the EC2NodeClass drift apart.
     breaks("kops.karpenter-kubelet", |_, d| {
-        replace(d, "envs/prod/2-kops/values.yaml", "  maxPods: 110", "  maxPods: 64")
+        replace(
+            d,
+            "envs/prod/2-kops/values.yaml",
+            "  maxPods: 110",
+            "  maxPods: 64",
+        )
     });
 }
 
@@ -763,7 +768,10 @@ fn kms_key_access() {
 fn repo_tracked_output() {
     breaks("repo.tracked-output", |env, d| {
         write(d, "envs/prod/1-prerequisites/terraform.tfstate", "{}\n");
-        env.git(d, &["add", "-f", "envs/prod/1-prerequisites/terraform.tfstate"]);
+        env.git(
+            d,
+            &["add", "-f", "envs/prod/1-prerequisites/terraform.tfstate"],
+        );
     });
 }
 

@@ -397,7 +397,11 @@ fn hooks_are_named_with_the_command_that_runs_them() {
 fn a_symlink_scaffold_must_change_is_refused_not_replaced() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
-    std::fs::rename(dir.join("envs/prod/README.md"), dir.join("envs/prod/README.real")).expect("mv");
+    std::fs::rename(
+        dir.join("envs/prod/README.md"),
+        dir.join("envs/prod/README.real"),
+    )
+    .expect("mv");
     std::os::unix::fs::symlink("README.real", dir.join("envs/prod/README.md")).expect("ln");
     env.git(&dir, &["add", "-A"]);
     env.git(&dir, &["commit", "-qm", "readme as a link"]);
@@ -768,7 +772,11 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
         "[filter \"upper\"]\n\tclean = tr a-z A-Z\n\tsmudge = tr A-Z a-z\n",
     );
     let dir = new_repo(&env, "p");
-    std::fs::write(dir.join(".gitattributes"), "envs/prod/README.md filter=upper\n").expect("attrs");
+    std::fs::write(
+        dir.join(".gitattributes"),
+        "envs/prod/README.md filter=upper\n",
+    )
+    .expect("attrs");
     env.git(&dir, &["add", ".gitattributes"]);
     env.git(&dir, &["commit", "-qm", "route the README through upper"]);
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);

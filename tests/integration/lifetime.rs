@@ -387,7 +387,8 @@ fn a_hand_edited_record_is_applied_by_update_without_conflict() {
     assert!(out.stderr.contains("edited by hand"), "{}", out.stderr);
     assert!(!out.stdout.contains("nothing to"), "{}", out.stdout);
     let pool =
-        fs::read_to_string(dir.join("environments/prod/infrastructure/karpenter/node-pool.yaml")).expect("pool");
+        fs::read_to_string(dir.join("environments/prod/infrastructure/karpenter/node-pool.yaml"))
+            .expect("pool");
     assert!(pool.contains("nodes: \"12\""), "{pool}");
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     assert!(

@@ -99,11 +99,14 @@ fn docs(dir: &Path, path: &str) -> Vec<Value> {
     };
     let sources = sources_of(dir, path);
     let mut out = parse(read_file(dir, &sources[0]));
-    for patch in sources.iter().skip(1).flat_map(|p| parse(read_file(dir, p))) {
-        if let Some(target) = out
-            .iter_mut()
-            .find(|d| d["kind"] == patch["kind"] && d["metadata"]["name"] == patch["metadata"]["name"])
-        {
+    for patch in sources
+        .iter()
+        .skip(1)
+        .flat_map(|p| parse(read_file(dir, p)))
+    {
+        if let Some(target) = out.iter_mut().find(|d| {
+            d["kind"] == patch["kind"] && d["metadata"]["name"] == patch["metadata"]["name"]
+        }) {
             merge(target, &patch);
         }
     }
@@ -490,10 +493,7 @@ fn only_addons_with_terraform_values_get_a_bridge_and_apps_get_no_substitution()
     scaffold_in(&env, &dir, &podinfo_app("shop"));
     assert!(!dir.join("envs/prod/3-bridge/addon-shop.tf").exists());
     assert!(dir.join("apps/base/shop/namespace.yaml").is_file());
-    assert!(
-        dir.join("apps/prod/shop/kustomization.yaml")
-            .is_file()
-    );
+    assert!(dir.join("apps/prod/shop/kustomization.yaml").is_file());
     let apps = doc(&dir, "clusters/prod/50-apps.yaml", "Kustomization");
     assert!(apps["spec"]["postBuild"].is_null());
 }

@@ -313,7 +313,10 @@ fn karpenter_nodes_are_a_kops_instance_group_managed_by_karpenter() {
     // Flux owns the controller: kops' addon stays off.
     assert!(template.contains("  karpenter:\n    enabled: false\n"));
 
-    let class = yaml(&dir, "environments/prod/infrastructure/karpenter/node-class.yaml");
+    let class = yaml(
+        &dir,
+        "environments/prod/infrastructure/karpenter/node-class.yaml",
+    );
     let spec = &class["spec"];
     assert_eq!(
         spec["instanceProfile"],
@@ -340,7 +343,10 @@ fn karpenter_nodes_are_a_kops_instance_group_managed_by_karpenter() {
 fn karpenter_runs_the_image_kops_runs() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let class = yaml(&dir, "environments/prod/infrastructure/karpenter/node-class.yaml");
+    let class = yaml(
+        &dir,
+        "environments/prod/infrastructure/karpenter/node-class.yaml",
+    );
     let terms = class["spec"]["amiSelectorTerms"]
         .as_sequence()
         .expect("amiSelectorTerms");
@@ -360,7 +366,10 @@ fn karpenter_runs_the_image_kops_runs() {
 fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let class = yaml(&dir, "environments/prod/infrastructure/karpenter/node-class.yaml");
+    let class = yaml(
+        &dir,
+        "environments/prod/infrastructure/karpenter/node-class.yaml",
+    );
     let values = yaml(&dir, "envs/prod/2-kops/values.yaml");
     let kubelet = &class["spec"]["kubelet"];
     let kops = &values["karpenterKubelet"];
@@ -378,7 +387,10 @@ fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
         "{group}"
     );
 
-    let pool = yaml(&dir, "environments/prod/infrastructure/karpenter/node-pool.yaml");
+    let pool = yaml(
+        &dir,
+        "environments/prod/infrastructure/karpenter/node-pool.yaml",
+    );
     let requirements = pool["spec"]["template"]["spec"]["requirements"]
         .as_sequence()
         .expect("requirements");
@@ -404,7 +416,10 @@ fn karpenter_sizes_nodes_with_kops_kubelet_settings() {
     assert_eq!(values_of("kubernetes.io/arch"), Some(vec!["amd64".into()]));
 
     let graviton = generate(&env, "arm", &["--set", "node_machine_type=m7g.large"]);
-    let pool = read(&graviton, "environments/prod/infrastructure/karpenter/node-pool.yaml");
+    let pool = read(
+        &graviton,
+        "environments/prod/infrastructure/karpenter/node-pool.yaml",
+    );
     assert!(
         pool.contains("            - arm64\n") && !pool.contains("amd64"),
         "{pool}"
@@ -512,7 +527,10 @@ fn terraform_state_lives_in_s3_with_locking() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
     for (root, key) in [
-        ("envs/prod/1-prerequisites", "1-prerequisites/terraform.tfstate"),
+        (
+            "envs/prod/1-prerequisites",
+            "1-prerequisites/terraform.tfstate",
+        ),
         ("envs/prod/2-kops", "2-kops/terraform.tfstate"),
         ("envs/prod/3-bridge", "3-bridge/terraform.tfstate"),
     ] {
@@ -642,7 +660,9 @@ fn network_and_security_details_an_expert_expects() {
         "{external:?}"
     );
     assert!(!dir.join("envs/prod/1-prerequisites/iam.tf").exists());
-    assert!(!read(&dir, "envs/prod/1-prerequisites/kms.tf").contains("through S3 (kms:ViaService)"));
+    assert!(
+        !read(&dir, "envs/prod/1-prerequisites/kms.tf").contains("through S3 (kms:ViaService)")
+    );
     let network = read(&dir, "envs/prod/1-prerequisites/network.tf");
     assert!(network.contains("resource \"aws_vpc_endpoint\" \"s3\""));
     assert!(network.contains("vpc_endpoint_type = \"Gateway\""));
@@ -689,10 +709,17 @@ fn network_and_security_details_an_expert_expects() {
     }
     assert!(!network.contains("subnet_id = each.value\n\n  lifecycle"));
     assert!(
-        read(&existing, "envs/prod/1-prerequisites/outputs.tf").contains("output \"vpc_additional_cidrs\"")
+        read(&existing, "envs/prod/1-prerequisites/outputs.tf")
+            .contains("output \"vpc_additional_cidrs\"")
     );
-    assert!(read(&existing, "envs/prod/2-kops/cluster-template.yaml").contains("additionalNetworkCIDRs:"));
-    let class = yaml(&existing, "environments/prod/infrastructure/karpenter/node-class.yaml");
+    assert!(
+        read(&existing, "envs/prod/2-kops/cluster-template.yaml")
+            .contains("additionalNetworkCIDRs:")
+    );
+    let class = yaml(
+        &existing,
+        "environments/prod/infrastructure/karpenter/node-class.yaml",
+    );
     let selector = &class["spec"]["subnetSelectorTerms"][0]["tags"];
     assert_eq!(
         selector["kops.k8s.io/instance-group/karpenter-nodes"],
@@ -869,7 +896,10 @@ fn kops_channel_is_the_pinned_release_and_moves_with_it() {
         .collect();
     for (file, text) in [
         ("envs/prod/2-kops/values.yaml", values.as_str()),
-        ("envs/prod/2-kops/Makefile", &read(&dir, "envs/prod/2-kops/Makefile")),
+        (
+            "envs/prod/2-kops/Makefile",
+            &read(&dir, "envs/prod/2-kops/Makefile"),
+        ),
     ] {
         assert!(files.iter().any(|f| f.is_match(file)), "{file}");
         let versions: Vec<String> = patterns
@@ -902,7 +932,10 @@ fn nodes_have_break_glass_access_and_prod_defaults_to_three_control_planes() {
             .expect("an environment")
             .expect("entry")
             .file_name();
-        let values = yaml(dir, &format!("envs/{}/2-kops/values.yaml", env.to_string_lossy()));
+        let values = yaml(
+            dir,
+            &format!("envs/{}/2-kops/values.yaml", env.to_string_lossy()),
+        );
         serde_yaml::from_value(values["controlPlaneZones"].clone()).expect("zones")
     };
     assert_eq!(zones(&dir), ["eu-west-1a", "eu-west-1b", "eu-west-1c"]);

@@ -615,7 +615,8 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
     let https_url = "https://git.example.org/platform/demo.git";
     let https_dir = generate(&env, "web", &["--set", &format!("git_url={https_url}")]);
     for dir in [&ssh_dir, &https_dir] {
-        std::fs::write(dir.join("envs/prod/2-kops/kubeconfig"), "apiVersion: v1\n").expect("kubeconfig");
+        std::fs::write(dir.join("envs/prod/2-kops/kubeconfig"), "apiVersion: v1\n")
+            .expect("kubeconfig");
     }
 
     let tools = flux_tools();

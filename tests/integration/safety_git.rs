@@ -405,7 +405,8 @@ fn a_file_scaffold_cannot_write_is_named_with_its_cause_and_leaves_no_journal() 
     assert_eq!(out.code, 4, "{}", out.stderr);
     // The cause, once, with its fix: not a "cannot restore" that hides it.
     assert!(
-        out.stderr.contains("envs/prod/README.md`: Operation not permitted")
+        out.stderr
+            .contains("envs/prod/README.md`: Operation not permitted")
             && out.stderr.contains("an immutable file needs `chattr -i`")
             && !out.stderr.contains("cannot restore"),
         "{}",

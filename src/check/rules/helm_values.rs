@@ -297,8 +297,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
                             others.join(", ")
                         )
                     };
-                    let (file, doc) = release
-                        .source_of("spec/chart/spec/version");
+                    let (file, doc) = release.source_of("spec/chart/spec/version");
                     findings.add(
                         "helm.values-unchecked",
                         file,
