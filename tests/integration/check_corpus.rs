@@ -14,6 +14,8 @@ const CM_RELEASE: &str = "infrastructure/addons/cert-manager/release.yaml";
 const CM_SOURCE: &str = "infrastructure/addons/cert-manager/source.yaml";
 /// cert-manager's chart version and values in the environment (its overlay's patch).
 const CM_VALUES: &str = "environments/prod/infrastructure/addons/cert-manager/release.yaml";
+/// cert-manager's OCI tag in the environment (its overlay's patch of the OCIRepository).
+const CM_VERSION: &str = "environments/prod/infrastructure/addons/cert-manager/source.yaml";
 const TEMPLATE: &str = "envs/prod/2-kops/cluster-template.yaml";
 const PREREQ_VARS: &str = "envs/prod/1-prerequisites/terraform.tfvars";
 const STATE_BUCKET: &str = "envs/prod/1-prerequisites/state-bucket.tf";
@@ -433,9 +435,9 @@ static CORPUS: &[Breakage] = &[
     ),
     b(
         "chart tag latest",
-        &[Replace(CM_SOURCE, "tag: \"v1.21.1\"", "tag: latest")],
+        &[Replace(CM_VERSION, "tag: \"v1.21.1\"", "tag: latest")],
         "flux.chart-version",
-        CM_SOURCE,
+        CM_VERSION,
         "  ref:",
     ),
     b(

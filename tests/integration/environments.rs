@@ -584,3 +584,98 @@ fn lint_warns_of_an_environment_file_whose_path_does_not_name_it() {
         out.stderr
     );
 }
+
+/// A repo made by default 0.2.1 (one environment, roots at the top) moves to the
+/// environments layout through `update`: hand edits and the user's own files follow their
+/// directory, the environment keeps its name (so its state and cluster stay), what git does
+/// not track is named, and `env add` and `check` work on the result.
+#[test]
+fn a_single_environment_repo_migrates_through_update() {
+    let env = Env::new();
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/old-blueprints/default-0.2.1"
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "old", "--defaults", "-q", "--blueprint", old]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("old");
+    let append = |path: &str, text: &str| {
+        let mut was = std::fs::read_to_string(dir.join(path)).expect(path);
+        was.push_str(text);
+        std::fs::write(dir.join(path), was).expect(path);
+    };
+    append("1-prerequisites/main.tf", "# mine\n");
+    append(
+        "infrastructure/karpenter/node-pool.yaml",
+        "# tuned by hand\n",
+    );
+    write(
+        &dir,
+        "1-prerequisites/extra.tf",
+        "locals {\n  extra = true\n}\n",
+    );
+    env.git(&dir, &["add", "-A"]);
+    env.git(&dir, &["commit", "-qm", "hand edits"]);
+    write(&dir, "1-prerequisites/.terraform/terraform.tfstate", "{}\n");
+
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["update", "--blueprint", "default"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("1-prerequisites/: .terraform git does not track stay there"),
+        "{}",
+        out.stderr
+    );
+    let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect(path);
+    assert!(read("envs/prod/1-prerequisites/main.tf").ends_with("# mine\n"));
+    assert_eq!(
+        read("envs/prod/1-prerequisites/extra.tf"),
+        "locals {\n  extra = true\n}\n"
+    );
+    assert!(
+        read("environments/prod/infrastructure/karpenter/node-pool.yaml")
+            .ends_with("# tuned by hand\n")
+    );
+    for gone in [
+        "1-prerequisites/main.tf",
+        "1-prerequisites/extra.tf",
+        "2-kops/values.yaml",
+        "infrastructure/karpenter/node-pool.yaml",
+    ] {
+        assert!(!dir.join(gone).exists(), "{gone} is still there");
+    }
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let message = env.git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("scaffold: update default 0.2.1 → 0.3.0")
+            && message.contains("- moved 1-prerequisites/ → envs/prod/1-prerequisites/"),
+        "{message}"
+    );
+    let record = crate::support::answers(&dir);
+    assert_eq!(record["answers"]["environments"][0], "prod");
+    assert_eq!(
+        record["environments"]["prod"]["cluster_name"],
+        "prod.old.example.com"
+    );
+    // The state key in the environment's own bucket is the one the repo always had.
+    assert!(
+        read("envs/prod/1-prerequisites/versions.tf")
+            .contains("key          = \"1-prerequisites/terraform.tfstate\"")
+    );
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["env", "add", "dev", "--from", "prod", "-q"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(dir.join("envs/dev/2-kops/values.yaml").is_file());
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}

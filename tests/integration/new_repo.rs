@@ -51,7 +51,7 @@ fn defaults_write_one_clean_commit_on_main() {
     assert_eq!(record["blueprint"]["version"], "0.3.0");
     assert_eq!(record["answers"]["name"], "acme-platform");
     assert_eq!(
-        record["answers"]["cluster_name"],
+        record["environments"]["prod"]["cluster_name"],
         "prod.acme-platform.example.com"
     );
 }
