@@ -72,7 +72,7 @@ pub enum Command {
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
     #[command(
-        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b,us-east-1c\n  scaffold update --blueprint default --dry-run\n  scaffold update --conflicts=markers"
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b,us-east-1c\n  scaffold update --blueprint default --dry-run\n  scaffold update --dry-run . --json\n  scaffold update --conflicts=markers"
     )]
     Update(UpdateArgs),
     /// Write, check and inspect blueprints.
@@ -287,6 +287,10 @@ pub struct EditArgs {
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
+    /// With --dry-run, several repos: what update would do to each, judged on every core
+    /// with one summary (and one --json document) for all. Without: the repo of -C.
+    #[arg(value_name = "REPO")]
+    pub repos: Vec<PathBuf>,
     /// A changed or new answer, KEY=VALUE (repeatable; wins over --values).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,

@@ -34,6 +34,7 @@ pub mod merge;
 pub mod migrate;
 pub mod overrides;
 pub mod pack;
+pub mod parallel;
 pub mod plan;
 pub mod pristine;
 pub mod prompt;

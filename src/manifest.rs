@@ -79,6 +79,25 @@ pub struct Manifest {
     /// template over that environment's answers), shown when it refuses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment_teardown: Option<String>,
+    /// The files that hold an environment's own chart version and values of an addon, and
+    /// where in each: `promote` reads them there (a hand edit or Renovate may have moved
+    /// them since scaffold wrote them), not from the record alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment_overlay: Vec<OverlayFile>,
+}
+
+/// One file of an environment's overlay of an addon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayFile {
+    /// Its path, a template over `environment` and `addon` (`dir`, `layer`, `name`, …).
+    pub file: String,
+    /// Where its chart version is (`/`-separated keys), if it holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where its Helm values are, if it holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<String>,
 }
 
 /// One directory of templates and the scope it renders in.
@@ -450,6 +469,11 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         addons_answer: child.addons_answer.or(base.addons_answer),
         environments_answer: child.environments_answer.or(base.environments_answer),
         environment_teardown: child.environment_teardown.or(base.environment_teardown),
+        environment_overlay: if child.environment_overlay.is_empty() {
+            base.environment_overlay
+        } else {
+            child.environment_overlay
+        },
     })
 }
 

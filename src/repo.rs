@@ -29,6 +29,11 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// The engine its blueprint's templates render with.
+    pub fn renderer(&self) -> &Renderer {
+        &self.renderer
+    }
+
     /// The repo around `start`, with the blueprint `selector` names (default: the recorded
     /// one, by name), which must render it as it was last made: add-addon and remove-addon
     /// change one thing at a time, and a newer blueprint comes in through `scaffold update`.

@@ -124,33 +124,10 @@ pub fn run(repo: &Repo, judge: impl Fn(&Repo) -> Vec<Diagnostic> + Sync) -> Vec<
         return judge(&view(repo, all.first().map(String::as_str), &all));
     }
     let views = views(repo, &all);
-    let workers = std::thread::available_parallelism()
-        .map(usize::from)
-        .unwrap_or(1)
-        .clamp(1, all.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let per_env: Vec<(usize, Vec<Diagnostic>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(view) = views.get(i) else { break };
-                        done.push((i, judge(view)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
+    let per_env: Vec<(usize, Vec<Diagnostic>)> = crate::parallel::map(&views, &judge)
+        .into_iter()
+        .enumerate()
+        .collect();
     // The same finding from several environments' views is one finding.
     let mut merged: BTreeMap<FindingKey, (Diagnostic, Vec<&str>)> = BTreeMap::new();
     for (i, findings) in per_env {

@@ -148,34 +148,11 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
         return single(dir, options);
     }
     let dirs = dirs.as_slice();
-    let workers = std::thread::available_parallelism()
-        .map(usize::from)
-        .unwrap_or(1)
-        .clamp(1, dirs.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<(usize, Result<Checked>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(dir) = dirs.get(i) else { break };
-                        done.push((i, check_one(dir, &options.filter)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
+    let results: Vec<(usize, Result<Checked>)> =
+        crate::parallel::map(dirs, |dir| check_one(dir, &options.filter))
             .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
+            .enumerate()
+            .collect();
     let (mut errors, mut warnings, mut clean, mut failed) = (0, 0, 0, 0);
     for (_, result) in &results {
         match result {

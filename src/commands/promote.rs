@@ -52,51 +52,59 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
             .and_then(|s| s.get(name))
             .cloned()
     };
-    let shared_version = |name: &str| {
-        repo.rendered
-            .addons
-            .get(name)
-            .and_then(|a| a.pointer("/chart/version"))
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string()
+    let disk = |path: &str| -> Result<Option<String>> {
+        let full = repo.root.join(path);
+        match std::fs::read_to_string(&full) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io_path("read", &full, e)),
+        }
     };
+    fn in_plan(plan: &crate::plan::Plan) -> impl Fn(&str) -> Result<Option<String>> + '_ {
+        move |path| {
+            Ok(crate::plan::RelPath::new(path)
+                .ok()
+                .and_then(|p| plan.files.get(&p))
+                .map(|b| String::from_utf8_lossy(b).into_owned()))
+        }
+    }
+    // `to` takes `from`'s own settings, and what a hand edit or Renovate changed in
+    // `from`'s overlay since scaffold wrote it (where the blueprint says the overlay is).
     let mut record = repo.record.clone();
-    let mut lines = Vec::new();
     for name in &names {
-        let (a, b) = (own(from, name), own(to, name));
-        if a == b {
-            continue;
-        }
-        let version_of = |s: &Option<Json>| {
-            s.as_ref()
-                .and_then(|s| s.get("version"))
-                .and_then(Json::as_str)
-                .map(String::from)
-                .unwrap_or_else(|| shared_version(name))
-        };
-        let (va, vb) = (version_of(&a), version_of(&b));
-        if va != vb {
-            lines.push(format!("{name} {vb} → {va}"));
-        }
-        let values_of = |s: &Option<Json>| s.as_ref().and_then(|s| s.get("values")).cloned();
-        let mut paths = Vec::new();
-        changed_paths(
-            "",
-            &values_of(&b).unwrap_or(Json::Null),
-            &values_of(&a).unwrap_or(Json::Null),
-            &mut paths,
-        );
-        if !paths.is_empty() {
-            lines.push(format!("{name} values: {}", paths.join(", ")));
+        let mut setting = own(from, name);
+        if let (Some(now), Some(written)) = (
+            overlay_of(&repo, from, name, &disk)?,
+            overlay_of(&repo, from, name, &in_plan(&repo.rendered.plan))?,
+        ) {
+            let mut map = match setting.take() {
+                Some(Json::Object(map)) => map,
+                _ => Map::new(),
+            };
+            if now.0 != written.0
+                && let Some(version) = now.0
+            {
+                map.insert("version".into(), Json::String(version));
+            }
+            if now.1 != written.1 {
+                let delta = merge_patch(
+                    written.1.as_ref().unwrap_or(&Json::Null),
+                    now.1.as_ref().unwrap_or(&Json::Null),
+                );
+                let values = map
+                    .entry("values")
+                    .or_insert_with(|| Json::Object(Map::new()));
+                crate::catalog::merge_into(values, &delta);
+            }
+            setting = (!map.is_empty()).then_some(Json::Object(map));
         }
         let settings = record
             .environment_addon_settings
             .entry(to.clone())
             .or_default();
-        match a {
-            Some(a) => {
-                settings.insert(name.clone(), a);
+        match setting {
+            Some(setting) => {
+                settings.insert(name.clone(), setting);
             }
             None => {
                 settings.remove(name);
@@ -104,6 +112,60 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
         }
         if settings.is_empty() {
             record.environment_addon_settings.remove(to);
+        }
+    }
+    let next = repo.render(&record)?;
+    // What changes in `to`: its overlay as it is against as it will be (the record's
+    // settings where the blueprint declares no overlay).
+    let mut lines = Vec::new();
+    for name in &names {
+        let (before, after) = match (
+            overlay_of(&repo, to, name, &disk)?,
+            overlay_of(&repo, to, name, &in_plan(&next.plan))?,
+        ) {
+            (Some(before), Some(after)) => (before, after),
+            _ => {
+                let of = |s: Option<Json>| {
+                    let version = s
+                        .as_ref()
+                        .and_then(|s| s.get("version"))
+                        .and_then(Json::as_str)
+                        .map(String::from);
+                    (version, s.and_then(|s| s.get("values").cloned()))
+                };
+                let after = record
+                    .environment_addon_settings
+                    .get(to.as_str())
+                    .and_then(|s| s.get(name))
+                    .cloned();
+                (of(own(to, name)), of(after))
+            }
+        };
+        let shared = || {
+            repo.rendered
+                .addons
+                .get(name)
+                .and_then(|a| a.pointer("/chart/version"))
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (vb, va) = (
+            before.0.unwrap_or_else(shared),
+            after.0.unwrap_or_else(shared),
+        );
+        if vb != va {
+            lines.push(format!("{name} {vb} → {va}"));
+        }
+        let mut paths = Vec::new();
+        changed_paths(
+            "",
+            before.1.as_ref().unwrap_or(&Json::Null),
+            after.1.as_ref().unwrap_or(&Json::Null),
+            &mut paths,
+        );
+        if !paths.is_empty() {
+            lines.push(format!("{name} values: {}", paths.join(", ")));
         }
     }
     if lines.is_empty() {
@@ -122,7 +184,6 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let next = repo.render(&record)?;
     let report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
     let message = format!(
         "scaffold: promote {from} → {to}\n\n{}",
@@ -138,6 +199,76 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
         }
     }
     change_to(&repo, &next, &args.edit, &message, report)
+}
+
+/// An environment's chart version and values of an addon as the overlay files `read`
+/// gives hold them (the blueprint's `environment_overlay`); None when the blueprint
+/// declares no overlay.
+fn overlay_of(
+    repo: &crate::repo::Repo,
+    env: &str,
+    name: &str,
+    read: &dyn Fn(&str) -> Result<Option<String>>,
+) -> Result<Option<(Option<String>, Option<Json>)>> {
+    let overlay = &repo.blueprint.manifest.environment_overlay;
+    let Some(addon) = repo
+        .rendered
+        .addons
+        .get(name)
+        .filter(|_| !overlay.is_empty())
+    else {
+        return Ok(None);
+    };
+    let context = serde_json::json!({ "environment": env, "addon": addon });
+    let (mut version, mut values) = (None, None);
+    for spec in overlay {
+        let path = repo
+            .renderer()
+            .render_str("environment_overlay file", &spec.file, &context)?;
+        let Some(text) = read(&path)? else { continue };
+        let doc: Json = serde_yaml::from_str(&text).map_err(|e| {
+            Error::Input(format!(
+                "{path}: not YAML ({e}); fix it, then promote again"
+            ))
+        })?;
+        let at = |keys: &str| keys.split('/').try_fold(&doc, |v, key| v.get(key)).cloned();
+        if version.is_none() {
+            version = spec
+                .version
+                .as_deref()
+                .and_then(at)
+                .and_then(|v| v.as_str().map(String::from));
+        }
+        if values.is_none() {
+            values = spec.values.as_deref().and_then(at);
+        }
+    }
+    Ok(Some((version, values)))
+}
+
+/// The JSON merge patch that turns `from` into `to` (a key `to` lacks is `null`).
+fn merge_patch(from: &Json, to: &Json) -> Json {
+    match (from, to) {
+        (Json::Object(a), Json::Object(b)) => {
+            let mut patch = Map::new();
+            for (key, value) in b {
+                match a.get(key) {
+                    Some(old) if old == value => {}
+                    Some(old) => {
+                        patch.insert(key.clone(), merge_patch(old, value));
+                    }
+                    None => {
+                        patch.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            for key in a.keys().filter(|k| !b.contains_key(*k)) {
+                patch.insert(key.clone(), Json::Null);
+            }
+            Json::Object(patch)
+        }
+        (_, to) => to.clone(),
+    }
 }
 
 /// The dotted paths where `before` and `after` differ (leaves, or a whole side missing).

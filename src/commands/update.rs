@@ -16,7 +16,17 @@ use crate::report::{self, AnswerEntry, UpdateReport};
 use crate::signals;
 use crate::update::{self, Request};
 
-pub fn run(args: UpdateArgs) -> Result<()> {
+pub fn run(mut args: UpdateArgs) -> Result<()> {
+    match args.repos.len() {
+        0 => {}
+        1 => args.edit.directory = args.repos.remove(0),
+        n if !args.edit.dry_run => {
+            return Err(Error::Input(format!(
+                "{n} repos: several only with --dry-run (an update commits in each repo; run it in each, or add --dry-run to see what it would do)"
+            )));
+        }
+        _ => return fleet(&args),
+    }
     let set = parse_pairs(&args.set, "--set")?;
     let values = match &args.values {
         Some(path) => read_values(path)?,
@@ -186,6 +196,111 @@ pub fn run(args: UpdateArgs) -> Result<()> {
                 shell_quote(&message_file.display().to_string())
             )))
         }
+    }
+}
+
+/// `update --dry-run REPO REPO…`: each repo's update prepared on every core (nothing
+/// written, nobody asked), reported in the order given with one summary; the exit status
+/// is the worst: a repo that could not be prepared (its own code), then conflicts (1).
+fn fleet(args: &UpdateArgs) -> Result<()> {
+    let set = parse_pairs(&args.set, "--set")?;
+    let secrets = parse_pairs(&args.edit.secret, "--secret")?;
+    let values = match &args.values {
+        Some(path) => read_values(path)?,
+        None => BTreeMap::new(),
+    };
+    let repos = args.repos.as_slice();
+    let one = |dir: &std::path::PathBuf| -> Result<UpdateReport> {
+        let lock = crate::lock::acquire(dir, "update --dry-run")?;
+        let update = update::prepare(Request {
+            start: dir,
+            lock: &lock,
+            blueprint: args.edit.blueprint.as_deref(),
+            set: set.clone(),
+            secrets: secrets.clone(),
+            values: values.clone(),
+            prompter: None,
+        })?;
+        Ok(update_report(&update, true))
+    };
+    let results: Vec<(usize, Result<UpdateReport>)> = crate::parallel::map(repos, one)
+        .into_iter()
+        .enumerate()
+        .collect();
+    let (mut current, mut changing, mut conflicted, mut failed) = (0, 0, 0, 0);
+    for (_, result) in &results {
+        match result {
+            Ok(r) if !r.conflicts.is_empty() => conflicted += 1,
+            Ok(r) if r.changes.is_empty() => current += 1,
+            Ok(_) => changing += 1,
+            Err(_) => failed += 1,
+        }
+    }
+    let summary = format!(
+        "{} repos: {current} up to date, {changing} would change, {conflicted} with conflicts, {failed} not prepared",
+        repos.len()
+    );
+    if args.edit.json {
+        let entries: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(i, result)| {
+                let root = repos[*i].display().to_string();
+                match result {
+                    Ok(r) => serde_json::json!({"root": root, "update": r}),
+                    Err(e) => {
+                        serde_json::json!({"root": root, "error": e.to_string(), "exit": e.exit_code()})
+                    }
+                }
+            })
+            .collect();
+        let document = serde_json::json!({
+            "version": 1,
+            "repos": entries,
+            "summary": {"repos": repos.len(), "up_to_date": current, "would_change": changing, "with_conflicts": conflicted, "not_prepared": failed},
+        });
+        println!("{document}");
+    } else {
+        for (i, result) in &results {
+            let dir = repos[*i].display();
+            match result {
+                Ok(r) => {
+                    let blueprint = if r.from.name == r.to.name && r.from.version == r.to.version {
+                        format!("{} {}", r.to.name, r.to.version)
+                    } else {
+                        format!(
+                            "{} {} → {} {}",
+                            r.from.name, r.from.version, r.to.name, r.to.version
+                        )
+                    };
+                    let what = if !r.conflicts.is_empty() {
+                        format!(
+                            "{} file(s) would change, conflicts in {}",
+                            r.changes.len(),
+                            r.conflicts.join(", ")
+                        )
+                    } else if r.changes.is_empty() {
+                        "up to date".to_string()
+                    } else {
+                        format!("{} file(s) would change", r.changes.len())
+                    };
+                    println!("{dir}: {blueprint}: {what}");
+                    for warning in &r.warnings {
+                        println!("  warning: {warning}");
+                    }
+                }
+                Err(e) => println!("{dir}: not prepared: {e}"),
+            }
+        }
+        println!("update --dry-run: {summary}");
+    }
+    let worst = results
+        .into_iter()
+        .filter_map(|(_, r)| r.err())
+        .max_by_key(|e| e.exit_code());
+    match worst {
+        Some(e) => Err(e),
+        None if conflicted > 0 => Err(Error::Findings(format!("update --dry-run: {summary}"))),
+        None => Ok(()),
     }
 }
 

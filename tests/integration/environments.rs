@@ -679,3 +679,58 @@ fn a_single_environment_repo_migrates_through_update() {
     let out = run(env.scaffold().arg("check").arg(&dir));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
+
+/// In a default repo of dev and prod, what dev's overlay holds now (a chart version and a
+/// value Renovate or a hand edit changed in the file, not in the record) is what `promote`
+/// moves to prod, as one commit that says so; then there is nothing left to promote.
+#[test]
+fn promote_moves_what_the_overlay_file_holds_now() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+        "--set",
+        "addons=metrics-server",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let dev = "environments/dev/infrastructure/addons/metrics-server/release.yaml";
+    let prod = "environments/prod/infrastructure/addons/metrics-server/release.yaml";
+    let text = std::fs::read_to_string(dir.join(dev)).expect("dev overlay");
+    let bumped = text
+        .replace("version: \"3.13.1\"", "version: \"3.13.2\"")
+        .replace("  replicas: 2\n", "  replicas: 3\n");
+    assert_ne!(bumped, text);
+    std::fs::write(dir.join(dev), bumped).expect("write");
+    env.git(
+        &dir,
+        &[
+            "commit",
+            "-qam",
+            "chore(deps): update metrics-server to 3.13.2",
+        ],
+    );
+
+    let out = in_repo(&env, "p", &["promote", "--from", "dev", "--to", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let message = env.git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("scaffold: promote dev → prod")
+            && message.contains("- metrics-server 3.13.1 → 3.13.2")
+            && message.contains("- metrics-server values: replicas"),
+        "{message}"
+    );
+    let promoted = std::fs::read_to_string(dir.join(prod)).expect("prod overlay");
+    assert!(
+        promoted.contains("version: \"3.13.2\"") && promoted.contains("  replicas: 3\n"),
+        "{promoted}"
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let out = in_repo(&env, "p", &["promote", "--from", "dev", "--to", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
+}

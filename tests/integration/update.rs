@@ -632,3 +632,82 @@ fn file_level_conflicts_with_markers_leave_the_blueprints_version_to_merge() {
     assert!(command.contains("'docs/team.md'"), "{command}");
     assert!(!command.contains("scaffold-new"), "{command}");
 }
+
+/// `update --dry-run A B C` prepares each repo on every core and writes nothing: one is up
+/// to date, one made by an older blueprint would change, one is no repo (its exit code is
+/// the run's, the worst); one summary line, or one --json document.
+#[test]
+fn update_dry_run_takes_a_fleet_of_repos() {
+    let env = Env::new();
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/old-blueprints/default-0.2.1"
+    );
+    for (name, extra) in [("current", None), ("old", Some(old))] {
+        let mut cmd = env.scaffold();
+        cmd.args(["new", name, "--defaults", "-q"]);
+        if let Some(blueprint) = extra {
+            cmd.args(["--blueprint", blueprint]);
+        }
+        let out = run(&mut cmd);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let heads: Vec<String> = ["current", "old"]
+        .iter()
+        .map(|r| env.git(&env.path(r), &["rev-parse", "HEAD"]))
+        .collect();
+    let repos = [env.path("current"), env.path("old"), env.path("nothere")];
+    let out = run(env
+        .scaffold()
+        .args(["update", "--dry-run", "--blueprint", "default"])
+        .args(&repos));
+    let missing = run(env.scaffold().arg("update").arg("-C").arg(&repos[2]));
+    assert_ne!(missing.code, 0);
+    assert_eq!(out.code, missing.code, "{}{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert_eq!(
+        lines[0],
+        format!("{}: default 0.3.0: up to date", repos[0].display())
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "{}: default 0.2.1 → default 0.3.0: ",
+            repos[1].display()
+        )) && lines[1].ends_with(" file(s) would change"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with(&format!("{}: not prepared: ", repos[2].display())),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(
+        lines[3],
+        "update --dry-run: 3 repos: 1 up to date, 1 would change, 0 with conflicts, 1 not prepared"
+    );
+    for (repo, head) in ["current", "old"].iter().zip(&heads) {
+        let dir = env.path(repo);
+        assert_eq!(&env.git(&dir, &["rev-parse", "HEAD"]), head);
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    }
+    let out = run(env
+        .scaffold()
+        .args(["update", "--dry-run", "--json", "--blueprint", "default"])
+        .args(&repos[..2]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let document: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(document["summary"]["repos"], 2);
+    assert_eq!(document["summary"]["would_change"], 1);
+    assert_eq!(document["repos"][1]["update"]["from"]["version"], "0.2.1");
+    assert_eq!(document["repos"][1]["update"]["dry_run"], true);
+    // Without --dry-run, one repo at a time.
+    let out = run(env.scaffold().arg("update").args(&repos[..2]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("several only with --dry-run"),
+        "{}",
+        out.stderr
+    );
+}

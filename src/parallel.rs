@@ -1,0 +1,50 @@
+//! Work spread over every core: `map` runs `f` on each item on as many threads as the
+//! machine has cores (never more than items) and returns the results in the items' order.
+//! For fleets of repos and the environments of one repo. Pure but for the threads.
+
+/// `f` of each item, in order, computed on every core.
+pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+        .clamp(1, items.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, f(item)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn results_come_in_the_items_order() {
+        let items: Vec<u64> = (0..50).collect();
+        let squares = super::map(&items, |n| {
+            std::thread::sleep(std::time::Duration::from_micros(50 - n));
+            n * n
+        });
+        assert_eq!(squares, items.iter().map(|n| n * n).collect::<Vec<_>>());
+        assert!(super::map(&Vec::<u8>::new(), |n| *n).is_empty());
+    }
+}
