@@ -189,6 +189,27 @@ fn commands(c: &mut Criterion) {
             run(check);
         })
     });
+    // Ten environments of the default blueprint, each judged on its own view (issue 26:
+    // at most 250 ms).
+    let ten = scratch.path().join("ten-environments");
+    let mut new = scaffold(scratch.path());
+    new.args(["new", "--defaults", "--author", AUTHOR, "--set"])
+        .arg(format!(
+            "environments={}",
+            (0..10)
+                .map(|i| format!("env{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        ))
+        .arg(&ten);
+    run(new);
+    c.bench_function("check (ten environments)", |b| {
+        b.iter(|| {
+            let mut check = scaffold(&home);
+            check.arg("check").arg(&ten);
+            run(check);
+        })
+    });
 }
 
 criterion_group! {

@@ -37,16 +37,19 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
         )));
     }
     let _guard = signals::TransactionGuard::enter();
-    // Ref locks the dead run held: the base's (only scaffold writes that ref), and the
+    // Locks the dead run held: the base ref's (only scaffold writes that ref), and the
     // branch's when it was taken after the journal was written (by that run's commit).
     let _ = fs::remove_file(repo.path().join(format!("{}.lock", pristine::BASE_REF)));
     let branch_lock = repo.path().join(format!("{}.lock", journal.branch));
     let modified = |path: &Path| fs::metadata(path).and_then(|m| m.modified()).ok();
-    if let (Some(lock), Some(started)) =
-        (modified(&branch_lock), modified(&dir.join("journal.json")))
-        && lock >= started
-    {
-        let _ = fs::remove_file(&branch_lock);
+    // The same for the index's lock: a run killed while it wrote the index leaves it.
+    let index_lock = repo.path().join("index.lock");
+    for lock in [&branch_lock, &index_lock] {
+        if let (Some(taken), Some(started)) = (modified(lock), modified(&dir.join("journal.json")))
+            && taken >= started
+        {
+            let _ = fs::remove_file(lock);
+        }
     }
     let (head, tree) = head_and_tree(repo, &journal)?;
     if head == journal.old_head {
