@@ -2,10 +2,11 @@
 //!
 //! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
 //! → commit. The core (`answers`, `catalog`, `render`, `plan`, `generate`, `merge`, `edit`,
-//! `blueprint_test`) is pure; files are read by `blueprint`, `lint`, `repo` (a scaffold repo:
-//! record, base, rendering), `update` and `flags` (`--values` files), written only by
-//! `write`, `git` and `pristine` (the base under `refs/scaffold/base`); the terminal belongs
-//! to `commands` and `prompt`.
+//! `relocate`, `blueprint_test`) is pure; files are read by `blueprint`, `lint`, `repo` (a
+//! scaffold repo: record, base, rendering), `update` and `flags` (`--values` files), written
+//! only by `write`, `git` and `pristine` (the base under `refs/scaffold/base`); the terminal
+//! belongs to `commands` and `prompt`. `parallel` spreads fleets of repos and a repo's
+//! environments over the cores; `check` judges a repo (one environment at a time).
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;
