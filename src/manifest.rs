@@ -267,6 +267,10 @@ pub struct Question {
     /// `environments_answer`; otherwise once.
     #[serde(default, skip_serializing_if = "is_false")]
     pub per_environment: bool,
+    /// With `per_environment`: no two environments may give the same non-empty answer
+    /// (a cluster name, a DNS zone).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub distinct: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_empty: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -222,6 +222,32 @@ pub fn gather_each(
         );
         shared.environments.push((name.clone(), answers));
     }
+    distinct(blueprint, &shared)?;
     shared.recorded.retain(|k| !per_env(k));
     Ok(shared)
+}
+
+/// A `distinct` question's answers: the first two environments that give the same
+/// non-empty one are refused.
+fn distinct(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
+    for question in blueprint.manifest.questions.iter().filter(|q| q.distinct) {
+        let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+        for (env, own) in &answers.environments {
+            let Some(value) = own
+                .values
+                .get(&question.key)
+                .filter(|v| super::satisfies(v))
+            else {
+                continue;
+            };
+            let text = super::show(value);
+            if let Some(first) = seen.insert(text.clone(), env) {
+                return Err(Error::Input(format!(
+                    "{env}.{key}: `{text}` is {first}'s too; each environment needs its own {key} (--set {env}.{key}=…)",
+                    key = question.key
+                )));
+            }
+        }
+    }
+    Ok(())
 }

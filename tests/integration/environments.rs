@@ -734,3 +734,38 @@ fn promote_moves_what_the_overlay_file_holds_now() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
 }
+
+/// Two environments may not share a cluster name or a DNS zone in the default blueprint
+/// (`distinct`); a zone given for all is refused at the second environment, naming both.
+#[test]
+fn two_environments_may_not_share_a_dns_zone() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+        "--set",
+        "dns_zone=platform.example.org",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: prod.dns_zone: `platform.example.org` is dev's too; each environment needs its own dns_zone (--set prod.dns_zone=…)\n"
+    );
+    assert!(!env.path("p").exists());
+    // Gossip clusters (no zone) are fine, and get names of their own.
+    let out = run(env.scaffold().args([
+        "new",
+        "g",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+        "--set",
+        "dns_zone=",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
