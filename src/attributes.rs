@@ -2,7 +2,7 @@
 //! `eol` attributes (from every `.gitattributes`, `info/attributes`, `core.attributesFile`,
 //! read through libgit2) with `core.autocrlf` and `core.eol`, decided as git's convert.c
 //! does. scaffold's plans hold the canonical bytes (what a blob holds); `to_work_tree` gives
-//! what `git checkout` would write, `from_work_tree` what `git add` would store, so an
+//! what `git checkout` would write, `stored_form` what `git add` would store, so an
 //! autocrlf checkout compares and writes like git. A filter driver's `clean` command (LFS)
 //! runs where git's `add` would run it (`to_blob`).
 use std::borrow::Cow;
@@ -173,17 +173,17 @@ impl Eol {
     /// convert.c orders them. `root` is the work tree the filter runs in.
     pub fn to_blob<'a>(&self, root: &Path, path: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
         let Some(driver) = self.driver(path) else {
-            return Ok(self.from_work_tree(path, bytes));
+            return Ok(self.stored_form(path, bytes));
         };
         let work_tree = self.to_work_tree(path, bytes);
         match driver.clean(root, path, &work_tree)? {
-            Some(cleaned) => Ok(Cow::Owned(self.from_work_tree(path, &cleaned).into_owned())),
-            None => Ok(self.from_work_tree(path, bytes)),
+            Some(cleaned) => Ok(Cow::Owned(self.stored_form(path, &cleaned).into_owned())),
+            None => Ok(self.stored_form(path, bytes)),
         }
     }
 
     /// What `git add` stores for `bytes` found at `path` in the work tree.
-    pub fn from_work_tree<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+    pub fn stored_form<'a>(&self, path: &str, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         let action = self.action(path);
         let stats = Stats::of(bytes);
         let auto = matches!(action, Action::AutoInput | Action::AutoCrlf);
@@ -325,7 +325,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
     let mut files = plan.files.clone();
     let mut converted = false;
     for (path, bytes) in files.iter_mut() {
-        if let Cow::Owned(_) = eol.from_work_tree(path.as_str(), bytes) {
+        if let Cow::Owned(_) = eol.stored_form(path.as_str(), bytes) {
             return Err(Error::Blueprint(format!(
                 "{}: the rendered {} has CRLF line endings, but its attributes make git store it with LF (the new repo would be dirty): convert the blueprint file to LF",
                 plan.sources.get(path).map_or(path.as_str(), String::as_str),
@@ -435,7 +435,7 @@ mod tests {
     fn autocrlf_true_checks_out_crlf_and_stores_lf() {
         let (_dir, eol) = repo_with(&[("core.autocrlf", "true")], "");
         assert_eq!(&*eol.to_work_tree("a.yaml", b"a\nb\n"), b"a\r\nb\r\n");
-        assert_eq!(&*eol.from_work_tree("a.yaml", b"a\r\nb\r\n"), b"a\nb\n");
+        assert_eq!(&*eol.stored_form("a.yaml", b"a\r\nb\r\n"), b"a\nb\n");
         // Binary content is left alone both ways.
         assert_eq!(&*eol.to_work_tree("x.bin", b"a\0\nb\n"), b"a\0\nb\n");
     }
@@ -447,15 +447,15 @@ mod tests {
             "*.sh text eol=lf\n*.bat eol=crlf\n*.png -text\n",
         );
         assert_eq!(&*eol.to_work_tree("run.sh", b"a\n"), b"a\n");
-        assert_eq!(&*eol.from_work_tree("run.sh", b"a\r\n"), b"a\n");
+        assert_eq!(&*eol.stored_form("run.sh", b"a\r\n"), b"a\n");
         assert_eq!(&*eol.to_work_tree("run.bat", b"a\n"), b"a\r\n");
-        assert_eq!(&*eol.from_work_tree("i.png", b"a\r\n"), b"a\r\n");
+        assert_eq!(&*eol.stored_form("i.png", b"a\r\n"), b"a\r\n");
     }
 
     #[test]
     fn without_settings_nothing_changes() {
         let (_dir, eol) = repo_with(&[], "");
         assert_eq!(&*eol.to_work_tree("a", b"a\n"), b"a\n");
-        assert_eq!(&*eol.from_work_tree("a", b"a\r\n"), b"a\r\n");
+        assert_eq!(&*eol.stored_form("a", b"a\r\n"), b"a\r\n");
     }
 }

@@ -9,7 +9,6 @@ use crate::plan::Plan;
 use crate::render::Renderer;
 
 pub struct Verdict {
-    pub name: String,
     pub problems: Vec<String>,
     pub files: usize,
 }
@@ -23,7 +22,6 @@ pub fn run_case(
     text: &[u8],
 ) -> (Verdict, Option<Plan>) {
     let mut verdict = Verdict {
-        name: name.to_string(),
         problems: Vec::new(),
         files: 0,
     };

@@ -80,11 +80,6 @@ pub fn item_field(
     Some(position(text, field_at.unwrap_or(item_at)))
 }
 
-/// The question `key`'s `field:` line (the question when absent; 1:1 when neither is there).
-pub fn question_field(text: &str, key: &str, field: &str) -> (usize, usize) {
-    item_field(text, "questions", "key", key, field).unwrap_or((1, 1))
-}
-
 /// `key:` under the top-level mapping `section:` (e.g. `defaults:` → `region:`), else the
 /// section, else 1:1.
 pub fn section_key(text: &str, section: &str, key: &str) -> (usize, usize) {
@@ -125,11 +120,12 @@ mod tests {
 
     #[test]
     fn finds_fields_of_questions_and_sections() {
-        assert_eq!(question_field(MANIFEST, "a", "when"), (5, 5));
-        assert_eq!(question_field(MANIFEST, "b", "when"), (6, 3));
+        let question = |key, field| item_field(MANIFEST, "questions", "key", key, field);
+        assert_eq!(question("a", "when"), Some((5, 5)));
+        assert_eq!(question("b", "when"), Some((6, 3)));
         assert_eq!(section_key(MANIFEST, "defaults", "region"), (9, 3));
         assert_eq!(section_key(MANIFEST, "remove_files", "files/b/**"), (12, 5));
-        assert_eq!(question_field(MANIFEST, "zzz", "when"), (1, 1));
+        assert_eq!(question("zzz", "when"), None);
     }
 
     #[test]

@@ -180,7 +180,7 @@ impl Found {
         let path = root.join(record::PATH);
         let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;
         let record_bytes = crate::attributes::Eol::of(&root)
-            .from_work_tree(record::PATH, &record_bytes)
+            .stored_form(record::PATH, &record_bytes)
             .into_owned();
         let text = String::from_utf8_lossy(&record_bytes);
         let record = Record::parse(&text)?;

@@ -289,7 +289,7 @@ pub fn read_canonical(
     eol: &crate::attributes::Eol,
 ) -> Result<Option<Vec<u8>>> {
     Ok(
-        read(root, path)?.map(|bytes| match eol.from_work_tree(path.as_str(), &bytes) {
+        read(root, path)?.map(|bytes| match eol.stored_form(path.as_str(), &bytes) {
             std::borrow::Cow::Borrowed(_) => bytes,
             std::borrow::Cow::Owned(converted) => converted,
         }),
