@@ -189,5 +189,9 @@ fn teardown(repo: &Repo, name: &str) -> Result<String> {
         Json::String(name.to_string()),
     );
     let text = repo.render_text("environment_teardown", template, &Json::Object(context))?;
-    Ok(format!(": {}", text.trim()))
+    // One line, as every refusal.
+    Ok(format!(
+        ": {}",
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    ))
 }

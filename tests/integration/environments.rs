@@ -769,3 +769,42 @@ fn two_environments_may_not_share_a_dns_zone() {
     ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+/// In a default repo, `env remove` refuses in one line that says what to tear down, in
+/// order, with that environment's paths and cluster; `--force` removes its files and the
+/// rest still checks.
+#[test]
+fn env_remove_in_a_default_repo_names_the_teardown_in_one_line() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    let out = in_repo(&env, "p", &["env", "remove", "dev"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    for step in [
+        "in cluster k8s.dev.p.example.com",
+        "`make -C envs/dev/3-bridge destroy`",
+        "`make -C envs/dev/2-kops destroy cluster-destroy-yes`",
+        "`make -C envs/dev/1-prerequisites state-local`",
+        "then run `scaffold env remove dev --force`",
+    ] {
+        assert!(out.stderr.contains(step), "{step}: {}", out.stderr);
+    }
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
+    let out = in_repo(&env, "p", &["env", "remove", "dev", "--force", "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for gone in ["envs/dev", "clusters/dev", "environments/dev", "apps/dev"] {
+        assert!(!dir.join(gone).exists(), "{gone}");
+    }
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
