@@ -225,6 +225,12 @@ fn collect(
     let set: BTreeMap<String, String> = sources.set.iter().cloned().collect();
     let mut answers = Answers::default();
     let mut guessed = false;
+    // With environments, answers are gathered in a shared pass, then once per environment
+    // (`environments::gather_each`, which sets the `environment` built-in).
+    let with_environments = blueprint.manifest.environments_answer.is_some();
+    let environment_pass =
+        with_environments && sources.builtins.contains_key(environments::ENVIRONMENT);
+    let shared_pass = with_environments && !environment_pass;
     for question in questions {
         let context = context_of(&answers, &sources.builtins);
         let key = &question.key;
@@ -240,9 +246,8 @@ fn collect(
             continue;
         }
         // An environment's pass takes the shared answers as the shared pass settled them.
-        if !question.per_environment
-            && blueprint.manifest.environments_answer.is_some()
-            && sources.builtins.contains_key(environments::ENVIRONMENT)
+        if environment_pass
+            && !question.per_environment
             && let Some(value) = recorded.get(key)
         {
             answers.values.insert(key.clone(), value.clone());
@@ -305,10 +310,9 @@ fn collect(
                 // Asked once, a per-environment answer would be every environment's (one
                 // cluster name for all): one with a default takes each environment's, or
                 // --set ENV.KEY; one without is asked once, for every environment.
-                let per_environment =
-                    question.per_environment && blueprint.manifest.environments_answer.is_some();
+                let per_environment = question.per_environment && with_environments;
                 // A repo of one environment is asked everything, in that environment's pass.
-                let only_environment = sources.builtins.contains_key(environments::ENVIRONMENT)
+                let only_environment = environment_pass
                     && blueprint
                         .manifest
                         .environments_answer
@@ -346,10 +350,7 @@ fn collect(
                         }
                         // The shared pass's stand-in for a per-environment answer: each
                         // environment's pass renders and checks its own.
-                        Some(value)
-                            if per_environment
-                                && !sources.builtins.contains_key(environments::ENVIRONMENT) =>
-                        {
+                        Some(value) if per_environment && shared_pass => {
                             defaulted = true;
                             value
                         }
@@ -359,9 +360,7 @@ fn collect(
                         }
                         // The shared pass of a blueprint with environments: each
                         // environment's own pass asks for it (environments::gather_each).
-                        None if per_environment
-                            && !sources.builtins.contains_key(environments::ENVIRONMENT) =>
-                        {
+                        None if per_environment && shared_pass => {
                             defaulted = true;
                             empty_of(question.kind)
                         }
@@ -394,10 +393,8 @@ fn collect(
         return Ok(answers);
     }
     let context = context_of(&answers, &sources.builtins);
-    // The shared pass of a blueprint with environments holds placeholders for the
-    // per-environment answers: their checks run in each environment's pass.
-    let shared_pass = blueprint.manifest.environments_answer.is_some()
-        && !sources.builtins.contains_key(environments::ENVIRONMENT);
+    // The shared pass holds placeholders for the per-environment answers: their checks run
+    // in each environment's pass.
     let per_environment = |key: &str| questions.iter().any(|q| q.key == key && q.per_environment);
     for check in &blueprint.manifest.checks {
         if shared_pass && per_environment(&check.key) {

@@ -52,14 +52,14 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
             .and_then(|s| s.get(name))
             .cloned()
     };
-    let disk = |path: &str| -> Result<Option<String>> {
-        let full = repo.root.join(path);
-        match std::fs::read_to_string(&full) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io_path("read", &full, e)),
-        }
-    };
+    let disk =
+        |path: &str| -> Result<Option<String>> {
+            let Ok(path) = crate::plan::RelPath::new(path) else {
+                return Ok(None);
+            };
+            Ok(crate::write::read(&repo.root, &path)?
+                .map(|b| String::from_utf8_lossy(&b).into_owned()))
+        };
     fn in_plan(plan: &crate::plan::Plan) -> impl Fn(&str) -> Result<Option<String>> + '_ {
         move |path| {
             Ok(crate::plan::RelPath::new(path)
@@ -231,7 +231,7 @@ fn overlay_of(
                 "{path}: not YAML ({e}); fix it, then promote again"
             ))
         })?;
-        let at = |keys: &str| keys.split('/').try_fold(&doc, |v, key| v.get(key)).cloned();
+        let at = |keys: &str| doc.pointer(&format!("/{keys}")).cloned();
         if version.is_none() {
             version = spec
                 .version
