@@ -211,13 +211,16 @@ pub fn apply_patches(repo: &mut Repo) {
                 let patch = &repo.objects[p];
                 let target = built.objects.iter().map(|(i, _)| *i).find(|t| {
                     let o = &repo.objects[*t];
+                    // Without `target`, kustomize matches apiVersion, kind, name and (when
+                    // the patch has one) namespace.
                     *t != p
+                        && o.api_version == patch.api_version
                         && o.kind == patch.kind
                         && o.name == patch.name
                         && (patch.namespace.is_none() || o.namespace == patch.namespace)
                 });
                 let Some(t) = target else {
-                    let what = format!("{} {}", patch.kind, patch.name);
+                    let what = format!("{} {} {}", patch.api_version, patch.kind, patch.name);
                     let line = patch.doc.line;
                     repo.unmatched_patches
                         .entry(file.clone())
@@ -226,13 +229,7 @@ pub fn apply_patches(repo: &mut Repo) {
                     continue;
                 };
                 let mut value = repo.objects[t].doc.value.clone();
-                // A patch selects its target by kind and name; it does not change them.
-                let mut changes = patch.doc.value.clone();
-                if let Json::Object(map) = &mut changes {
-                    map.remove("apiVersion");
-                    map.remove("kind");
-                }
-                merge_patch(&mut value, &changes);
+                merge_patch(&mut value, &patch.doc.value);
                 let overlay = (patch.file.clone(), patch.doc.clone());
                 let object = &mut repo.objects[t];
                 object.doc.value = value;

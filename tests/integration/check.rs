@@ -234,7 +234,9 @@ fn k8s_unknown_kind() {
 
 #[test]
 fn flux_api_removed() {
-    breaks("flux.api-removed", |_, d| {
+    // The environment's overlay patches the source at v1, which no longer matches it: the
+    // build fails too, as kustomize's does (a patch without target matches apiVersion).
+    breaks_with("flux.api-removed", &["flux.path"], |_, d| {
         replace(
             d,
             CM_SOURCE,
