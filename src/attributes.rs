@@ -305,8 +305,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
     }
     let fail = |e: std::io::Error| Error::io("evaluate the blueprint's .gitattributes", e);
     let scratch = tempfile::TempDir::new().map_err(fail)?;
-    Repository::init(scratch.path())
-        .map_err(|e| crate::git::failed("initialise", scratch.path(), e))?;
+    Repository::init(scratch.path()).map_err(|e| Error::git("initialise", scratch.path(), e))?;
     for (path, bytes) in plan.files.iter().filter(|(p, _)| is_attributes(p.as_str())) {
         let full = scratch.path().join(path.as_str());
         if let Some(parent) = full.parent() {

@@ -20,8 +20,7 @@ mod source;
 use source::{Layer, read_layer};
 pub use source::{available, embedded_names, search_path};
 
-/// Files of one tree, keyed by their path relative to the tree's root (`/`-separated).
-pub type FileTree = BTreeMap<String, Vec<u8>>;
+pub use crate::tree::FileTree;
 
 /// One rendered tree of a blueprint: where its files sit and how often they render.
 #[derive(Debug)]
@@ -251,7 +250,10 @@ impl Blueprint {
                     pattern,
                     format!(
                         "remove_files: `{pattern}` matches no file of the base blueprint{}",
-                        crate::scope::did_you_mean(pattern, merged_tree.keys().map(String::as_str))
+                        crate::suggest::did_you_mean(
+                            pattern,
+                            merged_tree.keys().map(String::as_str)
+                        )
                     ),
                 ));
             }
@@ -312,7 +314,7 @@ impl Blueprint {
                         (1, 1),
                         format!(
                             "patches `{target}`, which no inherited file writes{}",
-                            crate::scope::did_you_mean(
+                            crate::suggest::did_you_mean(
                                 target,
                                 merged_tree.keys().map(|k| overrides::output_of(k))
                             )
@@ -381,7 +383,7 @@ impl Blueprint {
                     glob,
                     format!(
                         "executable: `{glob}` matches no file of the blueprint{}",
-                        crate::scope::did_you_mean(
+                        crate::suggest::did_you_mean(
                             glob,
                             merged_tree.keys().map(|k| overrides::output_of(k))
                         )
@@ -431,7 +433,7 @@ impl Blueprint {
                     format!(
                         "migrations {}: `{target}` is not a question of the blueprint{}",
                         migration.version,
-                        crate::scope::did_you_mean(target, keys.iter().copied())
+                        crate::suggest::did_you_mean(target, keys.iter().copied())
                     ),
                 )));
             }
@@ -550,9 +552,9 @@ impl Blueprint {
     pub fn answer_names(&self) -> Vec<&str> {
         let mut keys = self.question_keys();
         if self.manifest.environments_answer.is_some()
-            && !keys.contains(&crate::answers::ENVIRONMENT)
+            && !keys.contains(&crate::manifest::ENVIRONMENT)
         {
-            keys.push(crate::answers::ENVIRONMENT);
+            keys.push(crate::manifest::ENVIRONMENT);
         }
         keys
     }
@@ -587,7 +589,7 @@ fn check_environments(manifest: &Manifest) -> std::result::Result<(), String> {
         )),
         None => Err(format!(
             "environments_answer: `{key}` is not a question of the blueprint{}",
-            crate::scope::did_you_mean(key, manifest.questions.iter().map(|q| q.key.as_str()))
+            crate::suggest::did_you_mean(key, manifest.questions.iter().map(|q| q.key.as_str()))
         )),
     }
 }

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
-use crate::blueprint::FileTree;
 use crate::error::{Error, Result};
+use crate::tree::FileTree;
 
 /// The fields scaffold itself reads; templates see the whole entry.
 #[derive(Debug, Clone, Deserialize)]
@@ -235,7 +235,7 @@ impl Catalog {
                         crate::locate::section_key(&text, "depends_on", dep),
                         format!(
                             "depends_on names unknown addon `{dep}`{}",
-                            crate::scope::did_you_mean(
+                            crate::suggest::did_you_mean(
                                 dep,
                                 catalog.entries.keys().map(String::as_str)
                             )
@@ -452,14 +452,10 @@ impl Catalog {
 
     /// Closest known names, for "unknown addon" messages.
     fn suggest(&self, name: &str) -> Vec<String> {
-        let mut scored: Vec<(usize, &String)> = self
-            .entries
-            .keys()
-            .map(|known| (edit_distance(name, known), known))
-            .filter(|(d, known)| *d <= 3 || known.contains(name) || name.contains(known.as_str()))
-            .collect();
-        scored.sort();
-        scored.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+        crate::suggest::closest(name, self.entries.keys().map(String::as_str), 3)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
     }
 
     pub fn select(&self, chosen: &[String]) -> Result<Selection<'_>> {
@@ -558,34 +554,5 @@ pub fn merge_into(target: &mut Json, overlay: &Json) {
             }
         }
         (target, overlay) => *target = overlay.clone(),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                prev
-            } else {
-                1 + prev.min(cur).min(row[j])
-            };
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("extrnal-dns", "external-dns"), 1);
     }
 }

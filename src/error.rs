@@ -42,6 +42,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// A libgit2 call that failed: what scaffold was doing, in which repository.
+    pub fn git(op: &str, dir: &std::path::Path, source: git2::Error) -> Error {
+        Error::Git {
+            op: op.to_string(),
+            path: dir.to_path_buf(),
+            source,
+        }
+    }
+
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Input(_) => 2,

@@ -100,7 +100,7 @@ pub fn render(
     } else {
         render_environments(blueprint, renderer, &catalog, answers, record, addons_key)?
     };
-    let digest = crate::git::digest(&plan);
+    let digest = plan.digest();
     let record = Record {
         rendering: Some(digest.clone()),
         ..record.clone()
@@ -241,7 +241,7 @@ fn scoped(
                 crate::locate::locate(&String::from_utf8_lossy(entry.source()), "layer:"),
                 format!(
                     "layer `{layer}` is not one of the blueprint's layers{}",
-                    crate::scope::did_you_mean(layer, layers)
+                    crate::suggest::did_you_mean(layer, layers)
                 ),
             ))
         })?;

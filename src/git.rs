@@ -8,7 +8,6 @@ use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOpt
 use crate::error::{Error, Result};
 use crate::pack::PackBuilder;
 use crate::plan::Plan;
-use crate::write::Written;
 
 /// Who a commit is by, and how it is signed: the author (`--author`, else git's), the
 /// committer git would name, and `commit.gpgSign`'s signing (`identity` resolves them).
@@ -77,7 +76,7 @@ impl Blobs {
         let mut ids = Vec::with_capacity(plan.files.len());
         for (path, contents) in &plan.files {
             let id = Oid::hash_object(ObjectType::Blob, contents)
-                .map_err(|e| failed("hash", Path::new(path.as_str()), e))?;
+                .map_err(|e| Error::git("hash", Path::new(path.as_str()), e))?;
             pack.add(id, ObjectType::Blob, contents)?;
             ids.push(id);
         }
@@ -89,34 +88,34 @@ impl Blobs {
 pub fn init(dir: &Path) -> Result<Repository> {
     let mut options = RepositoryInitOptions::new();
     options.initial_head("main");
-    Repository::init_opts(dir, &options).map_err(|e| failed("initialise", dir, e))
+    Repository::init_opts(dir, &options).map_err(|e| Error::git("initialise", dir, e))
 }
 
 /// Initialises `dir` on `main`, commits the plan and records it as the pristine base
 /// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
-/// blob ids from `blobs` and stat data from the files `written` (so `git status` needs no
+/// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
 /// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
 /// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
 /// the pack is on disk.
 pub fn commit(
     dir: &Path,
     plan: &Plan,
-    written: &Written,
+    stats: &[std::fs::Metadata],
     blobs: Blobs,
     author: &Author,
     message: &str,
 ) -> Result<String> {
     let files = plan.files.len();
-    if written.stats().len() != files || blobs.ids.len() != files {
+    if stats.len() != files || blobs.ids.len() != files {
         return Err(Error::RepoState(format!(
             "`{}`: {} files staged and {} hashed for a plan of {files}; nothing was committed",
             dir.display(),
-            written.stats().len(),
+            stats.len(),
             blobs.ids.len(),
         )));
     }
     let repo = init(dir)?;
-    let fail = |e| failed("commit", dir, e);
+    let fail = |e| Error::git("commit", dir, e);
     // Trees and commits are built by libgit2 in an object store in memory, the repo's
     // only one while committing (so no write first looks for a copy on disk). The blobs
     // are in `blobs.pack`, where libgit2 cannot see them: its check that a tree's blobs
@@ -129,7 +128,7 @@ pub fn commit(
     let mut index = repo.index().map_err(fail)?;
     let tree = {
         let _unchecked = UncheckedObjects::begin();
-        for (((path, _), stat), id) in plan.files.iter().zip(written.stats()).zip(ids) {
+        for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
             index
                 .add(&entry_from(stat, path.as_str(), id, plan.mode_of(path)))
                 .map_err(fail)?;
@@ -212,48 +211,20 @@ fn trees_under(
 /// check alone does not fully apply: a branch also may not start with `-`.
 /// The paths git's index of the repository at `root` tracks (`/`-separated).
 pub fn tracked_paths(root: &Path) -> Result<Vec<String>> {
-    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    let repo = Repository::open(root).map_err(|e| Error::git("open", root, e))?;
     let index = repo
         .index()
-        .map_err(|e| failed("read the index of", root, e))?;
+        .map_err(|e| Error::git("read the index of", root, e))?;
     Ok(index
         .iter()
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .collect())
 }
 
-pub fn is_valid_branch(name: &str) -> bool {
-    !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false)
-}
-
-/// A digest of a plan's paths and bytes: git's blob id of the canonical listing
-/// `path\0len\0bytes…`, hashed as it streams by rather than copied into one buffer first
-/// (records store this value, so it must not change).
-pub fn digest(plan: &Plan) -> String {
-    use sha1::{Digest, Sha1};
-    let lengths: Vec<String> = plan.files.values().map(|c| c.len().to_string()).collect();
-    let total: usize = plan
-        .files
-        .iter()
-        .zip(&lengths)
-        .map(|((path, contents), len)| path.as_str().len() + 1 + len.len() + 1 + contents.len())
-        .sum();
-    let mut hasher = Sha1::new();
-    hasher.update(format!("blob {total}\0").as_bytes());
-    for ((path, contents), len) in plan.files.iter().zip(&lengths) {
-        hasher.update(path.as_str().as_bytes());
-        hasher.update([0]);
-        hasher.update(len.as_bytes());
-        hasher.update([0]);
-        hasher.update(contents);
-    }
-    crate::pack::hex(&hasher.finalize())
-}
-
 /// Re-reads the stat data of the index entries at the top of the work tree at `root`:
 /// `new` in place renames them from the staging directory, which changes their ctime.
 pub fn refresh_top_level_stat(root: &Path) -> Result<()> {
-    let fail = |e| failed("update the index", root, e);
+    let fail = |e| Error::git("update the index", root, e);
     // The index file itself: opening the repository would check its owner, which an
     // existing directory filled in place need not share.
     let mut index = git2::Index::open(&root.join(".git").join("index")).map_err(fail)?;
@@ -332,7 +303,7 @@ pub fn write_commit(
     tree: &git2::Tree<'_>,
     parents: &[&git2::Commit<'_>],
 ) -> Result<Oid> {
-    let fail = |e| failed("commit", root, e);
+    let fail = |e| Error::git("commit", root, e);
     let by = signature(author)?;
     let committer = match &author.committer {
         Some(person) => signature_of(person)?,
@@ -373,17 +344,8 @@ pub fn commit_on(
         parent.id(),
         &format!("commit: {summary}"),
     )
-    .map_err(|e| failed("commit", root, e))?;
+    .map_err(|e| Error::git("commit", root, e))?;
     Ok(oid)
-}
-
-/// A git failure in `dir`, said with what scaffold was doing.
-pub fn failed(op: &str, dir: &Path, source: git2::Error) -> Error {
-    Error::Git {
-        op: op.to_string(),
-        path: dir.to_path_buf(),
-        source,
-    }
 }
 
 /// What the caller says on stderr when `resolve_author` fell back.
@@ -418,17 +380,4 @@ pub fn resolve_author(
     let committer = author.committer.clone().unwrap_or_else(|| author.person());
     author.signing = crate::identity::Signing::resolve(place, &committer)?;
     Ok((author, fallback))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_digest_is_the_blob_id_of_the_listing() {
-        let plan = Plan::of_texts(&[("a/b.yaml", "one\n"), ("c.tf", ""), ("d/e/f", "x")]);
-        let listing = b"a/b.yaml\x004\x00one\nc.tf\x000\x00d/e/f\x001\x00x";
-        let expected = Oid::hash_object(ObjectType::Blob, listing).expect("hash");
-        assert_eq!(digest(&plan), expected.to_string());
-    }
 }

@@ -6,6 +6,7 @@
 //! - `.gitmodules` with a URL or path that looks like a command-line option or holds a
 //!   newline, or a submodule name that climbs out with `..`;
 //! - `.gitattributes` with a line over 2,048 bytes or larger than 100 MB.
+//! - a branch name `git check-ref-format --branch` refuses (refs.c, `check_refname_format`).
 
 /// What is wrong with one path segment, if anything.
 pub fn segment_rule(segment: &str) -> Option<&'static str> {
@@ -18,6 +19,24 @@ pub fn segment_rule(segment: &str) -> Option<&'static str> {
         return Some("holds a control character");
     }
     None
+}
+
+/// Whether `name` is a branch name git accepts (refs.c `check_refname_format` on
+/// `refs/heads/NAME`, as libgit2's `git_branch_name_is_valid`), and not an option (`-x`).
+pub fn is_valid_branch(name: &str) -> bool {
+    let bad_char = |c: char| {
+        c.is_ascii_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\')
+    };
+    !name.is_empty()
+        && name != "HEAD"
+        && !name.starts_with('-')
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && !name.contains("@{")
+        && !name.chars().any(bad_char)
+        && name
+            .split('/')
+            .all(|c| !c.is_empty() && !c.starts_with('.') && !c.ends_with(".lock"))
 }
 
 /// `.git` as git's `is_hfs_dotgit` and `is_ntfs_dotgit` read a name.
@@ -166,5 +185,43 @@ mod tests {
         assert!(content_rule(".GITATTRIBUTES ", long.as_bytes()).is_some());
         assert_eq!(content_rule(".gitattributes", b"*.sh text eol=lf\n"), None);
         assert_eq!(content_rule("notes.txt", long.as_bytes()), None);
+    }
+
+    #[test]
+    fn branch_names_follow_git() {
+        for name in [
+            "main",
+            "release/1.2",
+            "feature/x-y",
+            "a.b",
+            "@",
+            "HEAD",
+            "-x",
+            "a..b",
+            "a/.b",
+            "a.lock",
+            "a/b.lock/c",
+            "a/",
+            "/a",
+            "a//b",
+            "a.",
+            "a@{b",
+            "a b",
+            "a~1",
+            "a^",
+            "a:b",
+            "a?",
+            "a*",
+            "a[b",
+            "a\\b",
+            "a\tb",
+            "caf\u{e9}",
+            "a@b",
+            "x/@",
+            "",
+        ] {
+            let git = !name.starts_with('-') && git2::Branch::name_is_valid(name).unwrap_or(false);
+            assert_eq!(is_valid_branch(name), git, "{name:?}");
+        }
     }
 }

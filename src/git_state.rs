@@ -7,7 +7,6 @@ use std::path::Path;
 use git2::{Repository, RepositoryState, Status, StatusOptions, StatusShow};
 
 use crate::error::{Error, Result};
-use crate::git::failed;
 
 /// What the checks found that `--allow-dirty` lets through: files whose uncommitted edits
 /// go into scaffold's commit.
@@ -91,7 +90,7 @@ pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
                 root.display()
             )));
         }
-        Err(e) => return Err(failed("read HEAD", root, e)),
+        Err(e) => return Err(Error::git("read HEAD", root, e)),
     }
     Ok(())
 }
@@ -104,7 +103,7 @@ fn check_files(
 ) -> Result<Clearance> {
     let index = repo
         .index()
-        .map_err(|e| failed("read the index", root, e))?;
+        .map_err(|e| Error::git("read the index", root, e))?;
     if index.has_conflicts() {
         return Err(Error::RepoState(format!(
             "{}: the index has unresolved conflicts; resolve them and commit (or `git reset --merge`), then run scaffold again",
@@ -116,7 +115,7 @@ fn check_files(
     // of scaffold's own paths only (matched literally, so the work tree is read for them).
     let read = |options: &mut StatusOptions| {
         repo.statuses(Some(options))
-            .map_err(|e| failed("read the status", root, e))
+            .map_err(|e| Error::git("read the status", root, e))
     };
     let staged = read(StatusOptions::new().show(StatusShow::Index))?;
     let mut ours_options = StatusOptions::new();

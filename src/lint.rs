@@ -248,7 +248,7 @@ fn check_on_change(manifest: &Manifest, text: &str, found: &mut Findings) {
                         format!(
                             "question `{}`: on_change reads `{name}`; it is rendered over key, before and after only{}",
                             question.key,
-                            crate::scope::did_you_mean(name, NAMES.iter().copied())
+                            crate::suggest::did_you_mean(name, NAMES.iter().copied())
                         ),
                     );
                 }

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::transaction::process_alive;
 
 /// The lock file's name, in the git directory.
 pub const FILE: &str = "scaffold.lock";
@@ -277,6 +276,25 @@ pub fn check_not_sparse(dir: &Path) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Whether a process with this id exists (it may belong to another user).
+#[allow(unsafe_code)] // kill(pid, 0): an existence probe
+pub fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let result = unsafe { libc::kill(pid, 0) };
+        result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
 }
 
 #[cfg(test)]

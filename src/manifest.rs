@@ -144,6 +144,10 @@ pub const DEFAULT_TREES: [(&str, TreeScope); 2] = [
     ("addon-files", TreeScope::Addon),
 ];
 
+/// The built-in (and, when the blueprint asks it, the answer) naming the environment
+/// being rendered.
+pub const ENVIRONMENT: &str = "environment";
+
 /// The answer that selects addons when a blueprint names none.
 pub const DEFAULT_ADDONS_ANSWER: &str = "addons";
 
@@ -387,7 +391,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
                     questions.remove(i);
                 }
                 let keys = questions.iter().map(|q| q.key.as_str());
-                let hint = crate::scope::did_you_mean(anchor, keys);
+                let hint = crate::suggest::did_you_mean(anchor, keys);
                 let later_own =
                     own_keys.contains(anchor) && !questions.iter().any(|q| &q.key == anchor);
                 if later_own {
@@ -426,7 +430,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
                 key: key.clone(),
                 message: format!(
                     "defaults: `{key}` is not a question of this blueprint or its base{}",
-                    crate::scope::did_you_mean(key, keys.iter().map(String::as_str))
+                    crate::suggest::did_you_mean(key, keys.iter().map(String::as_str))
                 ),
             })?;
         question.default = Some(default.clone());

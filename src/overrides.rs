@@ -6,10 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
-use crate::blueprint::FileTree;
-use crate::error::{Error, Located, Result};
-use crate::plan::Plan;
-use crate::render::{Renderer, Scope};
+use crate::tree::FileTree;
 
 /// Patches by the blueprint-relative output path they change (`files/x/release.yaml`):
 /// (patch file, its template text), base layers first.
@@ -126,9 +123,9 @@ pub fn check_replaces(
             )
         } else {
             let candidates: Vec<&str> = mine.iter().map(|(_, o)| o.base_path.as_str()).collect();
-            let hint = crate::scope::did_you_mean(key, candidates.iter().copied());
+            let hint = crate::suggest::did_you_mean(key, candidates.iter().copied());
             let hint = if hint.is_empty() {
-                crate::scope::did_you_mean(key, tree.keys().map(String::as_str))
+                crate::suggest::did_you_mean(key, tree.keys().map(String::as_str))
             } else {
                 hint
             };
@@ -141,9 +138,9 @@ pub fn check_replaces(
 
 /// A short content digest (the git blob id's first 12 hex digits), as `replaces` records it.
 pub fn digest(bytes: &[u8]) -> String {
-    git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
-        .map(|oid| oid.to_string()[..12].to_string())
-        .unwrap_or_default()
+    let mut id = crate::tree::blob_id(bytes);
+    id.truncate(12);
+    id
 }
 
 /// The output a blueprint file writes: its path without `.tera`.
@@ -449,58 +446,6 @@ fn split_documents(text: &str) -> Vec<&str> {
 fn is_go_template(text: &str) -> bool {
     text.match_indices("{{")
         .any(|(at, _)| !text[..at].ends_with('$'))
-}
-
-/// A catalog entry's `patches`: `[{file, patch}]`, each applied to the files rendered from
-/// the blueprint file `file` (an output path, `files/2-kops/values.yaml`); `patch` is a
-/// template over the answers and `addon`, then a merge patch as for `.patch.yaml` files.
-pub fn apply_addon_patches(
-    plan: &mut Plan,
-    renderer: &Renderer,
-    scope: &Scope,
-    addon: &Json,
-) -> Result<()> {
-    let Some(patches) = addon.get("patches").and_then(Json::as_array) else {
-        return Ok(());
-    };
-    let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
-    let entry_file = format!("addons/{name}.yaml");
-    let fail = |m: String| Error::Located(Located::new(entry_file.clone(), (1, 1), m));
-    for item in patches {
-        let (Some(file), Some(patch)) = (
-            item.get("file").and_then(Json::as_str),
-            item.get("patch").and_then(Json::as_str),
-        ) else {
-            return Err(fail(
-                "patches: each item needs `file` (a blueprint output path) and `patch` (YAML text)"
-                    .into(),
-            ));
-        };
-        let targets: Vec<_> = plan
-            .sources
-            .iter()
-            .filter(|(_, source)| output_of(source) == file)
-            .map(|(path, _)| path.clone())
-            .collect();
-        if targets.is_empty() {
-            return Err(fail(format!(
-                "patches: `{file}` is not a file this blueprint writes{}",
-                crate::scope::did_you_mean(file, plan.sources.values().map(|s| output_of(s)))
-            )));
-        }
-        let rendered =
-            renderer.render_str_in(&format!("{entry_file}: patches of `{file}`"), patch, scope)?;
-        for path in targets {
-            let Some(bytes) = plan.files.get_mut(&path) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(bytes).into_owned();
-            let patched = apply(&text, &rendered)
-                .map_err(|m| fail(format!("patches `{file}`: {}", m.message)))?;
-            *bytes = patched.into_bytes();
-        }
-    }
-    Ok(())
 }
 
 /// The field lists of mappings merge on: `name`, else `key`, when every item has it.

@@ -1,111 +1,15 @@
 //! The plan: every file of the repo, rendered in memory before anything is written.
 //! Pure: blueprint + context in, `Plan` out.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::blueprint::{Blueprint, FileTree, TreeScope};
+use crate::blueprint::{Blueprint, TreeScope};
 use crate::error::{Error, Located, Result};
+use crate::overrides;
 use crate::render::{Renderer, Scope};
-
-/// A repo-relative path that cannot escape the repo: no `..`, no absolute path, no empty
-/// segment, no `.git`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct RelPath(String);
-
-impl RelPath {
-    pub fn new(path: &str) -> std::result::Result<Self, String> {
-        if path.starts_with('/') || path.contains('\\') {
-            return Err(format!("`{path}` is absolute"));
-        }
-        for segment in path.split('/') {
-            match segment {
-                "" => return Err(format!("`{path}` has an empty segment")),
-                "." | ".." => return Err(format!("`{path}` escapes the repository")),
-                // Case-insensitive filesystems (macOS, Windows) treat .GIT as .git.
-                s if s.eq_ignore_ascii_case(".git") => {
-                    return Err(format!("`{path}` writes into .git"));
-                }
-                s => {
-                    if let Some(rule) = crate::git_paths::segment_rule(s) {
-                        return Err(format!("`{path}`: `{}` {rule}", s.escape_debug()));
-                    }
-                }
-            }
-        }
-        Ok(RelPath(path.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct Plan {
-    pub files: BTreeMap<RelPath, Vec<u8>>,
-    /// Files written and committed with the executable bit (mode 755).
-    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
-    pub executable: BTreeSet<RelPath>,
-    /// The blueprint file each was rendered from (for findings).
-    #[serde(skip)]
-    pub sources: BTreeMap<RelPath, String>,
-}
-
-#[derive(Serialize)]
-struct PlannedFile<'a> {
-    path: &'a RelPath,
-    bytes: usize,
-}
-
-impl Plan {
-    /// The git file mode the plan gives `path`: 755 where the blueprint marks it executable.
-    pub fn mode_of(&self, path: &RelPath) -> i32 {
-        if self.executable.contains(path) {
-            0o100755
-        } else {
-            0o100644
-        }
-    }
-    pub fn add(&mut self, path: RelPath, contents: Vec<u8>) -> Result<()> {
-        if self.files.contains_key(&path) {
-            return Err(Error::Blueprint(format!(
-                "renders `{}` twice; make the paths distinct",
-                path.as_str()
-            )));
-        }
-        self.files.insert(path, contents);
-        Ok(())
-    }
-
-    /// What `--dry-run --json` prints.
-    pub fn listing(&self) -> Json {
-        let files: Vec<PlannedFile<'_>> = self
-            .files
-            .iter()
-            .map(|(path, bytes)| PlannedFile {
-                path,
-                bytes: bytes.len(),
-            })
-            .collect();
-        serde_json::to_value(files).unwrap_or(Json::Null)
-    }
-}
-
-#[cfg(test)]
-impl Plan {
-    /// A plan of text files, for tests.
-    pub fn of_texts(files: &[(&str, &str)]) -> Self {
-        let mut plan = Plan::default();
-        for (path, text) in files {
-            plan.add(RelPath::new(path).expect("path"), text.as_bytes().to_vec())
-                .expect("add");
-        }
-        plan
-    }
-}
+use crate::tree::FileTree;
+pub use crate::tree::{Plan, RelPath};
 
 /// Template names are the blueprint-relative paths, so errors point at the source file.
 /// The texts are borrowed from the blueprint: Tera keeps its own copy of each.
@@ -256,7 +160,62 @@ pub fn apply_addon_patches(
     addons: &[Json],
 ) -> Result<()> {
     for addon in addons {
-        crate::overrides::apply_addon_patches(plan, renderer, &scope.with("addon", addon), addon)?;
+        apply_entry_patches(plan, renderer, &scope.with("addon", addon), addon)?;
+    }
+    Ok(())
+}
+
+/// A catalog entry's `patches`: `[{file, patch}]`, each applied to the files rendered from
+/// the blueprint file `file` (an output path, `files/2-kops/values.yaml`); `patch` is a
+/// template over the answers and `addon`, then a merge patch as for `.patch.yaml` files.
+fn apply_entry_patches(
+    plan: &mut Plan,
+    renderer: &Renderer,
+    scope: &Scope,
+    addon: &Json,
+) -> Result<()> {
+    let Some(patches) = addon.get("patches").and_then(Json::as_array) else {
+        return Ok(());
+    };
+    let name = addon.get("name").and_then(Json::as_str).unwrap_or_default();
+    let entry_file = format!("addons/{name}.yaml");
+    let fail = |m: String| Error::Located(Located::new(entry_file.clone(), (1, 1), m));
+    for item in patches {
+        let (Some(file), Some(patch)) = (
+            item.get("file").and_then(Json::as_str),
+            item.get("patch").and_then(Json::as_str),
+        ) else {
+            return Err(fail(
+                "patches: each item needs `file` (a blueprint output path) and `patch` (YAML text)"
+                    .into(),
+            ));
+        };
+        let targets: Vec<_> = plan
+            .sources
+            .iter()
+            .filter(|(_, source)| overrides::output_of(source) == file)
+            .map(|(path, _)| path.clone())
+            .collect();
+        if targets.is_empty() {
+            return Err(fail(format!(
+                "patches: `{file}` is not a file this blueprint writes{}",
+                crate::suggest::did_you_mean(
+                    file,
+                    plan.sources.values().map(|s| overrides::output_of(s))
+                )
+            )));
+        }
+        let rendered =
+            renderer.render_str_in(&format!("{entry_file}: patches of `{file}`"), patch, scope)?;
+        for path in targets {
+            let Some(bytes) = plan.files.get_mut(&path) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            let patched = overrides::apply(&text, &rendered)
+                .map_err(|m| fail(format!("patches `{file}`: {}", m.message)))?;
+            *bytes = patched.into_bytes();
+        }
     }
     Ok(())
 }
@@ -403,11 +362,7 @@ impl Files<'_> {
 
     /// The file with the patches of every layer applied in order (base layers first).
     fn patched(&self, source: &str, contents: Vec<u8>, scope: &Scope) -> Result<Vec<u8>> {
-        let Some(patches) = self
-            .blueprint
-            .patches
-            .get(crate::overrides::output_of(source))
-        else {
+        let Some(patches) = self.blueprint.patches.get(overrides::output_of(source)) else {
             return Ok(contents);
         };
         let mut text = String::from_utf8(contents).map_err(|_| {

@@ -289,7 +289,7 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
 }
 
 fn failed(op: &str, root: &Path, e: git2::Error) -> Error {
-    crate::git::failed(op, root, e)
+    Error::git(op, root, e)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde_json::Value as Json;
 use tera::{Context, Kwargs, State, Tera, TeraResult, Value};
 
-use crate::blueprint::Delimiters;
+use crate::manifest::Delimiters;
 
 use crate::error::{Error, Located, Result};
 

@@ -326,7 +326,7 @@ fn check_markers(root: &Path) -> Result<()> {
         }
         git2::TreeWalkResult::Ok
     })
-    .map_err(|e| crate::git::failed("read HEAD's tree", root, e))?;
+    .map_err(|e| Error::git("read HEAD's tree", root, e))?;
     let marked: Vec<String> = paths
         .into_iter()
         .filter_map(|path| {

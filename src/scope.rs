@@ -7,23 +7,10 @@ use crate::error::Located;
 use crate::locate;
 use crate::manifest::{Delimiters, Manifest, Question};
 use crate::render;
+use crate::suggest::did_you_mean;
 
 /// Built-ins a question's default and conditions may read besides earlier answers.
 pub const QUESTION_BUILTINS: &[&str] = &["target_dir_name", "default_addons"];
-
-/// ` (did you mean `x`?)` for the closest candidate, or nothing.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    let best = candidates
-        .into_iter()
-        .filter(|c| *c != name)
-        .map(|c| (strsim::damerau_levenshtein(name, c), c))
-        .filter(|(d, c)| *d <= 2.max(name.len() / 3) || c.contains(name) || name.contains(*c))
-        .min_by_key(|(d, _)| *d);
-    match best {
-        Some((_, c)) => format!(" (did you mean `{c}`?)"),
-        None => String::new(),
-    }
-}
 
 /// Every manifest template that reads a name out of its scope or does not parse, located in
 /// `text` (the manifest of the layer being resolved, named `file`).

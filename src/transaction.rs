@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::edit::Change;
 use crate::error::{Error, Result};
-use crate::git::{self, Author, failed};
+use crate::git::{self, Author};
 use crate::git_state;
 use crate::plan::{Plan, RelPath};
 use crate::pristine;
@@ -83,7 +83,7 @@ pub fn prepare<'a>(
     executable: &'a BTreeSet<RelPath>,
     allow_dirty: bool,
 ) -> Result<Prepared<'a>> {
-    let repo = Repository::open(root).map_err(|e| failed("open the repository", root, e))?;
+    let repo = Repository::open(root).map_err(|e| Error::git("open the repository", root, e))?;
     recover(&repo, root)?;
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     let clearance = git_state::check(&repo, root, &paths, allow_dirty)?;
@@ -133,7 +133,7 @@ impl Prepared<'_> {
     ) -> Result<Option<String>> {
         let _guard = signals::TransactionGuard::enter();
         let (repo, root) = (&self.repo, self.root.as_path());
-        let fail = |op| move |e| failed(op, root, e);
+        let fail = |op| move |e| Error::git(op, root, e);
         let head = repo.head().map_err(fail("read HEAD"))?;
         let branch = head
             .name()
@@ -189,7 +189,7 @@ impl Prepared<'_> {
         let (repo, root) = (&self.repo, self.root.as_path());
         let base = parent
             .tree()
-            .map_err(|e| failed("read HEAD's tree", root, e))?;
+            .map_err(|e| Error::git("read HEAD's tree", root, e))?;
         let mut update = git2::build::TreeUpdateBuilder::new();
         for change in self.changes {
             let path = change.path().as_str();
@@ -197,7 +197,7 @@ impl Prepared<'_> {
                 Change::Write { contents, .. } => {
                     let id = repo
                         .blob(&self.eol.to_blob(root, path, contents)?)
-                        .map_err(|e| failed("store a file", root, e))?;
+                        .map_err(|e| Error::git("store a file", root, e))?;
                     let mode = base
                         .get_path(Path::new(path))
                         .map(|e| e.filemode())
@@ -215,7 +215,7 @@ impl Prepared<'_> {
         }
         update
             .create_updated(repo, &base)
-            .map_err(|e| failed("build the commit's tree", root, e))
+            .map_err(|e| Error::git("build the commit's tree", root, e))
     }
 
     fn write_and_commit(
@@ -258,7 +258,7 @@ impl Prepared<'_> {
         };
         let tree = repo
             .find_tree(tree)
-            .map_err(|e| failed("read the new tree", root, e))?;
+            .map_err(|e| Error::git("read the new tree", root, e))?;
         checkpoint("before-commit")?;
         // The commit point: HEAD moves only if it is still the commit the change was made on.
         let oid = git::commit_on(repo, root, &journal.branch, author, message, &tree, parent)?;
@@ -451,7 +451,7 @@ fn update_index<'p>(
     root: &Path,
     paths: impl Iterator<Item = &'p str>,
 ) -> Result<()> {
-    let fail = |e| failed("update the index", root, e);
+    let fail = |e| Error::git("update the index", root, e);
     let head_tree = repo.head().and_then(|h| h.peel_to_tree()).map_err(fail)?;
     let mut index = repo.index().map_err(fail)?;
     for path in paths {
@@ -478,5 +478,4 @@ fn remove_journal(dir: &Path) {
 }
 
 mod recovery;
-pub use recovery::process_alive;
 use recovery::{recover, rollback};

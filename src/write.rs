@@ -252,7 +252,7 @@ pub fn remove_stale(target: &Path) -> Vec<String> {
                 .ok()
                 .and_then(|t| t.elapsed().ok())
                 .is_some_and(|age| age > STALE_AFTER);
-            if pid == std::process::id() || (crate::transaction::process_alive(pid) && !old) {
+            if pid == std::process::id() || (crate::lock::process_alive(pid) && !old) {
                 continue;
             }
             if let Ok(list) = fs::read_to_string(entry.path().join(MOVING)) {

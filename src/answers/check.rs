@@ -143,7 +143,7 @@ pub(super) fn validate(
                     error(&format!("does not match {pattern}"))
                 ));
             }
-            if question.format == Some(Format::GitBranch) && !crate::git::is_valid_branch(s) {
+            if question.format == Some(Format::GitBranch) && !crate::git_paths::is_valid_branch(s) {
                 return Err(format!(
                     "`{s}` is not a valid git branch name (git's rules: no `..`, no leading `-`, no trailing `.lock` or `/`, no spaces or `~^:?*[\\`); use a name such as main"
                 ));

@@ -12,9 +12,7 @@ use crate::blueprint::Blueprint;
 use crate::error::{Error, Result};
 use crate::render::Renderer;
 
-/// The built-in (and, when the blueprint asks it, the answer) naming the environment
-/// being rendered.
-pub const ENVIRONMENT: &str = "environment";
+pub use crate::manifest::ENVIRONMENT;
 
 /// What was given for one environment only.
 #[derive(Default)]
@@ -90,7 +88,7 @@ fn per_environment_key(blueprint: &Blueprint, env: &str, key: &str, flag: &str) 
         ))),
         None => Err(Error::Input(format!(
             "{flag} {env}.{key}: `{key}` is not a question of the blueprint{}",
-            crate::scope::did_you_mean(
+            crate::suggest::did_you_mean(
                 key,
                 blueprint
                     .manifest

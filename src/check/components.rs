@@ -6,7 +6,6 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use super::rules::Context;
 use super::yaml;
 use crate::check::model::Object;
 
@@ -36,30 +35,6 @@ pub fn table() -> &'static Components {
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default()
     })
-}
-
-/// The chart a HelmRelease installs: `chart.spec.chart`, or the last segment of the
-/// URL of the OCIRepository its chartRef names.
-pub fn chart_name(context: &Context, release: &Object, namespace: &str) -> Option<String> {
-    if let Some(chart) = release.spec("chart/spec/chart").and_then(Json::as_str) {
-        return Some(chart.rsplit('/').next().unwrap_or(chart).to_string());
-    }
-    let name = release.spec("chartRef/name").and_then(Json::as_str)?;
-    let ns = release
-        .spec("chartRef/namespace")
-        .and_then(Json::as_str)
-        .unwrap_or(namespace);
-    context
-        .objects("OCIRepository")
-        .find(|(o, ons)| o.name == name && *ons == ns)
-        .and_then(|(o, _)| o.spec("url").and_then(Json::as_str))
-        .map(|url| {
-            url.trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or(url)
-                .to_string()
-        })
 }
 
 fn value_at<'a>(values: &'a Json, dotted: &str) -> Option<&'a Json> {

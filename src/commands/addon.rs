@@ -123,7 +123,7 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
                 if !layers.contains_key(layer) {
                     return Err(Error::Input(format!(
                         "--layer: `{layer}` is not a layer of the blueprint{}; its layers: {}",
-                        crate::scope::did_you_mean(layer, layers.keys().map(String::as_str)),
+                        crate::suggest::did_you_mean(layer, layers.keys().map(String::as_str)),
                         layers.keys().cloned().collect::<Vec<_>>().join(", ")
                     )));
                 }
@@ -336,7 +336,7 @@ fn not_chosen(
             }
             (false, _) => format!(
                 "{name} is not in this repo{} (addons: {})",
-                crate::scope::did_you_mean(name, chosen.iter().map(String::as_str)),
+                crate::suggest::did_you_mean(name, chosen.iter().map(String::as_str)),
                 chosen.join(", ")
             ),
         },

@@ -31,7 +31,7 @@ pub fn targets(
         if !record.environments.contains_key(name) {
             return Err(Error::Input(format!(
                 "--env {name}: not an environment of this repo{}; its environments: {}",
-                crate::scope::did_you_mean(name, known.iter().map(|k| k.as_str())),
+                crate::suggest::did_you_mean(name, known.iter().map(|k| k.as_str())),
                 known
                     .iter()
                     .map(|k| k.as_str())

@@ -150,7 +150,7 @@ pub fn cat(selector: &str, path: &str) -> Result<()> {
         Error::Input(format!(
             "{path}: not a file of blueprint {}{}; `scaffold blueprint files {selector}` lists them",
             blueprint.manifest.name,
-            crate::scope::did_you_mean(path, blueprint.origins.keys().map(String::as_str))
+            crate::suggest::did_you_mean(path, blueprint.origins.keys().map(String::as_str))
         ))
     })?;
     std::io::Write::write_all(&mut std::io::stdout(), &bytes)

@@ -63,7 +63,7 @@ pub fn add(args: EnvAddArgs) -> Result<()> {
         if !names.contains(from) {
             return Err(Error::Input(format!(
                 "--from {from}: not an environment of this repo{}; its environments: {}",
-                crate::scope::did_you_mean(from, names.iter().map(String::as_str)),
+                crate::suggest::did_you_mean(from, names.iter().map(String::as_str)),
                 names.join(", ")
             )));
         }
@@ -142,7 +142,7 @@ pub fn remove(args: EnvRemoveArgs) -> Result<()> {
     if !names.contains(name) {
         return Err(Error::Input(format!(
             "{name} is not an environment of this repo{}; its environments: {}",
-            crate::scope::did_you_mean(name, names.iter().map(String::as_str)),
+            crate::suggest::did_you_mean(name, names.iter().map(String::as_str)),
             names.join(", ")
         )));
     }

@@ -194,7 +194,14 @@ pub fn fill_and_commit(
             crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
         let blobs = git::Blobs::of(&blob_plan)?;
         signals::test_seam("new-written")?;
-        let commit = git::commit(staged.path(), &blob_plan, &written, blobs, author, message)?;
+        let commit = git::commit(
+            staged.path(),
+            &blob_plan,
+            written.stats(),
+            blobs,
+            author,
+            message,
+        )?;
         crate::pristine::store(staged.path(), plan, message, author.signing.as_ref())?;
         return Ok(commit);
     }
@@ -208,7 +215,7 @@ pub fn fill_and_commit(
     });
     let (written, blobs) = (written?, blobs?);
     signals::test_seam("new-written")?;
-    git::commit(staged.path(), plan, &written, blobs, author, message)
+    git::commit(staged.path(), plan, written.stats(), blobs, author, message)
 }
 
 /// `new` inside another repository makes a repository of its own there: said, since the

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::locate::{self, locate, position};
 use crate::plan;
 use crate::render::Renderer;
-use crate::scope;
+use crate::suggest;
 
 /// Parses each template (so every syntax error is reported) and checks that every name it
 /// reads is in scope: an answer or a built-in, `addon` in per-addon trees, and only fields
@@ -116,7 +116,7 @@ fn out_of_scope(var: &str, keys: &[&str], in_addon: bool) -> Option<String> {
     let in_scope = keys.iter().chain(BUILTINS).copied().chain(addon);
     Some(format!(
         "`{var}` is neither a question of the blueprint nor a built-in{}",
-        scope::did_you_mean(var, in_scope)
+        suggest::did_you_mean(var, in_scope)
     ))
 }
 
@@ -171,7 +171,7 @@ fn check_addon_fields(name: &str, text: &str, fields: &[String], found: &mut Fin
             locate::position(text, at),
             format!(
                 "`{alias}.{field}`: no catalog entry has a field `{field}`{}",
-                scope::did_you_mean(field, fields.iter().map(String::as_str))
+                suggest::did_you_mean(field, fields.iter().map(String::as_str))
             ),
         );
     }
@@ -264,7 +264,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
                     locate::locate(&text, &format!("{field}:")),
                     format!(
                         "field `{field}` is not a catalog field of this blueprint{}; declare it under `catalog_fields` in blueprint.yaml if templates read it",
-                        scope::did_you_mean(field, declared.keys().map(String::as_str))
+                        suggest::did_you_mean(field, declared.keys().map(String::as_str))
                     ),
                 );
             }
@@ -276,7 +276,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
                 locate(&text, "layer:"),
                 format!(
                     "layer `{layer}` is not one of the blueprint's layers{}",
-                    scope::did_you_mean(layer, layers.keys().map(String::as_str))
+                    suggest::did_you_mean(layer, layers.keys().map(String::as_str))
                 ),
             );
         }
@@ -291,7 +291,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
                 locate::section_key(&text, "requires", key),
                 format!(
                     "requires `{key}`, which is not a question{}",
-                    scope::did_you_mean(key, keys.iter().copied())
+                    suggest::did_you_mean(key, keys.iter().copied())
                 ),
             );
         }
@@ -346,7 +346,7 @@ fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Fin
                     locate(&text, target),
                     format!(
                         "patches: `{target}` is not a file this blueprint writes{}",
-                        scope::did_you_mean(target, outputs.iter().map(String::as_str))
+                        suggest::did_you_mean(target, outputs.iter().map(String::as_str))
                     ),
                 );
             }

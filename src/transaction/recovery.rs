@@ -7,7 +7,7 @@ use git2::{Oid, Repository};
 
 use super::{JOURNAL, Journal, remove_file, remove_journal, set_mode, update_index};
 use crate::error::{Error, Result};
-use crate::git::failed;
+use crate::lock::process_alive;
 use crate::pristine;
 use crate::signals;
 
@@ -80,7 +80,7 @@ fn head_and_tree(repo: &Repository, journal: &Journal) -> Result<(String, Option
     let commit = repo
         .find_reference(&journal.branch)
         .and_then(|r| r.peel_to_commit())
-        .map_err(|e| failed("read the branch", workdir, e))?;
+        .map_err(|e| Error::git("read the branch", workdir, e))?;
     let from_old = commit
         .parent_id(0)
         .is_ok_and(|p| p.to_string() == journal.old_head);
@@ -101,10 +101,10 @@ pub(super) fn rollback(
     let (head, tree) = head_and_tree(repo, journal)?;
     if head != journal.old_head && tree.as_deref() == Some(journal.tree.as_str()) {
         let old =
-            Oid::from_str(&journal.old_head).map_err(|e| failed("read the journal", dir, e))?;
-        let new = Oid::from_str(&head).map_err(|e| failed("read the journal", dir, e))?;
+            Oid::from_str(&journal.old_head).map_err(|e| Error::git("read the journal", dir, e))?;
+        let new = Oid::from_str(&head).map_err(|e| Error::git("read the journal", dir, e))?;
         repo.reference_matching(&journal.branch, old, true, new, "scaffold: roll back")
-            .map_err(|e| failed("move the branch back", root, e))?;
+            .map_err(|e| Error::git("move the branch back", root, e))?;
     }
     for (n, saved) in journal.files.iter().enumerate() {
         let full = root.join(&saved.path);
@@ -164,14 +164,14 @@ fn roll_forward(repo: &Repository, root: &Path, journal: &Journal, dir: &Path) -
     let tree = repo
         .head()
         .and_then(|h| h.peel_to_tree())
-        .map_err(|e| failed("read HEAD", root, e))?;
+        .map_err(|e| Error::git("read HEAD", root, e))?;
     for saved in &journal.files {
         let full = root.join(&saved.path);
         match tree.get_path(Path::new(&saved.path)) {
             Ok(entry) => {
                 let blob = repo
                     .find_blob(entry.id())
-                    .map_err(|e| failed("read a committed file", root, e))?;
+                    .map_err(|e| Error::git("read a committed file", root, e))?;
                 if let Some(parent) = full.parent() {
                     fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
                 }
@@ -198,7 +198,7 @@ fn roll_forward(repo: &Repository, root: &Path, journal: &Journal, dir: &Path) -
 
 /// The base move the journal's change made with it, if any.
 fn next_base(journal: &Journal, dir: &Path) -> Result<Option<pristine::NextBase>> {
-    let parse = |id: &str| Oid::from_str(id).map_err(|e| failed("read the journal", dir, e));
+    let parse = |id: &str| Oid::from_str(id).map_err(|e| Error::git("read the journal", dir, e));
     let Some(new) = &journal.base_new else {
         return Ok(None);
     };
@@ -226,24 +226,5 @@ fn remove_stale_drafts(repo: &Repository) {
         {
             let _ = fs::remove_dir_all(entry.path());
         }
-    }
-}
-
-/// Whether a process with this id exists (it may belong to another user).
-#[allow(unsafe_code)] // kill(pid, 0): an existence probe
-pub fn process_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return false;
-        };
-        // SAFETY: signal 0 only checks that the process exists.
-        let result = unsafe { libc::kill(pid, 0) };
-        result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
     }
 }

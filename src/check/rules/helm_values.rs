@@ -14,7 +14,7 @@ use super::Context;
 use crate::check::model::{self, Object, Repo};
 use crate::check::schema::vendored;
 use crate::check::{Findings, yaml};
-use crate::scope::did_you_mean;
+use crate::suggest::did_you_mean;
 
 /// What a chart accepts below a key: a tree of keys; `Free` accepts anything (empty maps
 /// and lists, subcharts, `global`); `Leaf` is a scalar or list default (not descended).

@@ -154,6 +154,34 @@ impl Context<'_> {
         })
     }
 
+    /// The chart a HelmRelease installs: `chart.spec.chart`, or the last segment of the
+    /// URL of the OCIRepository its chartRef names.
+    pub fn chart_name(&self, release: &Object, namespace: &str) -> Option<String> {
+        if let Some(chart) = release
+            .spec("chart/spec/chart")
+            .and_then(serde_json::Value::as_str)
+        {
+            return Some(chart.rsplit('/').next().unwrap_or(chart).to_string());
+        }
+        let name = release
+            .spec("chartRef/name")
+            .and_then(serde_json::Value::as_str)?;
+        let ns = release
+            .spec("chartRef/namespace")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(namespace);
+        self.objects("OCIRepository")
+            .find(|(o, ons)| o.name == name && *ons == ns)
+            .and_then(|(o, _)| o.spec("url").and_then(serde_json::Value::as_str))
+            .map(|url| {
+                url.trim_end_matches('/')
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(url)
+                    .to_string()
+            })
+    }
+
     /// Charts kops installs and manages (its spec enables the component, managed not false).
     pub fn kops_components(&self) -> Vec<(String, String, String)> {
         let mut out = Vec::new();

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value as Json;
 
 use super::{Context, Layer};
-use crate::check::components::{self, chart_name, crds_of};
+use crate::check::components::{self, crds_of};
 use crate::check::schema::is_builtin_group;
 use crate::check::{Findings, model};
 
@@ -27,7 +27,7 @@ pub(super) fn installs(context: &Context, layer: &Layer) -> BTreeMap<String, boo
             groups.insert(group.to_string(), true);
         }
         if object.kind == "HelmRelease"
-            && let Some(chart) = chart_name(context, object, &context.namespaces[*index])
+            && let Some(chart) = context.chart_name(object, &context.namespaces[*index])
         {
             for group in crds_of(&chart, object) {
                 groups.entry(group).or_insert(false);
@@ -134,8 +134,9 @@ fn rank(context: &Context, layer: &Layer) -> Option<usize> {
             raise(0);
         }
         if object.kind == "HelmRelease" {
-            let chart =
-                chart_name(context, object, &context.namespaces[*index]).unwrap_or_default();
+            let chart = context
+                .chart_name(object, &context.namespaces[*index])
+                .unwrap_or_default();
             let named = components::table()
                 .charts
                 .get(&chart)
@@ -185,7 +186,7 @@ fn owners(context: &Context, findings: &mut Findings) {
     let mut releases: BTreeMap<String, Vec<(&model::Object, String)>> = BTreeMap::new();
     for (index, object) in context.repo.objects.iter().enumerate() {
         if object.kind == "HelmRelease"
-            && let Some(chart) = chart_name(context, object, &context.namespaces[index])
+            && let Some(chart) = context.chart_name(object, &context.namespaces[index])
             && components::table().charts.contains_key(&chart)
         {
             releases

@@ -11,7 +11,6 @@ use serde_json::Value as Json;
 use super::{Context, Layer, order};
 use crate::blueprint::Blueprint;
 use crate::catalog::{Catalog, Entry};
-use crate::check::components::chart_name;
 use crate::check::{Findings, yaml};
 
 /// The catalog of the blueprint the repo records (`.scaffold/answers.yaml`), else the
@@ -43,7 +42,7 @@ fn installs(context: &Context, catalog: &Catalog, layer: &Layer) -> BTreeSet<Str
         let object = &context.repo.objects[*index];
         if object.kind == "HelmRelease"
             && object.spec("install/crds").and_then(Json::as_str) != Some("Skip")
-            && let Some(chart) = chart_name(context, object, &context.namespaces[*index])
+            && let Some(chart) = context.chart_name(object, &context.namespaces[*index])
         {
             for entry in entries_of(catalog, &chart) {
                 groups.extend(entry.provides());
@@ -73,7 +72,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
         if release.kind != "HelmRelease" {
             continue;
         }
-        let Some(chart) = chart_name(context, release, namespace) else {
+        let Some(chart) = context.chart_name(release, namespace) else {
             continue;
         };
         let values = release.spec("values").cloned().unwrap_or(Json::Null);

@@ -8,7 +8,7 @@ use regex::Regex;
 
 use crate::check::Findings;
 use crate::check::model::{self, Repo, TfModule};
-use crate::scope::did_you_mean;
+use crate::suggest::did_you_mean;
 
 pub fn run(repo: &Repo, findings: &mut Findings) {
     for module in &repo.terraform {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::check::Findings;
 use crate::check::model::{Repo, TfFile, TfModule};
 use crate::check::schema::vendored;
-use crate::scope::did_you_mean;
+use crate::suggest::did_you_mean;
 
 /// The names a block may hold (see scripts/vendor-tf-schemas.py).
 #[derive(Debug, Default, Deserialize)]
