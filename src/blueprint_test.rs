@@ -4,13 +4,49 @@ use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Sources};
 use crate::blueprint::Blueprint;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::error::Error;
 use crate::generate;
 use crate::plan::Plan;
 use crate::render::Renderer;
 
+/// `blueprint test`'s own rule ids, beside `check`'s (whose error findings a case must not
+/// have) and lint's `blueprint.render`.
+pub mod rule {
+    /// The case file is not YAML, or its answers are not a mapping.
+    pub const CASE: &str = "blueprint.test-case";
+    /// The case expects an error (`expect_error`) that did not happen.
+    pub const EXPECT_ERROR: &str = "blueprint.test-expect-error";
+    /// The rendering could not be written as `new` writes it.
+    pub const WRITE: &str = "blueprint.test-write";
+}
+
 pub struct Verdict {
-    pub problems: Vec<String>,
+    pub problems: Vec<Diagnostic>,
     pub files: usize,
+}
+
+impl Verdict {
+    /// A problem with case `name` as a whole, reported at its file.
+    pub fn add(&mut self, rule: &'static str, name: &str, message: impl Into<String>) {
+        let file = format!("tests/{name}");
+        let problem = Diagnostic::new(rule, Severity::Error, file, (0, 0), message);
+        self.problems.push(problem);
+    }
+
+    /// A rendering that failed: at the blueprint file and place it names, if it names one.
+    fn failed(&mut self, name: &str, error: &Error) {
+        match error {
+            Error::Located(at) => self.problems.push(Diagnostic::new(
+                crate::lint::rule::RENDER,
+                Severity::Error,
+                at.file.clone(),
+                (at.line, at.column),
+                at.message.clone(),
+            )),
+            other => self.add(crate::lint::rule::RENDER, name, other.to_string()),
+        }
+    }
 }
 
 /// A case file is either the answers themselves, or `answers:` plus `expect_error:` (a
@@ -28,7 +64,7 @@ pub fn run_case(
     let parsed: serde_yaml::Value = match serde_yaml::from_slice(text) {
         Ok(v) => v,
         Err(e) => {
-            verdict.problems.push(format!("not YAML: {e}"));
+            verdict.add(rule::CASE, name, format!("not YAML: {e}"));
             return (verdict, None);
         }
     };
@@ -54,7 +90,7 @@ pub fn run_case(
             .filter_map(|(k, v)| k.as_str().map(|k| (k.to_string(), v)))
             .collect(),
         _ => {
-            verdict.problems.push("answers must be a mapping".into());
+            verdict.add(rule::CASE, name, "answers must be a mapping");
             return (verdict, None);
         }
     };
@@ -79,11 +115,13 @@ pub fn run_case(
         generate::render(blueprint, renderer, &answers, &record)
     });
     match (result, expect_error) {
-        (Ok(_), Some(expected)) => verdict.problems.push(format!(
-            "rendered, but an error containing `{expected}` was expected"
-        )),
+        (Ok(_), Some(expected)) => verdict.add(
+            rule::EXPECT_ERROR,
+            name,
+            format!("rendered, but an error containing `{expected}` was expected"),
+        ),
         (Err(e), Some(expected)) if e.to_string().contains(&expected) => {}
-        (Err(e), _) => verdict.problems.push(e.to_string()),
+        (Err(e), _) => verdict.failed(name, &e),
         (Ok(rendered), None) => {
             verdict.files = rendered.plan.files.len();
             verdict.problems = check(&rendered.plan);
@@ -94,22 +132,11 @@ pub fn run_case(
 }
 
 /// The built-in checks: the error-severity rules of `scaffold check`, run on the rendered
-/// plan in memory, each finding as `FILE:LINE: [RULE] message`.
-pub fn check(plan: &Plan) -> Vec<String> {
-    let files = plan
-        .files
-        .iter()
-        .map(|(path, bytes)| {
-            (
-                path.as_str().to_string(),
-                String::from_utf8(bytes.clone()).ok(),
-            )
-        })
-        .collect();
-    let repo = crate::check::Repo::from_files(files);
+/// plan in memory.
+pub fn check(plan: &Plan) -> Vec<Diagnostic> {
+    let repo = crate::check::Repo::from_plan(plan);
     crate::check::run(&repo, &crate::check::Filter::default())
         .into_iter()
-        .filter(|d| d.severity == crate::diagnostic::Severity::Error)
-        .map(|d| format!("{}: [{}] {}", d.location(), d.rule, d.message))
+        .filter(Diagnostic::is_error)
         .collect()
 }

@@ -1,5 +1,6 @@
-//! One findings type for every command that judges something (`check`, and in time
-//! `blueprint lint`/`blueprint test`): a rule id, a severity, where, what, and how to fix it.
+//! One findings type for every command that judges something (`check`, `blueprint lint`,
+//! `blueprint test`): a rule id, a severity, where, what, and how to fix it. Its JSON is the
+//! `Finding` of docs/json.md.
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -39,6 +40,50 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    pub fn new(
+        rule: &'static str,
+        severity: Severity,
+        file: impl Into<String>,
+        (line, column): (usize, usize),
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            rule,
+            severity,
+            file: file.into(),
+            line,
+            column,
+            message: message.into(),
+            hint: String::new(),
+            environment: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = hint.into();
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Orders findings as they are reported: by file, line, column, then errors first.
+    pub fn sort_key(&self) -> (&str, usize, usize, Severity, &str) {
+        (
+            &self.file,
+            self.line,
+            self.column,
+            self.severity,
+            &self.message,
+        )
+    }
+
+    /// `FILE:LINE[:COL]: [RULE] MESSAGE`, one line among others (`blueprint test`'s FAIL).
+    pub fn with_rule(&self) -> String {
+        format!("{}: [{}] {}", self.location(), self.rule, self.message)
+    }
+
     /// `FILE:LINE[:COL]` as editors and terminals link it.
     pub fn location(&self) -> String {
         match (self.line, self.column) {
@@ -46,5 +91,18 @@ impl Diagnostic {
             (line, 0) => format!("{}:{line}", self.file),
             (line, column) => format!("{}:{line}:{column}", self.file),
         }
+    }
+}
+
+/// `FILE:LINE:COL: SEVERITY: MESSAGE`, as compilers print a finding (`blueprint lint`).
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}: {}",
+            self.location(),
+            self.severity.as_str(),
+            self.message
+        )
     }
 }

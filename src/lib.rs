@@ -40,7 +40,6 @@ pub mod plan;
 pub(crate) mod pristine;
 pub(crate) mod prompt;
 pub mod record;
-pub(crate) mod references;
 pub(crate) mod relocate;
 pub mod render;
 pub(crate) mod repo;

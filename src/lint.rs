@@ -8,33 +8,75 @@ use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Prompt, Prompter, Sources, as_text};
 use crate::blueprint::{Blueprint, Manifest};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::Result;
 use crate::generate;
 use crate::locate::{self, locate};
 use crate::plan::{self, RelPath};
 use crate::record::Record;
-use crate::references;
 use crate::render::Renderer;
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Finding {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub warning: bool,
-    pub message: String,
+/// Lint's rule ids, one per kind of finding; every finding is a `Diagnostic` with one of
+/// these (or, for what the default rendering breaks, the `check` rule that found it).
+/// docs/blueprints.md lists them with `RULES`.
+pub mod rule {
+    pub const MANIFEST: &str = "blueprint.manifest";
+    pub const REGEX: &str = "blueprint.regex";
+    pub const ON_CHANGE: &str = "blueprint.on-change";
+    pub const QUESTION_TWICE: &str = "blueprint.question-twice";
+    pub const SYMLINK: &str = "blueprint.symlink";
+    pub const TEMPLATE: &str = "blueprint.template";
+    pub const FILE_NAME: &str = "blueprint.file-name";
+    pub const CATALOG: &str = "blueprint.catalog";
+    pub const OVERRIDE: &str = "blueprint.override";
+    pub const DELIMITERS: &str = "blueprint.delimiters";
+    pub const DEFAULT_INVALID: &str = "blueprint.default-invalid";
+    pub const RENDER: &str = "blueprint.render";
 }
 
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let level = if self.warning { "warning" } else { "error" };
-        write!(
-            f,
-            "{}:{}:{}: {level}: {}",
-            self.file, self.line, self.column, self.message
-        )
-    }
-}
+/// Every lint rule with what it finds, for the docs and `--help`.
+#[allow(dead_code)] // wired to `blueprint lint --list-rules` when the options step lands
+pub const RULES: &[(&str, &str)] = &[
+    (
+        rule::MANIFEST,
+        "blueprint.yaml parses, loads and names only paths inside the blueprint",
+    ),
+    (rule::REGEX, "each question's regex compiles"),
+    (
+        rule::ON_CHANGE,
+        "on_change parses and reads key, before and after only",
+    ),
+    (rule::QUESTION_TWICE, "each question key is asked once"),
+    (rule::SYMLINK, "symlinks stay inside the blueprint"),
+    (
+        rule::TEMPLATE,
+        "templates parse and read only names in their scope",
+    ),
+    (
+        rule::FILE_NAME,
+        "templated file names parse and read answers that exist",
+    ),
+    (
+        rule::CATALOG,
+        "catalog entries parse and their templates read known fields",
+    ),
+    (
+        rule::OVERRIDE,
+        "replaced and patched inherited files still match their base",
+    ),
+    (
+        rule::DELIMITERS,
+        "template text does not clash with the delimiters",
+    ),
+    (
+        rule::DEFAULT_INVALID,
+        "every default passes its own question's validation",
+    ),
+    (
+        rule::RENDER,
+        "the blueprint renders with every default, and `new` could write it",
+    ),
+];
 
 /// Variables every template may read besides the answers.
 pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addon_names"];
@@ -44,28 +86,35 @@ pub const ADDON_BUILTIN: &str = "addon";
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 
-#[derive(Default)]
-struct Findings(Vec<Finding>, String);
+/// Where lint's findings are collected: each check sets the `rule` its findings carry.
+struct Findings {
+    found: Vec<Diagnostic>,
+    /// The blueprint directory as a prefix (`/abs/dir/`), cut from the files errors name.
+    root: String,
+    rule: &'static str,
+}
 
 impl Findings {
-    fn error(&mut self, file: &str, (line, column): (usize, usize), message: impl Into<String>) {
-        self.0.push(Finding {
-            file: file.into(),
-            line,
-            column,
-            warning: false,
-            message: message.into(),
-        });
+    fn new(rule: &'static str) -> Self {
+        Findings {
+            found: Vec::new(),
+            root: String::new(),
+            rule,
+        }
     }
 
-    fn warn(&mut self, file: &str, (line, column): (usize, usize), message: impl Into<String>) {
-        self.0.push(Finding {
-            file: file.into(),
-            line,
-            column,
-            warning: true,
-            message: message.into(),
-        });
+    fn error(&mut self, file: &str, at: (usize, usize), message: impl Into<String>) {
+        let finding = Diagnostic::new(self.rule, Severity::Error, file, at, message);
+        self.found.push(finding);
+    }
+
+    fn warn(&mut self, file: &str, at: (usize, usize), message: impl Into<String>) {
+        let finding = Diagnostic::new(self.rule, Severity::Warning, file, at, message);
+        self.found.push(finding);
+    }
+
+    fn has_errors(&self) -> bool {
+        self.found.iter().any(Diagnostic::is_error)
     }
 
     /// An error: where it says, or (for the few Tera reports that exist only as text, and
@@ -73,7 +122,7 @@ impl Findings {
     fn report_error(&mut self, err: &crate::error::Error) {
         match err {
             crate::error::Error::Located(at) => {
-                let file = at.file.strip_prefix(self.1.as_str()).unwrap_or(&at.file);
+                let file = at.file.strip_prefix(self.root.as_str()).unwrap_or(&at.file);
                 self.error(file, (at.line, at.column), at.message.clone());
             }
             other => self.error_text("blueprint.yaml", &other.to_string()),
@@ -99,8 +148,8 @@ impl Findings {
     }
 }
 
-pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
-    let mut found = Findings::default();
+pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
+    let mut found = Findings::new(rule::MANIFEST);
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
         .map_err(|e| crate::error::Error::io_path("read", &manifest_path, e))?;
@@ -116,12 +165,16 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
                 at,
                 e.to_string().split(" at line ").next().unwrap_or_default(),
             );
-            return Ok(found.0);
+            return Ok(found.found);
         }
     };
+    found.rule = rule::REGEX;
     check_regexes(&manifest, &text, &mut found);
+    found.rule = rule::ON_CHANGE;
     check_on_change(&manifest, &text, &mut found);
+    found.rule = rule::QUESTION_TWICE;
     check_duplicate_keys(&manifest, &text, &mut found);
+    found.rule = rule::MANIFEST;
     for path in &manifest.remove_files {
         if RelPath::new(path.trim_end_matches('/')).is_err() {
             found.error(
@@ -131,51 +184,60 @@ pub fn lint(dir: &Path) -> Result<Vec<Finding>> {
             );
         }
     }
+    found.rule = rule::SYMLINK;
     check_symlinks(dir, &mut found);
-    if !found.0.is_empty() {
-        found.0.sort();
-        return Ok(found.0);
+    if !found.found.is_empty() {
+        return Ok(sorted(found.found));
     }
     let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    found.1 = format!("{}/", root.display());
+    found.root = format!("{}/", root.display());
+    found.rule = rule::MANIFEST;
     let blueprint = match Blueprint::load(&dir.display().to_string()) {
         Ok(b) => b,
         Err(e) => {
             found.report_error(&e);
-            return Ok(found.0);
+            return Ok(found.found);
         }
     };
-    found.0.extend(lint_loaded(&blueprint, &text));
-    found.0.iter_mut().for_each(|f| {
-        if let Some(rel) = f.file.strip_prefix(found.1.as_str()) {
-            f.file = rel.to_string();
+    found.found.extend(lint_loaded(&blueprint, &text));
+    for finding in &mut found.found {
+        if let Some(rel) = finding.file.strip_prefix(found.root.as_str()) {
+            finding.file = rel.to_string();
         }
-    });
-    found.0.sort();
-    found.0.dedup();
-    Ok(found.0)
+    }
+    Ok(sorted(found.found))
+}
+
+/// In report order, each finding once.
+fn sorted(mut findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    findings.dedup();
+    findings
 }
 
 /// The checks of a loaded blueprint: templates, the names they read, delimiter clashes,
 /// overrides, then a render with every default and the references in the result.
 /// `manifest_text` is the text of its own `blueprint.yaml`.
-pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Finding> {
-    let mut found = Findings::default();
+pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Diagnostic> {
+    let mut found = Findings::new(rule::TEMPLATE);
     let compiled = check_templates(blueprint, &mut found);
+    found.rule = rule::DELIMITERS;
     check_delimiter_clashes(blueprint, &mut found);
+    found.rule = rule::OVERRIDE;
     check_overrides(blueprint, &mut found);
+    found.rule = rule::CATALOG;
     check_catalog(blueprint, &mut found);
     if compiled && let Ok(renderer) = crate::generate::renderer_for(blueprint) {
         check_defaults_and_render(blueprint, &renderer, manifest_text, &mut found);
     }
-    found.0
+    found.found
 }
 
 /// The findings `scaffold new` refuses a blueprint for (errors) or shows (warnings),
 /// before asking anything: every check of `blueprint lint`, the render with every default
 /// included, so `new` never writes a repo that lint rejects. Embedded blueprints are
 /// linted by scaffold's own tests and skip this.
-pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Finding>> {
+pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Diagnostic>> {
     if blueprint.origin.starts_with("embedded:") {
         return Ok(Vec::new());
     }
@@ -351,6 +413,7 @@ fn check_defaults_and_render(
             recorded_environments: Default::default(),
         },
     );
+    found.rule = rule::DEFAULT_INVALID;
     for (key, message) in failures.into_inner() {
         // An inherited question's default is changed under `defaults:`; else the base's
         // own default fails, which the layer sees where it says `extends:`.
@@ -366,6 +429,7 @@ fn check_defaults_and_render(
             format!("question `{key}`: the default fails its own validation: {message}"),
         );
     }
+    found.rule = rule::RENDER;
     let answers = match gathered {
         Ok(a) => a,
         Err(e) => {
@@ -373,7 +437,7 @@ fn check_defaults_and_render(
             return;
         }
     };
-    if found.0.iter().any(|f| !f.warning) {
+    if found.has_errors() {
         return; // rendering would only repeat what is already reported
     }
     let record: Record = generate::record_for(blueprint, &answers, Map::new());
@@ -385,33 +449,65 @@ fn check_defaults_and_render(
             if let Err(e) = crate::attributes::work_tree_for_new(&rendered.plan) {
                 found.report_error(&e);
             }
-            for broken in references::check(&rendered.plan) {
-                let (file, at) =
-                    source_place(blueprint, &rendered.plan, &broken.file, &broken.reference);
-                found.error(&file, at, broken.message);
-            }
+            found.found.extend(missing_files(blueprint, &rendered.plan));
         }
     }
 }
 
-/// The blueprint file a rendered file came from, and where in it `needle` is.
-fn source_place(
-    blueprint: &Blueprint,
-    plan: &plan::Plan,
-    file: &RelPath,
-    needle: &str,
-) -> (String, (usize, usize)) {
-    let Some(source) = plan.sources.get(file) else {
-        return (file.as_str().to_string(), (1, 1));
+/// What a missing file breaks in the rendering (a layer's `remove_files`, a template that
+/// renders nothing): `check`'s `flux.path` on the plan in memory (kustomizations' entries
+/// and patch files, Flux Kustomizations' paths), each finding moved to the blueprint file
+/// the rendered file came from, at the first line there that reads as the rendered one.
+fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
+    let repo = crate::check::Repo::from_plan(plan);
+    let filter = crate::check::Filter {
+        only: vec![FLUX_PATH.to_string()],
+        skip: Vec::new(),
     };
-    let text = blueprint
-        .template_trees()
-        .iter()
-        .find_map(|(prefix, tree)| source.strip_prefix(prefix).and_then(|p| tree.get(p)))
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
-    (source.clone(), locate::locate(&text, needle))
+    crate::check::run(&repo, &filter)
+        .into_iter()
+        .map(|finding| {
+            let rendered_line = repo
+                .files
+                .get(&finding.file)
+                .and_then(Option::as_ref)
+                .and_then(|text| text.lines().nth(finding.line.checked_sub(1)?))
+                .map(|line| line.trim().trim_start_matches("- ").trim())
+                .unwrap_or_default();
+            let source = RelPath::new(&finding.file)
+                .ok()
+                .and_then(|path| plan.sources.get(&path).cloned());
+            let Some(source) = source else {
+                return finding;
+            };
+            let text = blueprint
+                .template_trees()
+                .iter()
+                .find_map(|(prefix, tree)| source.strip_prefix(prefix).and_then(|p| tree.get(p)))
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            // The rendered line as written, else its key (`path:`), else the file.
+            let key = rendered_line
+                .split_once(": ")
+                .map(|(key, _)| format!("{key}:"));
+            let (line, column) = [Some(rendered_line.to_string()), key]
+                .into_iter()
+                .flatten()
+                .filter(|needle| !needle.is_empty())
+                .find_map(|needle| text.find(&needle))
+                .map_or((1, 1), |at| locate::position(&text, at));
+            Diagnostic {
+                file: source,
+                line,
+                column,
+                ..finding
+            }
+        })
+        .collect()
 }
+
+/// The `check` rule whose findings lint reports on the rendering with every default.
+const FLUX_PATH: &str = "flux.path";
 
 /// What `new` does first: a blueprint with lint errors (those found by rendering its
 /// defaults included) is refused before anything is asked (warnings are shown); then its
@@ -421,7 +517,7 @@ pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::rend
     for finding in &findings {
         eprintln!("{finding}");
     }
-    let errors = findings.iter().filter(|f| !f.warning).count();
+    let errors = findings.iter().filter(|f| f.is_error()).count();
     if errors > 0 {
         return Err(crate::error::Error::Blueprint(format!(
             "{}: {errors} lint error(s) above; fix them (scaffold blueprint lint {0})",
@@ -429,4 +525,22 @@ pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::rend
         )));
     }
     crate::generate::renderer_for(blueprint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_is_documented_once() {
+        let docs = include_str!("../docs/blueprints.md");
+        for (id, finds) in RULES {
+            let row = format!("| `{id}` | {finds} |");
+            assert_eq!(
+                docs.matches(&row).count(),
+                1,
+                "docs/blueprints.md lacks {row}"
+            );
+        }
+    }
 }

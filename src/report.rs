@@ -131,7 +131,8 @@ pub struct CaseEntry {
     pub name: String,
     pub passed: bool,
     pub files: usize,
-    pub problems: Vec<String>,
+    /// Findings as `check --json` gives them (docs/json.md, `Finding`).
+    pub problems: Vec<crate::diagnostic::Diagnostic>,
 }
 
 pub fn files_of(plan: &Plan) -> Vec<FileEntry> {

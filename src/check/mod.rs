@@ -37,16 +37,11 @@ impl Findings {
         message: impl Into<String>,
     ) {
         let entry = rule_of(rule);
-        self.0.push(Diagnostic {
-            rule,
-            severity: entry.map_or(Severity::Error, |r| r.severity),
-            file: file.to_string(),
-            line,
-            column,
-            message: message.into(),
-            hint: entry.map_or("", |r| r.hint).to_string(),
-            environment: None,
-        });
+        let severity = entry.map_or(Severity::Error, |r| r.severity);
+        self.0.push(
+            Diagnostic::new(rule, severity, file, (line, column), message)
+                .with_hint(entry.map_or("", |r| r.hint)),
+        );
     }
 }
 

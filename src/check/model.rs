@@ -195,6 +195,19 @@ impl Repo {
         Ok(Repo::from_files(files))
     }
 
+    /// The model of a rendering in memory (`blueprint lint` and `blueprint test`).
+    pub fn from_plan(plan: &crate::tree::Plan) -> Repo {
+        let files = plan
+            .files
+            .iter()
+            .map(|(path, bytes)| {
+                let text = String::from_utf8(bytes.clone()).ok();
+                (path.as_str().to_string(), text)
+            })
+            .collect();
+        Repo::from_files(files)
+    }
+
     /// Builds the model from file texts.
     pub fn from_files(files: BTreeMap<String, Option<String>>) -> Repo {
         let mut repo = Repo {

@@ -3,6 +3,7 @@ use std::path::Path;
 
 use crate::blueprint::{self, Blueprint};
 use crate::blueprint_test;
+use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::lint;
@@ -351,7 +352,7 @@ pub fn lint(dir: &Path) -> Result<()> {
     for finding in &findings {
         println!("{finding}");
     }
-    let errors = findings.iter().filter(|f| !f.warning).count();
+    let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
     if errors > 0 {
         return Err(Error::Findings(format!(
@@ -368,7 +369,7 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
         // A directory that does not load: reported as lint reports it, FILE:LINE:COL.
         Err(e) if Path::new(selector).join("blueprint.yaml").is_file() => {
             let findings = lint::lint(Path::new(selector))?;
-            if findings.iter().all(|f| f.warning) {
+            if !findings.iter().any(Diagnostic::is_error) {
                 return Err(e);
             }
             return report_lint(&findings, as_json);
@@ -401,7 +402,7 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
             // Rendered into a directory of its own, as `new` would write it.
             let target = scratch.path().join(name.trim_end_matches(".yaml"));
             if let Err(e) = write::stage(&plan, &target).and_then(|s| s.finish()) {
-                verdict.problems.push(e.to_string());
+                verdict.add(blueprint_test::rule::WRITE, name, e.to_string());
             }
         }
         let passed = verdict.problems.is_empty();
@@ -414,7 +415,9 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
             if passed {
                 println!("PASS {name} ({} files)", verdict.files);
             } else {
-                println!("FAIL {name}: {}", verdict.problems.join("; "));
+                let problems: Vec<String> =
+                    verdict.problems.iter().map(Diagnostic::with_rule).collect();
+                println!("FAIL {name}: {}", problems.join("; "));
             }
         }
         report.cases.push(CaseEntry {
@@ -440,7 +443,7 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
 
 /// Prints lint's findings for `blueprint test` (on stderr under --json: stdout carries only
 /// the report); any error stops the test.
-fn report_lint(findings: &[lint::Finding], as_json: bool) -> Result<()> {
+fn report_lint(findings: &[Diagnostic], as_json: bool) -> Result<()> {
     for finding in findings {
         if as_json {
             eprintln!("{finding}");
@@ -448,7 +451,7 @@ fn report_lint(findings: &[lint::Finding], as_json: bool) -> Result<()> {
             println!("{finding}");
         }
     }
-    match findings.iter().filter(|f| !f.warning).count() {
+    match findings.iter().filter(|f| f.is_error()).count() {
         0 => Ok(()),
         errors => Err(Error::Findings(format!(
             "blueprint test: lint found {errors} error(s); fix them first"

@@ -81,7 +81,9 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
             }
         }
     }
+    let rule = std::mem::replace(&mut found.rule, super::rule::FILE_NAME);
     check_path_templates(blueprint, &keys, found);
+    found.rule = rule;
     compiled
 }
 
@@ -388,9 +390,9 @@ fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Fin
                     }
                 }
             }
-            let mut inner = Findings::default();
+            let mut inner = Findings::new(found.rule);
             check_addon_fields(&file, template, &fields, &mut inner);
-            for f in inner.0 {
+            for f in inner.found {
                 found.error(
                     &file,
                     shift((f.line, f.column)),

@@ -357,7 +357,7 @@ fn removing_a_directory_that_is_still_referenced_is_a_lint_error() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert_eq!(
         out.stdout,
-        "env-files/apps/[[ environment ]]/kustomization.yaml.tera:10:5: error: kustomization lists `podinfo/`, which the blueprint does not write (removed by `remove_files`?)\n"
+        "env-files/apps/[[ environment ]]/kustomization.yaml.tera:10:5: error: Kustomization apps does not build: resources entry `podinfo/` does not exist\n"
     );
     let out = scaffold(&env, &["blueprint", "files"], &dir);
     assert!(
@@ -995,6 +995,32 @@ fn a_patch_of_the_kops_go_template_says_what_to_change_instead() {
 }
 
 #[test]
+fn removing_the_directory_a_flux_kustomization_reads_is_a_lint_error_at_its_path_line() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "remove_files:\n  - \"env-files/apps/[[ environment ]]/\"\n",
+        &[],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    // The finding is check's flux.path on the rendering, moved to the template's line.
+    let template = "env-files/clusters/[[ environment ]]/50-apps.yaml.tera";
+    let line = std::fs::read_to_string(format!("blueprints/default/{template}"))
+        .expect("the default blueprint's apps Kustomization")
+        .lines()
+        .position(|l| l.trim_start().starts_with("path:"))
+        .expect("a path line")
+        + 1;
+    assert_eq!(
+        out.stdout,
+        format!(
+            "{template}:{line}:3: error: Kustomization apps: path `./apps/prod` does not exist in the repo\n"
+        )
+    );
+}
+
+#[test]
 fn new_refuses_a_blueprint_whose_removal_breaks_a_reference() {
     let env = Env::new();
     let dir = layered(
@@ -1005,7 +1031,7 @@ fn new_refuses_a_blueprint_whose_removal_breaks_a_reference() {
     let out = new(&env, &dir);
     assert_eq!(out.code, 5, "{}", out.stderr);
     assert!(
-        out.stderr.starts_with("env-files/apps/[[ environment ]]/kustomization.yaml.tera:10:5: error: kustomization lists `podinfo/`"),
+        out.stderr.starts_with("env-files/apps/[[ environment ]]/kustomization.yaml.tera:10:5: error: Kustomization apps does not build: resources entry `podinfo/` does not exist"),
         "{}",
         out.stderr
     );

@@ -98,7 +98,22 @@ struct CaseEntry {
     name: String,
     passed: bool,
     files: usize,
-    problems: Vec<String>,
+    problems: Vec<Finding>,
+}
+
+/// docs/json.md `Finding`: what check, blueprint lint and blueprint test report.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // every field is part of the documented shape
+struct Finding {
+    rule: String,
+    severity: String,
+    file: String,
+    line: usize,
+    column: usize,
+    message: String,
+    hint: String,
+    environment: Option<String>,
 }
 
 /// One JSON document on one line, nothing else on stdout.
@@ -251,6 +266,56 @@ fn blueprint_test_reports_each_case() {
             && c.passed
             && c.files > 50
             && c.problems.is_empty())
+    );
+}
+
+#[test]
+fn blueprint_test_reports_a_failed_case_as_findings() {
+    let env = Env::new();
+    let dir = env.path("bp");
+    for (path, text) in [
+        (
+            "blueprint.yaml",
+            "name: bp\nversion: 1.0.0\nextends: default\n",
+        ),
+        ("tests/defaults.yaml", "{}\n"),
+        (
+            "tests/refused.yaml",
+            "answers: {}\nexpect_error: no such error\n",
+        ),
+    ] {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("dirs");
+        std::fs::write(full, text).expect("file");
+    }
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "test", "--json"])
+        .arg(&dir));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report: TestReport = serde_json::from_str(&out.stdout).expect("the documented shape");
+    assert_eq!((report.passed, report.failed), (1, 1));
+    let case = report
+        .cases
+        .iter()
+        .find(|c| c.name == "refused.yaml")
+        .expect("the case");
+    assert!(!case.passed);
+    let [problem] = case.problems.as_slice() else {
+        panic!("one problem: {:?}", case.problems);
+    };
+    assert_eq!(
+        (
+            problem.rule.as_str(),
+            problem.severity.as_str(),
+            problem.file.as_str()
+        ),
+        ("blueprint.test-expect-error", "error", "tests/refused.yaml")
+    );
+    assert!(
+        problem.message.contains("`no such error` was expected"),
+        "{}",
+        problem.message
     );
 }
 
