@@ -139,19 +139,9 @@ fn render_environments(
     // As for one environment, the record's choice is the one rendered (add-addon and
     // remove-addon change it over answers gathered before).
     let chosen_in = |name: &str, own: &answers::Answers| -> Vec<String> {
-        record
-            .environments
-            .get(name)
-            .and_then(|recorded| recorded.get(addons_key))
-            .or_else(|| own.values.get(addons_key))
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Json::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default()
+        let recorded = record.environments.get(name);
+        let chosen = recorded.and_then(|recorded| recorded.get(addons_key));
+        crate::json::strings(chosen.or_else(|| own.values.get(addons_key)))
     };
     let mut union: Vec<String> = Vec::new();
     let mut each = Vec::new();

@@ -6,6 +6,7 @@ use std::path::Path;
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
 
 use crate::error::{Error, Result};
+use crate::identity::Signing;
 use crate::pack::PackBuilder;
 use crate::plan::Plan;
 
@@ -18,7 +19,7 @@ pub struct Author {
     pub when: Option<(i64, i32)>,
     /// The committer, when git names one; None: the author.
     pub committer: Option<crate::identity::Person>,
-    pub signing: Option<crate::identity::Signing>,
+    pub signing: Option<Signing>,
 }
 
 impl Author {
@@ -309,19 +310,8 @@ pub fn write_commit(
         Some(person) => signature_of(person)?,
         None => by.clone(),
     };
-    let Some(signing) = &author.signing else {
-        return repo
-            .commit(None, &by, &committer, message, tree, parents)
-            .map_err(fail);
-    };
-    let buffer = repo
-        .commit_create_buffer(&by, &committer, message, tree, parents)
-        .map_err(fail)?;
-    let text = std::str::from_utf8(&buffer).map_err(|_| {
-        Error::Input("the commit message is not UTF-8; scaffold signs UTF-8 commits only".into())
-    })?;
-    let gpgsig = signing.sign(&buffer)?;
-    repo.commit_signed(text, &gpgsig, None).map_err(fail)
+    let signing = author.signing.as_ref();
+    Signing::commit(signing, repo, &by, &committer, message, tree, parents, fail)
 }
 
 /// The commit point of a change: writes the commit on top of `parent` and moves `branch`
@@ -378,6 +368,6 @@ pub fn resolve_author(
         (None, None) => (Author::named("scaffold", "scaffold@localhost"), true),
     };
     let committer = author.committer.clone().unwrap_or_else(|| author.person());
-    author.signing = crate::identity::Signing::resolve(place, &committer)?;
+    author.signing = Signing::resolve(place, &committer)?;
     Ok((author, fallback))
 }

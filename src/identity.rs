@@ -259,6 +259,36 @@ impl Signing {
         }))
     }
 
+    /// Writes a commit object (no ref moves), signed when `signing` is set, as git writes
+    /// one with commit.gpgSign. `fail` names the operation for libgit2's errors.
+    #[allow(clippy::too_many_arguments)]
+    pub fn commit(
+        signing: Option<&Signing>,
+        repo: &git2::Repository,
+        author: &git2::Signature<'_>,
+        committer: &git2::Signature<'_>,
+        message: &str,
+        tree: &git2::Tree<'_>,
+        parents: &[&git2::Commit<'_>],
+        fail: impl Fn(git2::Error) -> Error,
+    ) -> Result<git2::Oid> {
+        let Some(signing) = signing else {
+            return repo
+                .commit(None, author, committer, message, tree, parents)
+                .map_err(fail);
+        };
+        let buffer = repo
+            .commit_create_buffer(author, committer, message, tree, parents)
+            .map_err(&fail)?;
+        let text = std::str::from_utf8(&buffer).map_err(|_| {
+            Error::Input(
+                "the commit message is not UTF-8; scaffold signs UTF-8 commits only".into(),
+            )
+        })?;
+        let gpgsig = signing.sign(&buffer)?;
+        repo.commit_signed(text, &gpgsig, None).map_err(fail)
+    }
+
     /// The signature of `buffer` (a commit object's text), without its final newline (the
     /// form git stores in the `gpgsig` header).
     pub fn sign(&self, buffer: &[u8]) -> Result<String> {

@@ -27,6 +27,7 @@ pub(crate) mod git_paths;
 pub(crate) mod git_state;
 pub(crate) mod helm_values;
 pub(crate) mod identity;
+pub(crate) mod json;
 pub(crate) mod lint;
 pub(crate) mod locate;
 pub(crate) mod lock;

@@ -166,21 +166,11 @@ pub fn base_commit(
     let fail = |e| failed("store the pristine base in", root, e);
     let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
     let parents: Vec<&git2::Commit<'_>> = parent.into_iter().collect();
-    let Some(signing) = signing else {
-        return repo
-            .commit(None, &signature, &signature, message, tree, &parents)
-            .map_err(fail);
-    };
     // Signed as the user's commits are (commit.gpgSign): a base pushed with
     // `refs/scaffold/*` is never the one unsigned commit of the repo.
-    let buffer = repo
-        .commit_create_buffer(&signature, &signature, message, tree, &parents)
-        .map_err(fail)?;
-    let text = std::str::from_utf8(&buffer).map_err(|_| {
-        Error::Input("the commit message is not UTF-8; scaffold signs UTF-8 commits only".into())
-    })?;
-    let gpgsig = signing.sign(&buffer)?;
-    repo.commit_signed(text, &gpgsig, None).map_err(fail)
+    Signing::commit(
+        signing, repo, &signature, &signature, message, tree, &parents, fail,
+    )
 }
 
 /// The stored base whose answers record is `record_bytes` (the newest such), if any.

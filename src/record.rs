@@ -78,16 +78,7 @@ impl Record {
     /// The answer `key` (the blueprint's `addons_answer`): the addons chosen by name
     /// (dependencies are not listed).
     pub fn chosen_addons(&self, key: &str) -> Vec<String> {
-        self.answers
-            .get(key)
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Json::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default()
+        crate::json::strings(self.answers.get(key))
     }
 
     pub fn set_chosen_addons(&mut self, key: &str, names: Vec<String>) {

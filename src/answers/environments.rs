@@ -115,17 +115,7 @@ pub fn gather_each(
     let Some(list_key) = &blueprint.manifest.environments_answer else {
         return Ok(shared);
     };
-    let names: Vec<String> = shared
-        .values
-        .get(list_key)
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = crate::json::strings(shared.values.get(list_key));
     if let Some(clash) = names
         .iter()
         .find(|n| blueprint.manifest.questions.iter().any(|q| &q.key == *n))

@@ -521,15 +521,7 @@ fn addon_requirements(
     if question.choices_from.as_deref() != Some("catalog") {
         return Ok(value);
     }
-    let chosen: Vec<String> = value
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+    let chosen = crate::json::strings(Some(&value));
     let Ok(selection) = blueprint.catalog.select(&chosen) else {
         return Ok(value);
     };

@@ -17,18 +17,7 @@ fn environments(repo: &Repo) -> Result<(String, Vec<String>)> {
             repo.blueprint.manifest.name
         )));
     };
-    let names = repo
-        .record
-        .answers
-        .get(&key)
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Json::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = crate::json::strings(repo.record.answers.get(&key));
     Ok((key, names))
 }
 
