@@ -1,12 +1,21 @@
 //! scaffold: generate and grow GitOps platform repositories from blueprints.
 //!
 //! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
-//! → commit. The core (`answers`, `catalog`, `render`, `plan`, `generate`, `merge`, `edit`,
-//! `relocate`, `blueprint_test`) is pure; files are read by `blueprint`, `lint`, `repo` (a
-//! scaffold repo: record, base, rendering), `update` and `flags` (`--values` files), written
-//! only by `write`, `git` and `pristine` (the base under `refs/scaffold/base`); the terminal
-//! belongs to `commands` and `prompt`. `parallel` spreads fleets of repos and a repo's
-//! environments over the cores; `check` judges a repo (one environment at a time).
+//! or a transaction (an existing repo) → commit. docs/architecture.md is the map; in short:
+//! - leaves: `tree` (`Plan`, `RelPath`, `FileTree`), `suggest`, `json`, `diagnostic`,
+//!   `error`, `git_paths` (what git refuses, branch names included);
+//! - the pure core: `answers`, `manifest`, `scope`, `catalog`, `overrides`, `render`,
+//!   `plan`, `generate`, `merge`, `edit`, `helm_values`, `version`, `blueprint_test`; it
+//!   never imports git or writing code (`scripts/module-graph` checks that, and that the
+//!   module graph has no cycle);
+//! - reading: `blueprint` (and its sources), `lint`, `flags` (`--values`), `record`, `repo`
+//!   (a scaffold repo: record, base, rendering), `update`, `relocate`, `check` (judges a
+//!   repo, one environment at a time);
+//! - writing: `write` (new repos, staged), `transaction` (existing repos: journal, work
+//!   tree, index, commit), `git` and `pack` (objects and refs), `pristine` (the base under
+//!   `refs/scaffold/base`), `attributes`, `identity`, `lock`, `git_state`, `signals`;
+//! - the terminal: `commands`, `prompt`, `ui`; `parallel` spreads fleets of repos and a
+//!   repo's environments over the cores.
 #![deny(clippy::unwrap_used)]
 
 pub mod answers;

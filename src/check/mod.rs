@@ -37,6 +37,9 @@ impl Findings {
         message: impl Into<String>,
     ) {
         let entry = rule_of(rule);
+        // Every id a rule reports is in the catalogue (its severity and hint); a typo fails
+        // the rule's tests rather than reporting an error with no hint.
+        debug_assert!(entry.is_some(), "rule `{rule}` is not in check's catalogue");
         let severity = entry.map_or(Severity::Error, |r| r.severity);
         self.0.push(
             Diagnostic::new(rule, severity, file, (line, column), message)

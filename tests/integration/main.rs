@@ -8,6 +8,7 @@
 compile_error!("the integration tests need the `test-seams` feature (see docs/testing.md)");
 
 mod addons; // add-addon, remove-addon, list addons
+mod architecture; // the module graph: no cycle, commands apart, a pure core
 mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod check; // scaffold check: generated repos pass, each rule broken alone
