@@ -9,6 +9,7 @@
 //! environments over the cores; `check` judges a repo (one environment at a time).
 #![deny(clippy::unwrap_used)]
 
+pub(crate) mod addon_envs;
 pub mod answers;
 pub(crate) mod attributes;
 pub mod blueprint;
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod commands;
 pub mod diagnostic;
 pub(crate) mod edit;
+pub(crate) mod edit_session;
 pub mod error;
 pub mod flags;
 pub mod generate;
@@ -46,9 +48,10 @@ pub mod render;
 pub(crate) mod repo;
 pub(crate) mod report;
 pub(crate) mod scope;
+pub mod settings;
 pub mod signals;
 pub(crate) mod transaction;
-pub(crate) mod ui;
+pub mod ui;
 pub(crate) mod update;
 pub(crate) mod version;
 pub mod write;
