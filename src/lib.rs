@@ -5,8 +5,10 @@
 //! `relocate`, `blueprint_test`) is pure; files are read by `blueprint`, `lint`, `repo` (a
 //! scaffold repo: record, base, rendering), `update` and `flags` (`--values` files), written
 //! only by `write`, `git` and `pristine` (the base under `refs/scaffold/base`); the terminal
-//! belongs to `commands` and `prompt`. `parallel` spreads fleets of repos and a repo's
-//! environments over the cores; `check` judges a repo (one environment at a time).
+//! belongs to `ui::Reporter` (through which `commands` print) and `prompt`. `cli` is clap
+//! only; `settings` turns it into each command's options. `parallel` spreads fleets of
+//! repos and a repo's environments over the cores; `check` judges a repo (one environment
+//! at a time).
 #![deny(clippy::unwrap_used)]
 
 pub(crate) mod addon_envs;
