@@ -375,3 +375,94 @@ fn blueprint(what: cli::BlueprintCommand) -> BlueprintOptions {
         B::Rebase { dir, from } => BlueprintOptions::Rebase { dir, from },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn settle(args: &[&str]) -> Result<Settings> {
+        let cli = Cli::try_parse_from(std::iter::once("scaffold").chain(args.iter().copied()))
+            .expect("the command line parses");
+        resolve(cli)
+    }
+
+    #[test]
+    fn quiet_and_verbose_become_one_verbosity() {
+        let quiet = settle(&["-q", "blueprint", "list"]).expect("settings");
+        assert_eq!(quiet.verbosity, Verbosity::Quiet);
+        let verbose = settle(&["blueprint", "list", "-vv"]).expect("settings");
+        assert_eq!(verbose.verbosity, Verbosity::Verbose);
+    }
+
+    #[test]
+    fn pairs_and_edit_flags_reach_the_options() {
+        let settings = settle(&[
+            "env",
+            "add",
+            "dev",
+            "--from",
+            "prod",
+            "--set",
+            "region= x=y",
+            "--secret",
+            "t=1",
+            "-C",
+            "repo",
+            "--dry-run",
+        ])
+        .expect("settings");
+        let Options::EnvAdd(options) = settings.command else {
+            panic!("env add: {:?}", settings.command);
+        };
+        assert_eq!(options.name, "dev");
+        assert_eq!(options.set, vec![("region".into(), " x=y".into())]);
+        assert_eq!(options.edit.secrets, vec![("t".into(), "1".into())]);
+        assert_eq!(options.edit.directory, PathBuf::from("repo"));
+        assert!(options.edit.dry_run && !options.edit.json);
+    }
+
+    #[test]
+    fn one_update_repo_is_the_directory_and_several_need_dry_run() {
+        let Options::Update(one) = settle(&["update", "a"]).expect("settings").command else {
+            panic!("update");
+        };
+        assert!(one.fleet.is_empty());
+        assert_eq!(one.edit.directory, PathBuf::from("a"));
+        let refused = settle(&["update", "a", "b"]).expect_err("two repos without --dry-run");
+        assert_eq!(refused.exit_code(), 2);
+        let Options::Update(fleet) = settle(&["update", "a", "b", "--dry-run"])
+            .expect("settings")
+            .command
+        else {
+            panic!("update");
+        };
+        assert_eq!(fleet.fleet.len(), 2);
+        assert_eq!(fleet.conflicts, OnConflict::Refuse);
+    }
+
+    #[test]
+    fn a_custom_chart_needs_its_repo_and_version() {
+        let refused = settle(&["add-addon", "hello", "--chart", "podinfo"])
+            .expect_err("no --repo, no --version");
+        assert_eq!(
+            refused.to_string(),
+            "--chart podinfo needs --repo URL and --version V: add-addon hello --chart podinfo --repo URL --version V"
+        );
+        let refused = settle(&["add-addon", "velero", "--set", "a=1"]).expect_err("--set");
+        assert!(refused.to_string().contains("--helm-set"), "{refused}");
+    }
+
+    #[test]
+    fn check_formats_resolve_to_one() {
+        let format = |args: &[&str]| match settle(args).expect("settings").command {
+            Options::Check(options) => options.format,
+            other => panic!("check: {other:?}"),
+        };
+        assert_eq!(format(&["check"]), CheckFormat::Human);
+        assert_eq!(format(&["check", "--json"]), CheckFormat::Json);
+        assert_eq!(format(&["check", "--format", "json"]), CheckFormat::Json);
+        assert_eq!(format(&["check", "--format", "sarif"]), CheckFormat::Sarif);
+    }
+}

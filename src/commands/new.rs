@@ -21,7 +21,7 @@ use crate::write;
 pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     let _lock = crate::lock::acquire_dir(&args.dir)?;
     for note in write::remove_stale(&args.dir) {
-        out.problem(note);
+        out.note(note);
     }
     write::check_target(&args.dir)?;
     // Checked before anything is read or written; resolved with git once staged.
