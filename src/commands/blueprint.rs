@@ -45,12 +45,12 @@ pub fn show(selector: &str, out: &Reporter) -> Result<ExitStatus> {
                     change.base
                 )
             };
-            out.problem(format!(
+            out.note(format!(
                 "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes: {when}",
                 change.base, change.base_path, change.base_digest
             ));
         } else if change.kind == OverrideKind::Patched && change.recorded.is_none() {
-            out.problem(format!(
+            out.note(format!(
                 "note: {path} of {} is patched by {}; record `replaces: {{\"{}\": {}}}` to be warned when the base changes it",
                 change.base, change.by, change.base_path, change.base_digest
             ));
@@ -61,7 +61,7 @@ pub fn show(selector: &str, out: &Reporter) -> Result<ExitStatus> {
                     "is patched, and its file in {} changed since the patch was written"
                 }
             };
-            out.problem(format!(
+            out.note(format!(
                 "warning: {path} {} (recorded {}, now {})",
                 what.replace("{}", &change.base),
                 change.recorded.as_deref().unwrap_or_default(),
@@ -365,7 +365,7 @@ pub fn lint(dir: &Path, out: &Reporter) -> Result<ExitStatus> {
         ));
         return Ok(ExitStatus::Findings);
     }
-    out.problem(format!("blueprint lint: 0 errors, {warnings} warning(s)"));
+    out.note(format!("blueprint lint: 0 errors, {warnings} warning(s)"));
     Ok(ExitStatus::Success)
 }
 

@@ -111,7 +111,7 @@ fn single(dir: &Path, options: &CheckOptions, out: &Reporter) -> Result<ExitStat
         return Ok(ExitStatus::Findings);
     }
     if !findings.is_empty() && human {
-        out.problem(format!("check: {summary}"));
+        out.note(format!("check: {summary}"));
     }
     Ok(ExitStatus::Success)
 }
