@@ -103,7 +103,7 @@ pub fn files(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus
             }
         }
     }
-    out.line(serde_json::Value::Array(rows));
+    out.json(&rows);
     Ok(ExitStatus::Success)
 }
 

@@ -83,7 +83,7 @@ fn single(dir: &Path, options: &CheckOptions, out: &Reporter) -> Result<ExitStat
     let human = options.format == CheckFormat::Human;
     match options.format {
         CheckFormat::Sarif => out.line(report::sarif(&findings)),
-        CheckFormat::Json => out.line(report::json(
+        CheckFormat::Json => out.json(&report::json_value(
             &dir.display().to_string(),
             &findings,
             &environments,
@@ -179,7 +179,7 @@ fn fleet(given: &[PathBuf], options: &CheckOptions, out: &Reporter) -> Result<Ex
             "repos": repos,
             "summary": {"repos": dirs.len(), "with_errors": errors, "with_warnings": warnings, "clean": clean, "not_checked": failed},
         });
-        out.line(document);
+        out.json(&document);
     } else {
         for (i, result) in &results {
             let dir = dirs[*i].display();

@@ -266,7 +266,7 @@ fn fleet(args: &UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
             "repos": entries,
             "summary": {"repos": repos.len(), "up_to_date": current, "would_change": changing, "with_conflicts": conflicted, "not_prepared": failed},
         });
-        out.line(document);
+        out.json(&document);
     } else {
         for (i, result) in &results {
             let dir = repos[*i].display();
