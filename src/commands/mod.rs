@@ -1,7 +1,8 @@
 //! One pipeline per subcommand: take the command's options (`settings`), call the core,
-//! then write, commit and report through the one [`Reporter`]. Printing happens here (and
-//! in the edit session these call) and nowhere below. No command imports another: what two
-//! commands share is a core module (`edit_session`, `addon_envs`, `flags`).
+//! then write, commit and report through the one [`Reporter`]. Printing happens here and
+//! in the edit session these call; below them, only the few notes of `ui::note` (same
+//! `-q`). No command imports another: what two commands share is a core module
+//! (`edit_session`, `addon_envs`, `flags`).
 pub mod addon;
 pub mod blueprint;
 pub mod check;
