@@ -1,16 +1,18 @@
-//! The command line: clap definitions only; each subcommand's pipeline is in `commands`.
+//! The command line: clap definitions and the parsers of their values, nothing else.
+//! `settings` turns what clap parsed into each command's options; `manual` renders the
+//! completions and the manual page from these definitions.
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use regex::Regex;
 
-use crate::commands;
-use crate::error::Result;
-use crate::ui::{self, Verbosity};
+pub mod manual;
 
 /// The exit codes, as `scaffold --help` and README.md list them.
 const EXIT_CODES: &str = "Exit codes:
   0  success (also when a signal came after the change was committed: it finished)
-  1  findings: blueprint lint/test or check found problems; update left conflict markers
+  1  findings: blueprint lint/test or check found problems; update or blueprint rebase left conflicts; update --dry-run of several repos found conflicts
   2  bad input or usage: a flag, an answer, a name (the message names it and the fix)
   3  refused to protect your data: a non-empty target, uncommitted or conflicting edits
   4  IO or git failure
@@ -218,11 +220,11 @@ pub struct NewArgs {
     #[arg(long, value_name = "FILE")]
     pub values: Option<PathBuf>,
     /// One answer, KEY=VALUE (repeatable; wins over --values). Lists: a,b,c; maps: k=v,k2=v2.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set_pair)]
+    pub set: Vec<Pair>,
     /// A secret answer, KEY=VALUE (repeatable), or set SCAFFOLD_SECRET_<KEY>; never recorded.
-    #[arg(long = "secret", value_name = "KEY=VALUE")]
-    pub secret: Vec<String>,
+    #[arg(long = "secret", value_name = "KEY=VALUE", value_parser = secret_pair)]
+    pub secret: Vec<Pair>,
     /// Commit author, "Name <email>" (default: git config user.name/user.email).
     #[arg(long)]
     pub author: Option<String>,
@@ -268,8 +270,8 @@ pub struct EditArgs {
     pub allow_dirty: bool,
     /// A secret answer the blueprint asks, KEY=VALUE (repeatable), or set SCAFFOLD_SECRET_<KEY>;
     /// secrets are never recorded, so a repo with one needs it again here.
-    #[arg(long = "secret", value_name = "KEY=VALUE")]
-    pub secret: Vec<String>,
+    #[arg(long = "secret", value_name = "KEY=VALUE", value_parser = secret_pair)]
+    pub secret: Vec<Pair>,
     /// Print the diff that would be made; write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -292,8 +294,8 @@ pub struct UpdateArgs {
     #[arg(value_name = "REPO")]
     pub repos: Vec<PathBuf>,
     /// A changed or new answer, KEY=VALUE (repeatable; wins over --values).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set_pair)]
+    pub set: Vec<Pair>,
     /// YAML file of changed or new answers (key: value).
     #[arg(long, value_name = "FILE")]
     pub values: Option<PathBuf>,
@@ -314,13 +316,14 @@ pub enum Conflicts {
 #[derive(Debug, Args)]
 pub struct AddAddonArgs {
     /// Catalog addon (see `scaffold list addons`), or the name of a custom chart.
-    pub name: String,
+    #[arg(value_parser = AddonName::parse)]
+    pub name: AddonName,
     /// Chart version (default: the catalog's pinned version).
-    #[arg(long)]
-    pub version: Option<String>,
+    #[arg(long, value_parser = Version::parse)]
+    pub version: Option<Version>,
     /// Namespace (default: the catalog's, or NAME for a custom chart).
-    #[arg(long)]
-    pub namespace: Option<String>,
+    #[arg(long, value_parser = Namespace::parse)]
+    pub namespace: Option<Namespace>,
     /// A Helm value as helm --set takes it (repeatable): a.b=1,c[0]=x,d={e,f}; true, false,
     /// null and plain integers are typed, everything else (6.10, 1e3, 0x1F) stays a string.
     /// (`--set` is for blueprint answers, in `new` and `update`.)
@@ -333,11 +336,11 @@ pub struct AddAddonArgs {
     #[arg(long = "set", value_name = "KEY=VALUE", hide = true)]
     pub misplaced_set: Vec<String>,
     /// A chart outside the catalog: its name in --repo (with --repo and --version).
-    #[arg(long)]
-    pub chart: Option<String>,
+    #[arg(long, value_parser = ChartName::parse)]
+    pub chart: Option<ChartName>,
     /// The chart repository: https://… (HelmRepository) or oci://… (OCIRepository).
-    #[arg(long, requires = "chart")]
-    pub repo: Option<String>,
+    #[arg(long, requires = "chart", value_parser = ChartRepoUrl::parse)]
+    pub repo: Option<ChartRepoUrl>,
     /// Add it to this environment only (repeatable; default: every environment).
     #[arg(long = "env", value_name = "ENV")]
     pub env: Vec<String>,
@@ -381,14 +384,15 @@ pub enum EnvCommand {
 #[derive(Args, Debug)]
 pub struct EnvAddArgs {
     /// The new environment's name (a DNS label of at most 20 characters).
-    pub name: String,
+    #[arg(value_parser = EnvironmentName::parse)]
+    pub name: EnvironmentName,
     /// Copy this environment's own answers (addons, sizes, choices), except those that are
     /// its defaults (names made from the environment).
     #[arg(long)]
     pub from: Option<String>,
     /// An answer of the new environment, KEY=VALUE (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set_pair)]
+    pub set: Vec<Pair>,
     #[command(flatten)]
     pub edit: EditArgs,
 }
@@ -415,49 +419,176 @@ pub struct RemoveAddonArgs {
     pub edit: EditArgs,
 }
 
-pub fn run(cli: Cli) -> Result<()> {
-    ui::set_verbosity(match (cli.quiet, cli.verbose) {
-        (true, _) => Verbosity::Quiet,
-        (false, 0) => Verbosity::Normal,
-        (false, _) => Verbosity::Verbose,
-    });
-    match cli.command {
-        Command::New(args) => commands::new::run(args),
-        Command::AddAddon(args) => commands::addon::add(args),
-        Command::RemoveAddon(args) => commands::addon::remove(args),
-        Command::Promote(args) => commands::promote::promote(args),
-        Command::Env { what } => match what {
-            EnvCommand::Add(args) => commands::env::add(args),
-            EnvCommand::Remove(args) => commands::env::remove(args),
-        },
-        Command::Check(args) => commands::check::run(commands::check::CheckOptions {
-            dirs: &args.dir,
-            filter: crate::check::Filter {
-                only: args.rule,
-                skip: args.skip,
-            },
-            json: args.json || args.format.as_deref() == Some("json"),
-            sarif: args.format.as_deref() == Some("sarif"),
-            list_rules: args.list_rules,
-        }),
-        Command::Update(args) => commands::update::run(args),
-        Command::List {
-            what: ListWhat::Addons { blueprint, json },
-        } => commands::list::addons(blueprint.as_deref(), json),
-        Command::Blueprint { what } => match what {
-            BlueprintCommand::List => commands::blueprint::list(),
-            BlueprintCommand::Show { name } => commands::blueprint::show(&name),
-            BlueprintCommand::Init { dir, extends } => {
-                commands::blueprint::init(&dir, extends.as_deref())
+/// A value clap refused, as one line naming the flag (or argument) and the fix; `main`
+/// prints it as every other refusal is printed (exit 2), not as clap's usage block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue(pub String);
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+/// A `KEY=VALUE` answer (`--set`, `--secret`): split at the first `=`, the key trimmed and
+/// never empty; the value as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pair {
+    pub key: String,
+    pub value: String,
+}
+
+impl Pair {
+    fn parse(flag: &str, text: &str) -> Result<Self, BadValue> {
+        crate::flags::parse_pair(text)
+            .map(|(key, value)| Pair { key, value })
+            .ok_or_else(|| BadValue(format!("{flag} `{text}`: use KEY=VALUE")))
+    }
+}
+
+fn set_pair(text: &str) -> Result<Pair, BadValue> {
+    Pair::parse("--set", text)
+}
+
+fn secret_pair(text: &str) -> Result<Pair, BadValue> {
+    Pair::parse("--secret", text)
+}
+
+/// A pattern of this file's own; one that does not compile is a bug in scaffold (a
+/// panic, exit 70), never the user's input.
+fn pattern(re: &str) -> Regex {
+    #[allow(clippy::expect_used)]
+    Regex::new(re).expect("a command-line pattern of scaffold compiles")
+}
+
+/// Defines a newtype over a string that matches `$re`, refused as "`WHAT: `v` is not RULE`".
+macro_rules! checked_string {
+    ($(#[$doc:meta])* $name:ident, $re:literal, $what:literal, $rule:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name(String);
+
+        impl $name {
+            fn parse(text: &str) -> Result<Self, BadValue> {
+                static RE: LazyLock<Regex> = LazyLock::new(|| pattern($re));
+                if RE.is_match(text) {
+                    Ok($name(text.to_string()))
+                } else {
+                    Err(BadValue(format!(concat!($what, ": `{}` is not ", $rule), text)))
+                }
             }
-            BlueprintCommand::Lint { path } => commands::blueprint::lint(&path),
-            BlueprintCommand::Test { path, json } => commands::blueprint::test(&path, json),
-            BlueprintCommand::Files { name, json } => commands::blueprint::files(&name, json),
-            BlueprintCommand::Cat { name, path } => commands::blueprint::cat(&name, &path),
-            BlueprintCommand::Export { name, dir } => commands::blueprint::export(&name, &dir),
-            BlueprintCommand::Rebase { dir, from } => commands::blueprint::rebase(&dir, &from),
-        },
-        Command::Completions { shell } => commands::docs::completions(shell),
-        Command::Man => commands::docs::man(),
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+checked_string!(
+    /// An addon's name: a DNS-1123 label short enough for the names made from it.
+    AddonName,
+    r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$",
+    "NAME",
+    "a DNS-1123 label of at most 53 characters"
+);
+checked_string!(
+    /// A new environment's name: a DNS-1123 label of at most 20 characters, starting
+    /// with a letter (cluster and bucket names are made from it).
+    EnvironmentName,
+    r"^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$",
+    "NAME",
+    "a DNS-1123 label of at most 20 characters"
+);
+checked_string!(
+    /// An exact chart version (`--version`).
+    Version,
+    r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$",
+    "--version",
+    "an exact version such as 1.2.3"
+);
+checked_string!(
+    /// A Kubernetes namespace (`--namespace`).
+    Namespace,
+    r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+    "--namespace",
+    "a DNS-1123 label (at most 63 characters: lowercase letters, digits and `-`, starting and ending with a letter or digit)"
+);
+checked_string!(
+    /// A chart repository URL (`--repo`): HelmRepository over https, OCIRepository over oci.
+    ChartRepoUrl,
+    r"^(https://|oci://)[^\s/]+(/\S*)?$",
+    "--repo",
+    "an https:// or oci:// URL"
+);
+checked_string!(
+    /// A chart's name in its repository (`--chart`).
+    ChartName,
+    r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$",
+    "--chart",
+    "a chart name"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_pattern_compiles_and_refuses_in_one_line() {
+        assert!(AddonName::parse("velero").is_ok());
+        assert_eq!(
+            AddonName::parse("Bad_Name").expect_err("refused").0,
+            "NAME: `Bad_Name` is not a DNS-1123 label of at most 53 characters"
+        );
+        assert!(EnvironmentName::parse("dev").is_ok());
+        assert!(EnvironmentName::parse("1dev").is_err());
+        assert!(Version::parse("v1.2.3-rc.1").is_ok());
+        assert_eq!(
+            Version::parse("latest").expect_err("refused").0,
+            "--version: `latest` is not an exact version such as 1.2.3"
+        );
+        assert!(Namespace::parse("kube-system").is_ok());
+        assert!(Namespace::parse("Kube").is_err());
+        assert!(ChartRepoUrl::parse("oci://ghcr.io/x/charts").is_ok());
+        assert!(ChartRepoUrl::parse("ftp://charts").is_err());
+        assert!(ChartName::parse("podinfo").is_ok());
+        assert!(ChartName::parse("Bad/Chart").is_err());
+    }
+
+    #[test]
+    fn pairs_split_at_the_first_equals() {
+        assert_eq!(
+            set_pair(" a =b=c").expect("a pair"),
+            Pair {
+                key: "a".into(),
+                value: "b=c".into()
+            }
+        );
+        assert_eq!(
+            set_pair("=x").expect_err("refused").0,
+            "--set `=x`: use KEY=VALUE"
+        );
+        assert_eq!(
+            secret_pair("token").expect_err("refused").0,
+            "--secret `token`: use KEY=VALUE"
+        );
     }
 }

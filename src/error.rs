@@ -1,7 +1,7 @@
 //! The top-level error: one line naming the field or file and the fix, plus an exit code.
 use thiserror::Error;
 
-/// Exit codes: 1 findings (lint, test), 2 bad input or usage, 3 refused to protect existing data
+/// Exit codes (findings, exit 1, are a result: `commands::ExitStatus`): 2 bad input or usage, 3 refused to protect existing data
 /// (including a repository in the middle of a merge, rebase, …), 4 IO or git failure, 5 a blueprint
 /// that does not render (a bug in the blueprint, not in the answers), 130 interrupted.
 #[derive(Debug, Error)]
@@ -36,9 +36,6 @@ pub enum Error {
     /// A blueprint bug at a place in one of its files (a template, the manifest, an entry).
     #[error("blueprint {0}")]
     Located(Located),
-    /// Findings were printed (lint, test); this is their summary.
-    #[error("{0}")]
-    Findings(String),
 }
 
 impl Error {
@@ -58,7 +55,6 @@ impl Error {
             Error::Io { .. } | Error::Git { .. } => 4,
             Error::Interrupted(_) => 130,
             Error::Blueprint(_) | Error::Located(_) => 5,
-            Error::Findings(_) => 1,
         }
     }
 

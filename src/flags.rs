@@ -9,12 +9,16 @@ pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>
     pairs
         .iter()
         .map(|pair| {
-            pair.split_once('=')
-                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| Error::Input(format!("{flag} `{pair}`: use KEY=VALUE")))
+            parse_pair(pair).ok_or_else(|| Error::Input(format!("{flag} `{pair}`: use KEY=VALUE")))
         })
         .collect()
+}
+
+/// One `KEY=VALUE`: split at the first `=`, the key trimmed and not empty.
+pub fn parse_pair(pair: &str) -> Option<(String, String)> {
+    pair.split_once('=')
+        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+        .filter(|(k, _)| !k.is_empty())
 }
 
 pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {

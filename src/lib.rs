@@ -14,10 +14,13 @@
 //! - writing: `write` (new repos, staged), `transaction` (existing repos: journal, work
 //!   tree, index, commit), `git` and `pack` (objects and refs), `pristine` (the base under
 //!   `refs/scaffold/base`), `attributes`, `identity`, `lock`, `git_state`, `signals`;
-//! - the terminal: `commands`, `prompt`, `ui`; `parallel` spreads fleets of repos and a
-//!   repo's environments over the cores.
+//! - the command line: `cli` (clap only), `settings` (each command's options), `commands`
+//!   (one pipeline each, over the core: `edit_session`, `addon_envs`); the terminal belongs
+//!   to `ui::Reporter` and `prompt`; `parallel` spreads fleets of repos and a repo's
+//!   environments over the cores.
 #![deny(clippy::unwrap_used)]
 
+pub(crate) mod addon_envs;
 pub mod answers;
 pub(crate) mod attributes;
 pub mod blueprint;
@@ -28,6 +31,7 @@ pub mod cli;
 pub mod commands;
 pub mod diagnostic;
 pub(crate) mod edit;
+pub(crate) mod edit_session;
 pub mod error;
 pub mod flags;
 pub mod generate;
@@ -55,11 +59,12 @@ pub mod render;
 pub(crate) mod repo;
 pub(crate) mod report;
 pub(crate) mod scope;
+pub mod settings;
 pub mod signals;
 pub(crate) mod suggest;
 pub(crate) mod transaction;
 pub(crate) mod tree;
-pub(crate) mod ui;
+pub mod ui;
 pub(crate) mod update;
 pub(crate) mod version;
 pub mod write;

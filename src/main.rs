@@ -1,7 +1,12 @@
-//! Thin entry point: parse the command line, run it, print an error once, exit with its code.
+//! Thin entry point, wiring only: parse the command line → its settings → the command →
+//! an exit code (an error printed once, as one line).
 use std::process::ExitCode;
 
 use clap::Parser;
+use scaffold::commands::ExitStatus;
+
+/// A value the command line refused (as `Error::Input`).
+const BAD_INPUT: u8 = 2;
 
 /// EX_SOFTWARE (sysexits.h): a bug in scaffold itself.
 const INTERNAL_ERROR: u8 = 70;
@@ -26,23 +31,42 @@ fn main() -> ExitCode {
             "error: internal error in scaffold{at}; nothing half-done stays: run the command again (it rolls back an interrupted change) and report this bug"
         );
     }));
-    let cli = scaffold::cli::Cli::parse();
-    let result = std::panic::catch_unwind(|| scaffold::cli::run(cli));
+    let cli = match scaffold::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // A value refused by one of cli's parsers: one line naming the flag and the fix,
+        // as every other refusal (clap's own errors keep clap's form).
+        Err(err) => match std::error::Error::source(&err)
+            .and_then(|e| e.downcast_ref::<scaffold::cli::BadValue>())
+        {
+            Some(bad) => {
+                eprintln!("error: {bad}");
+                return ExitCode::from(BAD_INPUT);
+            }
+            None => err.exit(),
+        },
+    };
+    let result = std::panic::catch_unwind(|| {
+        let settings = scaffold::settings::resolve(cli)?;
+        let reporter = scaffold::ui::Reporter::new(settings.verbosity);
+        scaffold::commands::run(settings.command, &reporter)
+    });
     let Ok(result) = result else {
         return ExitCode::from(INTERNAL_ERROR);
     };
     match result {
         // A signal after the commit point let the change finish: a success, said so.
-        Ok(()) if scaffold::signals::interrupted() && scaffold::signals::committed() => {
+        Ok(ExitStatus::Success)
+            if scaffold::signals::interrupted() && scaffold::signals::committed() =>
+        {
             eprintln!("note: interrupted after the change was committed; it is complete");
             ExitCode::SUCCESS
         }
         // 130 means nothing changed.
-        Ok(()) if scaffold::signals::interrupted() => {
+        Ok(ExitStatus::Success) if scaffold::signals::interrupted() => {
             eprintln!("interrupted; nothing was changed");
             ExitCode::from(scaffold::signals::INTERRUPTED_EXIT as u8)
         }
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
             eprintln!("error: {err}");
             ExitCode::from(err.exit_code())

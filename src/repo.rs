@@ -175,7 +175,10 @@ impl Found {
                 record::PATH
             )));
         }
-        transaction::settle(&root)?;
+        if let Some(recovered) = transaction::settle(&root)? {
+            crate::ui::note(recovered);
+        }
+        transaction::check_state(&root)?;
         check_markers(&root)?;
         let path = root.join(record::PATH);
         let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;

@@ -35,6 +35,8 @@ pub struct Prepared<'a> {
     /// The repo's line-ending conversions: blobs get the canonical bytes, files what git
     /// would check out.
     eol: crate::attributes::Eol,
+    /// What settling an interrupted run did first, for the caller to say.
+    pub recovered: Option<Recovered>,
 }
 
 /// What the journal saves: enough to undo the work tree, and to tell rolled-back from
@@ -64,15 +66,27 @@ struct Saved {
 }
 
 /// Settles what an interrupted run left in the git repository containing `dir`, before
-/// anything reads the repo's files. Not a git repository: nothing to settle.
-pub fn settle(dir: &Path) -> Result<()> {
+/// anything reads the repo's files, and returns what it did for the caller to say; then
+/// checks the repository's state (`check`, a second call so the note comes first). Not a
+/// git repository: nothing to settle.
+pub fn settle(dir: &Path) -> Result<Option<Recovered>> {
+    let Ok(repo) = Repository::discover(dir) else {
+        return Ok(None);
+    };
+    let Some(root) = repo.workdir().map(Path::to_path_buf) else {
+        return Ok(None);
+    };
+    recover(&repo, &root)
+}
+
+/// Refuses a repository in a state scaffold must not change (a merge in progress, …).
+pub fn check_state(dir: &Path) -> Result<()> {
     let Ok(repo) = Repository::discover(dir) else {
         return Ok(());
     };
     let Some(root) = repo.workdir().map(Path::to_path_buf) else {
         return Ok(());
     };
-    recover(&repo, &root)?;
     git_state::check_state(&repo, &root)
 }
 
@@ -84,7 +98,7 @@ pub fn prepare<'a>(
     allow_dirty: bool,
 ) -> Result<Prepared<'a>> {
     let repo = Repository::open(root).map_err(|e| Error::git("open the repository", root, e))?;
-    recover(&repo, root)?;
+    let recovered = recover(&repo, root)?;
     let paths: Vec<&str> = changes.iter().map(|c| c.path().as_str()).collect();
     let clearance = git_state::check(&repo, root, &paths, allow_dirty)?;
     let eol = crate::attributes::Eol::of(root);
@@ -96,6 +110,7 @@ pub fn prepare<'a>(
         executable,
         dirty: clearance.dirty,
         eol,
+        recovered,
     })
 }
 
@@ -478,4 +493,5 @@ fn remove_journal(dir: &Path) {
 }
 
 mod recovery;
+pub use recovery::Recovered;
 use recovery::{recover, rollback};

@@ -1,8 +1,11 @@
-//! The terminal conventions every command shares: results go to stdout, notes and
-//! progress to stderr (`-q` silences them, `-v` adds detail), colour only on a terminal
-//! that wants it (`NO_COLOR`, `TERM=dumb` and pipes turn it off).
-//! The verbosity is set once from the command line, before any command runs.
-use std::io::IsTerminal;
+//! The terminal conventions every command shares, in one place: results go to stdout,
+//! notes and progress to stderr (`-q` silences them, `-v` adds detail), colour only on a
+//! terminal that wants it (`NO_COLOR`, `TERM=dumb` and pipes turn it off), `--json`
+//! documents one per line on stdout. Commands print through a [`Reporter`] and nothing
+//! else; the core below them says what it did in return values, or (for the few notes
+//! that arise deep in it, such as a fetched base) through [`note`], which honours the same
+//! verbosity. The verbosity is set once from the command line, before any command runs.
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -49,6 +52,97 @@ pub fn stdout_colored() -> bool {
 pub fn wants_color() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |term| term != "dumb")
+}
+
+/// What a command prints, and where: the one writer of stdout and stderr for commands.
+/// Copy: a fleet's workers and the edit session share it.
+#[derive(Debug, Clone, Copy)]
+pub struct Reporter {
+    verbosity: Verbosity,
+    colour: bool,
+}
+
+impl Reporter {
+    /// The reporter for this run; sets the verbosity [`note`] and [`detail`] follow too.
+    pub fn new(verbosity: Verbosity) -> Self {
+        set_verbosity(verbosity);
+        Reporter {
+            verbosity,
+            colour: stdout_colored(),
+        }
+    }
+
+    pub fn verbosity(&self) -> Verbosity {
+        self.verbosity
+    }
+
+    /// Whether stdout carries colour (one policy: a terminal, `NO_COLOR` unset, `TERM`
+    /// not `dumb`).
+    pub fn colour(&self) -> bool {
+        self.colour
+    }
+
+    /// A result line on stdout (never silenced: `-q` keeps results).
+    pub fn line(&self, text: impl std::fmt::Display) {
+        println!("{text}");
+    }
+
+    /// Result text on stdout as it is (it carries its own newlines).
+    pub fn text(&self, text: &str) {
+        print!("{text}");
+    }
+
+    /// Bytes on stdout as they are (a stored file, a manual page).
+    pub fn bytes(&self, bytes: &[u8]) -> crate::error::Result<()> {
+        std::io::stdout()
+            .write_all(bytes)
+            .map_err(|e| crate::error::Error::io("write to stdout", e))
+    }
+
+    /// One `--json` document on stdout.
+    pub fn json<T: serde::Serialize>(&self, value: &T) {
+        println!("{}", crate::report::to_json(value));
+    }
+
+    /// A unified diff on stdout, coloured by kind when stdout takes colour.
+    pub fn diff(&self, diff: &str) {
+        if self.colour {
+            print!("{}", color_diff(diff));
+        } else {
+            print!("{diff}");
+        }
+    }
+
+    /// A note or progress line on stderr; `-q` silences it.
+    pub fn note(&self, message: impl std::fmt::Display) {
+        if self.verbosity >= Verbosity::Normal {
+            eprintln!("{message}");
+        }
+    }
+
+    /// Detail on stderr that only `-v` shows.
+    pub fn detail(&self, message: impl std::fmt::Display) {
+        if self.verbosity >= Verbosity::Verbose {
+            eprintln!("{message}");
+        }
+    }
+
+    /// What a refusal or a finding's summary points at (conflict hunks, lint findings
+    /// beside a JSON report): stderr, kept under `-q` as the error it explains is.
+    pub fn problem(&self, text: impl std::fmt::Display) {
+        eprintln!("{text}");
+    }
+
+    /// Like [`Reporter::problem`], the text carrying its own newlines.
+    pub fn problem_text(&self, text: &str) {
+        eprint!("{text}");
+    }
+
+    /// The one-line summary of findings that end the run with exit 1, said as an error
+    /// is (`error: …` on stderr) though it is a result, not a failure.
+    pub fn findings(&self, summary: impl std::fmt::Display) {
+        eprintln!("error: {summary}");
+    }
 }
 
 /// A unified diff with additions green, removals red and hunk headers cyan.

@@ -1,77 +1,20 @@
 //! `scaffold add-addon` and `remove-addon`: render the repo as recorded, render it again
 //! with the addon added or removed, and apply the difference with a three-way merge that
 //! keeps the user's edits; then record and commit.
-use regex::Regex;
 use serde_json::{Map, Value as Json};
 
-use crate::cli::{AddAddonArgs, RemoveAddonArgs};
-use crate::commands::addon_envs;
-use crate::commands::apply::{change_to, edit_report, open};
+use super::ExitStatus;
+use crate::addon_envs;
+use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
-use crate::report;
+use crate::settings::{AddAddonOptions, RemoveAddonOptions};
+use crate::ui::Reporter;
 
-pub fn add(args: AddAddonArgs) -> Result<()> {
+pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let name = &args.name;
-    if let Some(pair) = args.misplaced_set.first() {
-        return Err(Error::Input(format!(
-            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE; an answer of this repo changes with `scaffold update --set KEY=VALUE`"
-        )));
-    }
-    check(
-        name,
-        r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$",
-        "NAME",
-        "a DNS-1123 label of at most 53 characters",
-    )?;
-    if let Some(version) = &args.version {
-        check(
-            version,
-            r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$",
-            "--version",
-            "an exact version such as 1.2.3",
-        )?;
-    }
-    if let Some(namespace) = &args.namespace {
-        check(
-            namespace,
-            r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
-            "--namespace",
-            "a DNS-1123 label (at most 63 characters: lowercase letters, digits and `-`, starting and ending with a letter or digit)",
-        )?;
-    }
-    if let Some(repo) = &args.repo {
-        check(
-            repo,
-            r"^(https://|oci://)[^\s/]+(/\S*)?$",
-            "--repo",
-            "an https:// or oci:// URL",
-        )?;
-    }
-    if let Some(chart) = &args.chart {
-        // One line naming what is missing (clap's own report is a usage block).
-        let missing: Vec<&str> = [
-            ("--repo URL", args.repo.is_none()),
-            ("--version V", args.version.is_none()),
-        ]
-        .into_iter()
-        .filter_map(|(flag, absent)| absent.then_some(flag))
-        .collect();
-        if !missing.is_empty() {
-            return Err(Error::Input(format!(
-                "--chart {chart} needs {}: add-addon {name} --chart {chart} --repo URL --version V",
-                missing.join(" and ")
-            )));
-        }
-        check(
-            chart,
-            r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$",
-            "--chart",
-            "a chart name",
-        )?;
-    }
     let lock = crate::lock::acquire(&args.edit.directory, &format!("add-addon {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
@@ -93,32 +36,32 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             Some(wanted) if wanted != &current => Err(Error::Input(format!(
                 "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
             ))),
-            _ if !missing_in.is_empty() => add_in_environments(&args, &repo, &missing_in, &current),
+            _ if !missing_in.is_empty() => {
+                add_in_environments(&args, &repo, &missing_in, &current, out)
+            }
             _ => {
                 if args.edit.json {
-                    let report = edit_report("add-addon", name, &current, &args.edit, &[]);
-                    println!("{}", report::to_json(&report));
+                    out.json(&edit_report("add-addon", name, &current, &args.edit, &[]));
                 } else {
-                    println!("{name} {current} is already in this repo; nothing to do");
+                    out.line(format!(
+                        "{name} {current} is already in this repo; nothing to do"
+                    ));
                 }
-                Ok(())
+                Ok(ExitStatus::Success)
             }
         };
     }
     let mut setting = Map::new();
     match &args.chart {
-        Some(chart) => {
+        Some(custom) => {
             if repo.blueprint.catalog.get(name).is_some() {
                 return Err(Error::Input(format!(
                     "{name} is a catalog addon: drop --chart/--repo to add it, or pick another name"
                 )));
             }
-            setting.insert("chart".into(), Json::String(chart.clone()));
-            setting.insert(
-                "repo".into(),
-                Json::String(args.repo.clone().unwrap_or_default()),
-            );
-            if let Some(layer) = &args.layer {
+            setting.insert("chart".into(), Json::String(custom.chart.clone()));
+            setting.insert("repo".into(), Json::String(custom.repo.clone()));
+            if let Some(layer) = &custom.layer {
                 let layers = &repo.blueprint.manifest.layers;
                 if !layers.contains_key(layer) {
                     return Err(Error::Input(format!(
@@ -215,7 +158,9 @@ pub fn add(args: AddAddonArgs) -> Result<()> {
             in_environments(&repo, &changed_in)
         ),
         report,
-    )
+        out,
+    )?;
+    Ok(ExitStatus::Success)
 }
 
 /// ` in dev, prod` when a repo of several environments changes some of them.
@@ -230,11 +175,12 @@ fn in_environments(repo: &Repo, changed: &[String]) -> String {
 /// An addon some environments already run, added to `missing_in` as it is (its settings
 /// are the repo's).
 fn add_in_environments(
-    args: &AddAddonArgs,
+    args: &AddAddonOptions,
     repo: &Repo,
     missing_in: &[String],
     version: &str,
-) -> Result<()> {
+    out: &Reporter,
+) -> Result<ExitStatus> {
     let name = &args.name;
     let addons_key = repo.blueprint.manifest.addons_answer();
     let mut record = repo.record.clone();
@@ -254,21 +200,23 @@ fn add_in_environments(
             in_environments(repo, missing_in)
         ),
         report,
-    )
+        out,
+    )?;
+    Ok(ExitStatus::Success)
 }
 
-pub fn remove(args: RemoveAddonArgs) -> Result<()> {
+pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let name = &args.name;
     let lock = crate::lock::acquire(&args.edit.directory, &format!("remove-addon {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let addons_key = repo.blueprint.manifest.addons_answer();
     if let Some(targets) = addon_envs::targets(&repo.blueprint, &repo.record, &args.env)? {
-        return remove_in_environments(&args, &repo, &catalog, &targets);
+        return remove_in_environments(&args, &repo, &catalog, &targets, out);
     }
     let mut chosen = repo.record.chosen_addons(addons_key);
     if !chosen.contains(name) {
-        return not_chosen(&args, &repo, &catalog, &chosen, "this repo");
+        return not_chosen(&args, &repo, &catalog, &chosen, "this repo", out);
     }
     let dependants: Vec<String> = repo
         .rendered
@@ -302,29 +250,31 @@ pub fn remove(args: RemoveAddonArgs) -> Result<()> {
         &args.edit,
         &format!("scaffold: remove addon {name} {version}"),
         report,
-    )
+        out,
+    )?;
+    Ok(ExitStatus::Success)
 }
 
 /// `remove-addon NAME` where NAME is not among the addons chosen (`chosen`, in `place`):
 /// nothing to do for a catalog addon that is not there; a refusal for one that is part of
 /// every repo, one added as a dependency, or a name that is no addon.
 fn not_chosen(
-    args: &RemoveAddonArgs,
+    args: &RemoveAddonOptions,
     repo: &Repo,
     catalog: &crate::catalog::Catalog,
     chosen: &[String],
     place: &str,
-) -> Result<()> {
+    out: &Reporter,
+) -> Result<ExitStatus> {
     let name = &args.name;
     // Removing a catalog addon that is not there is done already, as adding one that is.
     if !repo.rendered.addons.contains_key(name) && catalog.get(name).is_some() {
         if args.edit.json {
-            let report = edit_report("remove-addon", name, "", &args.edit, &[]);
-            println!("{}", report::to_json(&report));
+            out.json(&edit_report("remove-addon", name, "", &args.edit, &[]));
         } else {
-            println!("{name} is not in {place}; nothing to do");
+            out.line(format!("{name} is not in {place}; nothing to do"));
         }
-        return Ok(());
+        return Ok(ExitStatus::Success);
     }
     Err(Error::Input(
         match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
@@ -346,11 +296,12 @@ fn not_chosen(
 /// Removes an addon from the environments `targets` that run it; its settings go when no
 /// environment runs it any more.
 fn remove_in_environments(
-    args: &RemoveAddonArgs,
+    args: &RemoveAddonOptions,
     repo: &Repo,
     catalog: &crate::catalog::Catalog,
     targets: &[String],
-) -> Result<()> {
+    out: &Reporter,
+) -> Result<ExitStatus> {
     let name = &args.name;
     let addons_key = repo.blueprint.manifest.addons_answer();
     let has_in: Vec<String> = targets
@@ -370,7 +321,7 @@ fn remove_in_environments(
         } else {
             targets.join(", ")
         };
-        return not_chosen(args, repo, catalog, &chosen, &place);
+        return not_chosen(args, repo, catalog, &chosen, &place, out);
     }
     for env in &has_in {
         let dependants: Vec<String> = addon_envs::chosen_in(&repo.record, env, addons_key)
@@ -420,18 +371,9 @@ fn remove_in_environments(
             in_environments(repo, &has_in)
         ),
         report,
-    )
-}
-
-fn check(value: &str, pattern: &str, what: &str, rule: &str) -> Result<()> {
-    let ok = Regex::new(pattern)
-        .map(|re| re.is_match(value))
-        .unwrap_or(false);
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Input(format!("{what}: `{value}` is not {rule}")))
-    }
+        out,
+    )?;
+    Ok(ExitStatus::Success)
 }
 
 /// The Helm values of `--set`-like flags, applied in order (later ones win, as in Helm).

@@ -1,6 +1,7 @@
 //! `scaffold blueprint list | show | init | lint | test`.
 use std::path::Path;
 
+use super::ExitStatus;
 use crate::blueprint::{self, Blueprint};
 use crate::blueprint_test;
 use crate::diagnostic::Diagnostic;
@@ -9,27 +10,28 @@ use crate::generate;
 use crate::lint;
 use crate::overrides::OverrideKind;
 use crate::plan::Plan;
-use crate::report::{self, CaseEntry, TestReport};
+use crate::report::{CaseEntry, TestReport};
+use crate::ui::Reporter;
 use crate::write;
 
-pub fn list() -> Result<()> {
+pub fn list(out: &Reporter) -> Result<ExitStatus> {
     for (name, place) in blueprint::available() {
-        println!("{name:<24} {place}");
+        out.line(format!("{name:<24} {place}"));
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
-pub fn show(selector: &str) -> Result<()> {
+pub fn show(selector: &str, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(selector)?;
     let manifest =
         serde_yaml::to_string(&blueprint.manifest).map_err(|e| Error::Blueprint(e.to_string()))?;
-    println!(
+    out.line(format!(
         "# {} {} from {}, `extends` resolved",
         blueprint.manifest.name, blueprint.manifest.version, blueprint.origin
-    );
-    println!("{}", manifest.trim_end());
-    println!("\n# Files and addons: how this blueprint has each, and the blueprint it comes from");
-    print_files(&blueprint);
+    ));
+    out.line(manifest.trim_end());
+    out.line("\n# Files and addons: how this blueprint has each, and the blueprint it comes from");
+    print_files(&blueprint, out);
     for (path, change) in &blueprint.overrides {
         if change.kind == OverrideKind::Replaced && change.recorded.is_none() {
             let own = blueprint.file(path).unwrap_or_default();
@@ -44,15 +46,15 @@ pub fn show(selector: &str) -> Result<()> {
                     change.base
                 )
             };
-            eprintln!(
+            out.note(format!(
                 "note: {path} replaces a file of {}; record `replaces: {{\"{}\": {}}}` to be warned when it changes: {when}",
                 change.base, change.base_path, change.base_digest
-            );
+            ));
         } else if change.kind == OverrideKind::Patched && change.recorded.is_none() {
-            eprintln!(
+            out.note(format!(
                 "note: {path} of {} is patched by {}; record `replaces: {{\"{}\": {}}}` to be warned when the base changes it",
                 change.base, change.by, change.base_path, change.base_digest
-            );
+            ));
         } else if change.base_changed() {
             let what = match change.kind {
                 OverrideKind::Replaced => "replaces a file of {} that changed since it was copied",
@@ -60,23 +62,23 @@ pub fn show(selector: &str) -> Result<()> {
                     "is patched, and its file in {} changed since the patch was written"
                 }
             };
-            eprintln!(
+            out.note(format!(
                 "warning: {path} {} (recorded {}, now {})",
                 what.replace("{}", &change.base),
                 change.recorded.as_deref().unwrap_or_default(),
                 change.base_digest
-            );
+            ));
         }
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
 /// `scaffold blueprint files NAME`: path, how it is had, origin.
-pub fn files(selector: &str, as_json: bool) -> Result<()> {
+pub fn files(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(selector)?;
     if !as_json {
-        print_files(&blueprint);
-        return Ok(());
+        print_files(&blueprint, out);
+        return Ok(ExitStatus::Success);
     }
     let mut rows: Vec<serde_json::Value> = file_rows(&blueprint)
         .into_iter()
@@ -102,8 +104,8 @@ pub fn files(selector: &str, as_json: bool) -> Result<()> {
             }
         }
     }
-    println!("{}", serde_json::Value::Array(rows));
-    Ok(())
+    out.json(&rows);
+    Ok(ExitStatus::Success)
 }
 
 /// (path, how the blueprint has it, origin) of every file and catalog entry.
@@ -125,15 +127,15 @@ fn file_rows(blueprint: &Blueprint) -> Vec<(&str, &'static str, &str)> {
         .collect()
 }
 
-fn print_files(blueprint: &Blueprint) {
+fn print_files(blueprint: &Blueprint, out: &Reporter) {
     let width = blueprint.origins.keys().map(|k| k.len()).max().unwrap_or(0);
     for (path, how, origin) in file_rows(blueprint) {
-        println!("{path:<width$}  {how:<9}  {origin}");
+        out.line(format!("{path:<width$}  {how:<9}  {origin}"));
     }
 }
 
 /// `scaffold blueprint cat NAME PATH`: the stored bytes of one file.
-pub fn cat(selector: &str, path: &str) -> Result<()> {
+pub fn cat(selector: &str, path: &str, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(selector)?;
     if let Some(own) = blueprint
         .overrides
@@ -154,12 +156,12 @@ pub fn cat(selector: &str, path: &str) -> Result<()> {
             crate::suggest::did_you_mean(path, blueprint.origins.keys().map(String::as_str))
         ))
     })?;
-    std::io::Write::write_all(&mut std::io::stdout(), &bytes)
-        .map_err(|e| Error::io("write to stdout", e))
+    out.bytes(&bytes)?;
+    Ok(ExitStatus::Success)
 }
 
 /// `scaffold blueprint export NAME DIR`: the blueprint's own layer, file for file.
-pub fn export(selector: &str, dir: &Path) -> Result<()> {
+pub fn export(selector: &str, dir: &Path, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(selector)?;
     let (tree, executable) = Blueprint::layer_files(selector)?;
     write::check_target(dir)?;
@@ -173,19 +175,19 @@ pub fn export(selector: &str, dir: &Path) -> Result<()> {
     }
     let count = plan.files.len();
     write::stage(&plan, dir)?.finish()?;
-    println!(
+    out.line(format!(
         "Exported blueprint {} {} ({}) to {}: {count} files.",
         blueprint.manifest.name,
         blueprint.manifest.version,
         blueprint.origin,
         dir.display()
-    );
-    Ok(())
+    ));
+    Ok(ExitStatus::Success)
 }
 
 /// `scaffold blueprint rebase DIR --from OLD`: each file the layer replaced, merged from
 /// the old base's copy to the current base's (the fork's own changes kept).
-pub fn rebase(dir: &Path, from: &str) -> Result<()> {
+pub fn rebase(dir: &Path, from: &str, out: &Reporter) -> Result<ExitStatus> {
     let layer = Blueprint::load(&dir.display().to_string())?;
     let old_base = Blueprint::load(from)?;
     let Some(extends) = &layer.manifest.extends else {
@@ -214,7 +216,10 @@ pub fn rebase(dir: &Path, from: &str) -> Result<()> {
             text(old_base.file(&change.base_path)),
             text(new_base.file(&change.base_path)),
         ) else {
-            println!("{own}: skipped ({} is not in both bases)", change.base_path);
+            out.line(format!(
+                "{own}: skipped ({} is not in both bases)",
+                change.base_path
+            ));
             continue;
         };
         let fork = std::fs::read_to_string(&fork_path)
@@ -235,20 +240,20 @@ pub fn rebase(dir: &Path, from: &str) -> Result<()> {
                         manifest.replace_range(start..start + line.len(), &fixed);
                     }
                 }
-                println!(
+                out.line(format!(
                     "{own}: merged the base's changes ({})",
                     new_base.manifest.version
-                );
+                ));
                 clean
             }
             None => {
                 let marked = crate::merge::conflicts(&old, &fork, &new, &new_base.manifest.name);
                 conflicted += 1;
-                println!(
+                out.line(format!(
                     "{own}: {} conflict(s) marked; resolve them, then update `replaces` to {}",
                     marked.hunks.len(),
                     change.base_digest
-                );
+                ));
                 marked.marked
             }
         };
@@ -257,13 +262,14 @@ pub fn rebase(dir: &Path, from: &str) -> Result<()> {
         }
     }
     write_beside(&manifest_path, manifest.as_bytes())?;
-    println!("{merged} merged, {conflicted} with conflicts");
+    out.line(format!("{merged} merged, {conflicted} with conflicts"));
     if conflicted > 0 {
-        return Err(Error::Findings(format!(
+        out.findings(format!(
             "blueprint rebase: {conflicted} file(s) with conflicts"
-        )));
+        ));
+        return Ok(ExitStatus::Findings);
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
 /// Replaces a file by rename, so it is never left half written.
@@ -273,7 +279,7 @@ fn write_beside(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&temporary, path).map_err(|e| Error::io_path("replace", path, e))
 }
 
-pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
+pub fn init(dir: &Path, extends: Option<&str>, out: &Reporter) -> Result<ExitStatus> {
     write::check_target(dir)?;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
@@ -335,35 +341,36 @@ pub fn init(dir: &Path, extends: Option<&str>) -> Result<()> {
     )?;
     let staged = write::stage(&plan, dir)?;
     staged.finish()?;
-    println!(
+    out.line(format!(
         "Created blueprint {name} in {}: {} files.",
         dir.display(),
         plan.files.len()
-    );
-    println!(
+    ));
+    out.line(format!(
         "Check it with: scaffold blueprint lint {0} && scaffold blueprint test {0}",
         dir.display()
-    );
-    Ok(())
+    ));
+    Ok(ExitStatus::Success)
 }
 
-pub fn lint(dir: &Path) -> Result<()> {
+pub fn lint(dir: &Path, out: &Reporter) -> Result<ExitStatus> {
     let findings = lint::lint(dir)?;
     for finding in &findings {
-        println!("{finding}");
+        out.line(finding);
     }
     let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
     if errors > 0 {
-        return Err(Error::Findings(format!(
+        out.findings(format!(
             "blueprint lint: {errors} error(s), {warnings} warning(s)"
-        )));
+        ));
+        return Ok(ExitStatus::Findings);
     }
-    eprintln!("blueprint lint: 0 errors, {warnings} warning(s)");
-    Ok(())
+    out.note(format!("blueprint lint: 0 errors, {warnings} warning(s)"));
+    Ok(ExitStatus::Success)
 }
 
-pub fn test(selector: &str, as_json: bool) -> Result<()> {
+pub fn test(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = match Blueprint::load(selector) {
         Ok(blueprint) => blueprint,
         // A directory that does not load: reported as lint reports it, FILE:LINE:COL.
@@ -372,14 +379,16 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
             if !findings.iter().any(Diagnostic::is_error) {
                 return Err(e);
             }
-            return report_lint(&findings, as_json);
+            return Ok(report_lint(&findings, as_json, out));
         }
         Err(e) => return Err(e),
     };
     // Lint first: a case can pass on a blueprint that lint knows is broken.
     if !blueprint.origin.starts_with("embedded:") {
         let findings = lint::lint(Path::new(&blueprint.origin))?;
-        report_lint(&findings, as_json)?;
+        if report_lint(&findings, as_json, out) == ExitStatus::Findings {
+            return Ok(ExitStatus::Findings);
+        }
     }
     let renderer = generate::renderer_for(&blueprint)?;
     if blueprint.tests.is_empty() {
@@ -413,11 +422,11 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
         }
         if !as_json {
             if passed {
-                println!("PASS {name} ({} files)", verdict.files);
+                out.line(format!("PASS {name} ({} files)", verdict.files));
             } else {
                 let problems: Vec<String> =
                     verdict.problems.iter().map(Diagnostic::with_rule).collect();
-                println!("FAIL {name}: {}", problems.join("; "));
+                out.line(format!("FAIL {name}: {}", problems.join("; ")));
             }
         }
         report.cases.push(CaseEntry {
@@ -428,33 +437,37 @@ pub fn test(selector: &str, as_json: bool) -> Result<()> {
         });
     }
     if as_json {
-        println!("{}", report::to_json(&report));
+        out.json(&report);
     } else {
-        println!("{} passed, {} failed", report.passed, report.failed);
+        out.line(format!(
+            "{} passed, {} failed",
+            report.passed, report.failed
+        ));
     }
     if report.failed > 0 {
-        return Err(Error::Findings(format!(
-            "blueprint test: {} case(s) failed",
-            report.failed
-        )));
+        out.findings(format!("blueprint test: {} case(s) failed", report.failed));
+        return Ok(ExitStatus::Findings);
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
 /// Prints lint's findings for `blueprint test` (on stderr under --json: stdout carries only
-/// the report); any error stops the test.
-fn report_lint(findings: &[Diagnostic], as_json: bool) -> Result<()> {
+/// the report); any error stops the test (Findings).
+fn report_lint(findings: &[Diagnostic], as_json: bool, out: &Reporter) -> ExitStatus {
     for finding in findings {
         if as_json {
-            eprintln!("{finding}");
+            out.problem(finding);
         } else {
-            println!("{finding}");
+            out.line(finding);
         }
     }
     match findings.iter().filter(|f| f.is_error()).count() {
-        0 => Ok(()),
-        errors => Err(Error::Findings(format!(
-            "blueprint test: lint found {errors} error(s); fix them first"
-        ))),
+        0 => ExitStatus::Success,
+        errors => {
+            out.findings(format!(
+                "blueprint test: lint found {errors} error(s); fix them first"
+            ));
+            ExitStatus::Findings
+        }
     }
 }

@@ -1,22 +1,15 @@
 //! `scaffold check [DIR…]`: read each repo, run the rules, print the findings; several
 //! repos (a fleet) are checked side by side with one summary and the worst exit status.
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::ExitStatus;
 use crate::check::{self, Filter, Repo, report};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{Error, Result};
-
-pub struct CheckOptions<'a> {
-    pub dirs: &'a [PathBuf],
-    pub filter: Filter,
-    pub json: bool,
-    /// SARIF 2.1.0 on stdout (code scanning).
-    pub sarif: bool,
-    pub list_rules: bool,
-}
+use crate::settings::{CheckFormat, CheckOptions};
+use crate::ui::Reporter;
 
 /// One repo checked: how many files it has and what the rules found.
 struct Checked {
@@ -26,15 +19,15 @@ struct Checked {
     environments: Vec<String>,
 }
 
-pub fn run(options: CheckOptions) -> Result<()> {
+pub fn run(options: CheckOptions, out: &Reporter) -> Result<ExitStatus> {
     if options.list_rules {
-        let text = if options.json {
+        let text = if options.format == CheckFormat::Json {
             report::rules_json() + "\n"
         } else {
             report::rules_text()
         };
-        print!("{text}");
-        return Ok(());
+        out.text(&text);
+        return Ok(ExitStatus::Success);
     }
     let unknown = check::unknown_rules(&options.filter);
     if !unknown.is_empty() {
@@ -43,13 +36,13 @@ pub fn run(options: CheckOptions) -> Result<()> {
             unknown.join(", ")
         )));
     }
-    match options.dirs {
-        [dir] => single(dir, &options),
-        dirs if options.sarif => Err(Error::Input(format!(
+    match options.dirs.as_slice() {
+        [dir] => single(dir, &options, out),
+        dirs if options.format == CheckFormat::Sarif => Err(Error::Input(format!(
             "--format sarif: one SARIF document per repo; check the {} repos one by one",
             dirs.len()
         ))),
-        dirs => fleet(dirs, &options),
+        dirs => fleet(dirs, &options, out),
     }
 }
 
@@ -80,37 +73,33 @@ fn has_errors(findings: &[Diagnostic]) -> bool {
     findings.iter().any(|d| d.severity == Severity::Error)
 }
 
-fn colour() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-fn single(dir: &Path, options: &CheckOptions) -> Result<()> {
+fn single(dir: &Path, options: &CheckOptions, out: &Reporter) -> Result<ExitStatus> {
     let Checked {
         files,
         findings,
         environments,
     } = check_one(dir, &options.filter)?;
     let per_environment = report::environment_summary(&findings, &environments);
-    if options.sarif {
-        println!("{}", report::sarif(&findings));
-    } else if options.json {
-        println!(
-            "{}",
-            report::json(&dir.display().to_string(), &findings, &environments)
-        );
-    } else {
-        print!("{}", report::human(&findings, colour()));
-        if findings.is_empty() {
-            let environments = if environments.len() > 1 {
-                format!(", environments {}", environments.join(", "))
-            } else {
-                String::new()
-            };
-            println!(
-                "{}: no findings ({files} files{environments})",
-                dir.display()
-            );
-        }
+    let human = options.format == CheckFormat::Human;
+    match options.format {
+        CheckFormat::Sarif => out.line(report::sarif(&findings)),
+        CheckFormat::Json => out.json(&report::json_value(
+            &dir.display().to_string(),
+            &findings,
+            &environments,
+        )),
+        CheckFormat::Human => out.text(&report::human(&findings, out.colour())),
+    }
+    if human && findings.is_empty() {
+        let environments = if environments.len() > 1 {
+            format!(", environments {}", environments.join(", "))
+        } else {
+            String::new()
+        };
+        out.line(format!(
+            "{}: no findings ({files} files{environments})",
+            dir.display()
+        ));
     }
     let summary = if per_environment.is_empty() {
         report::summary(&findings)
@@ -118,24 +107,25 @@ fn single(dir: &Path, options: &CheckOptions) -> Result<()> {
         format!("{} ({per_environment})", report::summary(&findings))
     };
     if has_errors(&findings) {
-        return Err(Error::Findings(format!("check: {summary}")));
+        out.findings(format!("check: {summary}"));
+        return Ok(ExitStatus::Findings);
     }
-    if !findings.is_empty() && !options.json && !options.sarif {
-        eprintln!("check: {summary}");
+    if !findings.is_empty() && human {
+        out.note(format!("check: {summary}"));
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
 /// Every repo of `dirs`, checked on every core; reported in the order given. A repo named
 /// twice (by any path) is checked once: two checks would contend for its lock.
-fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
+fn fleet(given: &[PathBuf], options: &CheckOptions, out: &Reporter) -> Result<ExitStatus> {
     let mut seen = std::collections::HashSet::new();
     let dirs: Vec<PathBuf> = given
         .iter()
         .filter(|dir| {
             let first = seen.insert(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
             if !first {
-                crate::ui::note(format!(
+                out.note(format!(
                     "note: `{}` is given twice; checked once",
                     dir.display()
                 ));
@@ -145,7 +135,7 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
         .cloned()
         .collect();
     if let [dir] = dirs.as_slice() {
-        return single(dir, options);
+        return single(dir, options, out);
     }
     let dirs = dirs.as_slice();
     let results: Vec<(usize, Result<Checked>)> =
@@ -166,7 +156,7 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
         "{} repos: {errors} with errors, {warnings} with warnings only, {clean} clean, {failed} not checked",
         dirs.len()
     );
-    if options.json {
+    if options.format == CheckFormat::Json {
         let repos: Vec<_> = results
             .iter()
             .map(|(i, result)| {
@@ -189,17 +179,16 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
             "repos": repos,
             "summary": {"repos": dirs.len(), "with_errors": errors, "with_warnings": warnings, "clean": clean, "not_checked": failed},
         });
-        println!("{document}");
+        out.json(&document);
     } else {
-        let colour = colour();
         for (i, result) in &results {
             let dir = dirs[*i].display();
-            println!("== {dir}");
+            out.line(format!("== {dir}"));
             match result {
                 Ok(c) => {
-                    print!("{}", report::human(&c.findings, colour));
+                    out.text(&report::human(&c.findings, out.colour()));
                     if c.findings.is_empty() {
-                        println!("{dir}: no findings ({} files)", c.files);
+                        out.line(format!("{dir}: no findings ({} files)", c.files));
                     } else {
                         let per = report::environment_summary(&c.findings, &c.environments);
                         let per = if per.is_empty() {
@@ -207,13 +196,13 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
                         } else {
                             format!(" ({per})")
                         };
-                        println!("{dir}: {}{per}", report::summary(&c.findings));
+                        out.line(format!("{dir}: {}{per}", report::summary(&c.findings)));
                     }
                 }
-                Err(e) => println!("{dir}: not checked: {e}"),
+                Err(e) => out.line(format!("{dir}: not checked: {e}")),
             }
         }
-        println!("check: {summary}");
+        out.line(format!("check: {summary}"));
     }
     // The worst status of them all: a repo that could not be checked (its own code), then
     // findings with errors.
@@ -223,7 +212,10 @@ fn fleet(given: &[PathBuf], options: &CheckOptions) -> Result<()> {
         .max_by_key(|e| e.exit_code());
     match worst {
         Some(e) => Err(e),
-        None if errors > 0 => Err(Error::Findings(format!("check: {summary}"))),
-        None => Ok(()),
+        None if errors > 0 => {
+            out.findings(format!("check: {summary}"));
+            Ok(ExitStatus::Findings)
+        }
+        None => Ok(ExitStatus::Success),
     }
 }

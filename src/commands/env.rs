@@ -3,11 +3,13 @@
 //! commit as add-addon.
 use serde_json::{Map, Value as Json};
 
-use crate::cli::{EnvAddArgs, EnvRemoveArgs};
-use crate::commands::apply::{change_to, edit_report, open};
+use super::ExitStatus;
+use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Result};
 use crate::record::Record;
 use crate::repo::Repo;
+use crate::settings::{EnvAddOptions, EnvRemoveOptions};
+use crate::ui::Reporter;
 
 /// The key of the environments answer and the environments the record lists.
 fn environments(repo: &Repo) -> Result<(String, Vec<String>)> {
@@ -28,16 +30,9 @@ fn set_environments(record: &mut Record, key: &str, names: &[String]) {
     );
 }
 
-pub fn add(args: EnvAddArgs) -> Result<()> {
+pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
     let name = &args.name;
-    let label = regex::Regex::new(r"^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$")
-        .map_err(|e| Error::Blueprint(e.to_string()))?;
-    if !label.is_match(name) {
-        return Err(Error::Input(format!(
-            "NAME: `{name}` is not a DNS-1123 label of at most 20 characters"
-        )));
-    }
-    let set = crate::flags::parse_pairs(&args.set, "--set")?;
+    let set = args.set.clone();
     let lock = crate::lock::acquire(&args.edit.directory, &format!("env add {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let (key, mut names) = environments(&repo)?;
@@ -95,7 +90,9 @@ pub fn add(args: EnvAddArgs) -> Result<()> {
         &args.edit,
         &format!("scaffold: add environment {name}{from}"),
         report,
-    )
+        out,
+    )?;
+    Ok(ExitStatus::Success)
 }
 
 /// `from`'s own answers that are not its defaults (those follow the environment, such as a
@@ -123,7 +120,7 @@ fn copied_answers(repo: &Repo, from: &str) -> Result<Map<String, Json>> {
         .collect())
 }
 
-pub fn remove(args: EnvRemoveArgs) -> Result<()> {
+pub fn remove(args: EnvRemoveOptions, out: &Reporter) -> Result<ExitStatus> {
     let name = &args.name;
     let lock = crate::lock::acquire(&args.edit.directory, &format!("env remove {name}"))?;
     let repo = open(&args.edit, &lock)?;
@@ -160,7 +157,9 @@ pub fn remove(args: EnvRemoveArgs) -> Result<()> {
         &args.edit,
         &format!("scaffold: remove environment {name}"),
         report,
-    )
+        out,
+    )?;
+    Ok(ExitStatus::Success)
 }
 
 /// The blueprint's teardown steps for `name`, rendered over its answers (`: …`), or empty.

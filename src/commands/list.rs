@@ -2,13 +2,16 @@
 
 use std::path::Path;
 
+use super::ExitStatus;
 use crate::blueprint::Blueprint;
 use crate::catalog::Entry;
 use crate::error::Result;
 use crate::report::AddonRow;
+use crate::settings::ListAddonsOptions;
+use crate::ui::Reporter;
 
-pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
-    let blueprint = match selector {
+pub fn addons(options: ListAddonsOptions, out: &Reporter) -> Result<ExitStatus> {
+    let blueprint = match options.blueprint.as_deref() {
         Some(selector) => Blueprint::load(selector)?,
         // Inside a repo: the catalog of the blueprint that made it.
         None if crate::write::find_repo(Path::new(".")).is_ok() => {
@@ -40,14 +43,14 @@ pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
             }
         })
         .collect();
-    if as_json {
-        println!("{}", crate::report::to_json(&rows));
-        return Ok(());
+    if options.json {
+        out.json(&rows);
+        return Ok(ExitStatus::Success);
     }
-    println!(
+    out.line(format!(
         "{:<28} {:<28} {:<11} {:<16} {:<14} DEPENDS ON",
         "NAME", "CHART", "VERSION", "NAMESPACE", "LAYER"
-    );
+    ));
     for row in &rows {
         let mut depends: Vec<String> = row.depends_on.clone();
         if row.aws_permissions {
@@ -63,13 +66,13 @@ pub fn addons(selector: Option<&str>, as_json: bool) -> Result<()> {
         } else {
             depends.join(", ")
         };
-        println!(
+        out.line(format!(
             "{name:<28} {:<28} {:<11} {:<16} {:<14} {depends}",
             row.chart, row.version, row.namespace, row.layer
-        );
-        println!("    needs: {}", row.operator_needs);
+        ));
+        out.line(format!("    needs: {}", row.operator_needs));
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
 /// What the operator must give an addon: the questions it requires (by their prompt) and

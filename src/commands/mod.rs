@@ -1,13 +1,72 @@
-//! One pipeline per subcommand: translate arguments, call the pure core, then write,
-//! commit and report. Printing happens here and nowhere below.
+//! One pipeline per subcommand: take the command's options (`settings`), call the core,
+//! then write, commit and report through the one [`Reporter`]. Printing happens here and
+//! in the edit session these call; below them, only the few notes of `ui::note` (same
+//! `-q`). No command imports another: what two commands share is a core module
+//! (`edit_session`, `addon_envs`, `flags`).
 pub mod addon;
-pub(crate) mod addon_envs;
-pub mod apply;
 pub mod blueprint;
 pub mod check;
-pub mod docs;
 pub mod env;
 pub mod list;
 pub mod new;
 pub mod promote;
 pub mod update;
+
+use crate::error::Result;
+use crate::settings::{BlueprintOptions, Options};
+use crate::ui::Reporter;
+
+/// How a command that ran to its end went. Findings are a result, not an error: they
+/// were reported (with a one-line summary on stderr) and the run exits 1. The exit codes
+/// are listed in `scaffold --help` (`cli::EXIT_CODES`); errors carry their own
+/// (`Error::exit_code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Exit 0.
+    Success,
+    /// Exit 1: lint or `blueprint test` or `check` found problems, `blueprint rebase`
+    /// or `update --conflicts=markers` left conflicts, `update --dry-run` of a fleet
+    /// found some.
+    Findings,
+}
+
+impl ExitStatus {
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Findings => 1,
+        }
+    }
+}
+
+/// Runs one command.
+pub fn run(options: Options, out: &Reporter) -> Result<ExitStatus> {
+    match options {
+        Options::New(options) => new::run(options, out),
+        Options::AddAddon(options) => addon::add(options, out),
+        Options::RemoveAddon(options) => addon::remove(options, out),
+        Options::EnvAdd(options) => env::add(options, out),
+        Options::EnvRemove(options) => env::remove(options, out),
+        Options::Promote(options) => promote::promote(options, out),
+        Options::Update(options) => update::run(options, out),
+        Options::Check(options) => check::run(options, out),
+        Options::ListAddons(options) => list::addons(options, out),
+        Options::Blueprint(what) => match what {
+            BlueprintOptions::List => blueprint::list(out),
+            BlueprintOptions::Show { name } => blueprint::show(&name, out),
+            BlueprintOptions::Init { dir, extends } => {
+                blueprint::init(&dir, extends.as_deref(), out)
+            }
+            BlueprintOptions::Lint { path } => blueprint::lint(&path, out),
+            BlueprintOptions::Test { path, json } => blueprint::test(&path, json, out),
+            BlueprintOptions::Files { name, json } => blueprint::files(&name, json, out),
+            BlueprintOptions::Cat { name, path } => blueprint::cat(&name, &path, out),
+            BlueprintOptions::Export { name, dir } => blueprint::export(&name, &dir, out),
+            BlueprintOptions::Rebase { dir, from } => blueprint::rebase(&dir, &from, out),
+        },
+        Options::Print(bytes) => {
+            out.bytes(&bytes)?;
+            Ok(ExitStatus::Success)
+        }
+    }
+}

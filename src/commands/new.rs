@@ -5,41 +5,39 @@ use std::path::Path;
 
 use serde_json::{Map, Value as Json};
 
+use super::ExitStatus;
 use crate::answers::{self, Sources};
 use crate::blueprint::Blueprint;
-use crate::cli::NewArgs;
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::git;
 use crate::prompt::Terminal;
 use crate::report::{self, BlueprintId, NewReport};
+use crate::settings::NewOptions;
 use crate::signals;
-use crate::ui;
+use crate::ui::{Reporter, Verbosity};
 use crate::write;
 
-pub fn run(args: NewArgs) -> Result<()> {
+pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     let _lock = crate::lock::acquire_dir(&args.dir)?;
     for note in write::remove_stale(&args.dir) {
-        eprintln!("{note}");
+        out.note(note);
     }
     write::check_target(&args.dir)?;
     // Checked before anything is read or written; resolved with git once staged.
     if let Some(flag) = &args.author {
         git::Author::parse(flag)?;
     }
-    let set = crate::flags::parse_pairs(&args.set, "--set")?;
+    let mut set = args.set.clone();
     let values = match &args.values {
         Some(path) => crate::flags::read_values(path)?,
         None => BTreeMap::new(),
     };
     let blueprint = Blueprint::load(&args.blueprint)?;
     let renderer = crate::lint::compile_linted(&blueprint)?;
-    let mut set = set;
-    set.extend(answers::secrets(
-        &blueprint,
-        &crate::flags::parse_pairs(&args.secret, "--secret")?,
-        |name| std::env::var(name).ok(),
-    )?);
+    set.extend(answers::secrets(&blueprint, &args.secrets, |name| {
+        std::env::var(name).ok()
+    })?);
 
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
@@ -62,7 +60,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         },
     )?;
     for warning in &answers.warnings {
-        crate::ui::note(format!("warning: {warning}"));
+        out.note(format!("warning: {warning}"));
     }
     let record = generate::record_for(&blueprint, &answers, Map::new());
     let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
@@ -97,18 +95,18 @@ pub fn run(args: NewArgs) -> Result<()> {
     };
     if args.dry_run {
         if args.json {
-            println!("{}", report::to_json(&report));
+            out.json(&report);
         } else {
             for path in plan.files.keys() {
-                println!("{}", path.as_str());
+                out.line(path.as_str());
             }
-            ui::note(format!(
+            out.note(format!(
                 "dry run: {} files would be written to {}; nothing written",
                 plan.files.len(),
                 args.dir.display()
             ));
         }
-        return Ok(());
+        return Ok(ExitStatus::Success);
     }
 
     let message = format!(
@@ -118,13 +116,15 @@ pub fn run(args: NewArgs) -> Result<()> {
     // Said after the repo is written, rendered before: a template that fails stops the
     // run before anything is written.
     let next_steps = match &blueprint.manifest.next_steps {
-        Some(template) if !args.json && ui::verbosity() > ui::Verbosity::Quiet => {
+        Some(template) if !args.json && out.verbosity() > Verbosity::Quiet => {
             let context = answers::context_of(&answers, &Map::new());
             Some(renderer.render_str("next_steps", template, &context)?)
         }
         _ => None,
     };
-    warn_if_nested(&args.dir);
+    if let Some(note) = nested_note(&args.dir) {
+        out.note(note);
+    }
     // A signal waits until the repo is complete or the staging is gone, never between.
     let mut critical = signals::Critical::enter();
     let staged = write::staging_dir(&args.dir)?;
@@ -141,7 +141,7 @@ pub fn run(args: NewArgs) -> Result<()> {
         &crate::identity::Place::new_repo(git_home),
     )?;
     if fallback {
-        ui::note(git::FALLBACK_AUTHOR_NOTE);
+        out.note(git::FALLBACK_AUTHOR_NOTE);
     }
     signals::test_seam("new-staged")?;
     let commit = fill_and_commit(&staged, plan, &author, &message)?;
@@ -153,23 +153,23 @@ pub fn run(args: NewArgs) -> Result<()> {
     }
     critical.done();
     if let Some(note) = crate::identity::hooks_note(&args.dir, &commit, true) {
-        ui::note(note);
+        out.note(note);
     }
 
     for path in plan.files.keys() {
-        ui::detail(format!("wrote {}", path.as_str()));
+        out.detail(format!("wrote {}", path.as_str()));
     }
     report.commit = Some(commit);
     if args.json {
-        println!("{}", report::to_json(&report));
-        return Ok(());
+        out.json(&report);
+        return Ok(ExitStatus::Success);
     }
-    print!("{}", report::new_summary(&report));
+    out.text(&report::new_summary(&report));
     // The next commands are part of the summary, which -q trims to what was written.
     if let Some(next) = next_steps {
-        println!("\n{}", next.trim_end());
+        out.line(format!("\n{}", next.trim_end()));
     }
-    Ok(())
+    Ok(ExitStatus::Success)
 }
 
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
@@ -220,20 +220,16 @@ pub fn fill_and_commit(
 
 /// `new` inside another repository makes a repository of its own there: said, since the
 /// outer one then sees it only as an untracked directory (not a submodule).
-fn warn_if_nested(dir: &Path) {
+fn nested_note(dir: &Path) -> Option<String> {
     let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let Some(parent) = absolute.ancestors().skip(1).find(|d| d.is_dir()) else {
-        return;
-    };
-    if let Ok(outer) = git2::Repository::discover(parent)
-        && let Some(workdir) = outer.workdir()
-    {
-        ui::note(format!(
-            "note: `{}` is inside the git repository `{}`; it becomes a repository of its own, which the outer one sees as an untracked directory (add it to that repo's .gitignore, or make it elsewhere)",
-            dir.display(),
-            workdir.display()
-        ));
-    }
+    let parent = absolute.ancestors().skip(1).find(|d| d.is_dir())?;
+    let outer = git2::Repository::discover(parent).ok()?;
+    let workdir = outer.workdir()?;
+    Some(format!(
+        "note: `{}` is inside the git repository `{}`; it becomes a repository of its own, which the outer one sees as an untracked directory (add it to that repo's .gitignore, or make it elsewhere)",
+        dir.display(),
+        workdir.display()
+    ))
 }
 
 fn dir_name(dir: &Path) -> String {

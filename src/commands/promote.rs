@@ -3,12 +3,14 @@
 //! what moved; nothing to do when they match.
 use serde_json::{Map, Value as Json};
 
-use crate::cli::PromoteArgs;
-use crate::commands::addon_envs;
-use crate::commands::apply::{change_to, edit_report, open};
+use super::ExitStatus;
+use crate::addon_envs;
+use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Result};
+use crate::settings::PromoteOptions;
+use crate::ui::Reporter;
 
-pub fn promote(args: PromoteArgs) -> Result<()> {
+pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
     let (from, to) = (&args.from, &args.to);
     if from == to {
         return Err(Error::Input(format!(
@@ -170,19 +172,24 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
     }
     if lines.is_empty() {
         if args.edit.json {
-            let report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
-            println!("{}", crate::report::to_json(&report));
+            out.json(&edit_report(
+                "promote",
+                &names.join(","),
+                "",
+                &args.edit,
+                &[],
+            ));
         } else {
-            println!(
+            out.line(format!(
                 "{to} already runs {from}'s versions and values of {}; nothing to do",
                 if names.is_empty() {
                     "no shared addon".to_string()
                 } else {
                     names.join(", ")
                 }
-            );
+            ));
         }
-        return Ok(());
+        return Ok(ExitStatus::Success);
     }
     let report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
     let message = format!(
@@ -195,10 +202,11 @@ pub fn promote(args: PromoteArgs) -> Result<()> {
     );
     if !args.edit.json {
         for line in &lines {
-            crate::ui::note(line.clone());
+            out.note(line);
         }
     }
-    change_to(&repo, &next, &args.edit, &message, report)
+    change_to(&repo, &next, &args.edit, &message, report, out)?;
+    Ok(ExitStatus::Success)
 }
 
 /// An environment's chart version and values of an addon as the overlay files `read`

@@ -4,30 +4,25 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use crate::cli::{Conflicts, UpdateArgs};
-use crate::commands::apply::{ApplyOptions, apply, change_entry};
+use super::ExitStatus;
 use crate::edit::{Change, Conflict, ConflictKind};
+use crate::edit_session::{apply, change_entry};
 use crate::error::{Error, Result};
-use crate::flags::{parse_pairs, read_values};
+use crate::flags::read_values;
 use crate::plan::RelPath;
 use crate::pristine;
 use crate::prompt::Terminal;
 use crate::report::{self, AnswerEntry, UpdateReport};
+use crate::settings::{OnConflict, UpdateOptions};
 use crate::signals;
+use crate::ui::Reporter;
 use crate::update::{self, Request};
 
-pub fn run(mut args: UpdateArgs) -> Result<()> {
-    match args.repos.len() {
-        0 => {}
-        1 => args.edit.directory = args.repos.remove(0),
-        n if !args.edit.dry_run => {
-            return Err(Error::Input(format!(
-                "{n} repos: several only with --dry-run (an update commits in each repo; run it in each, or add --dry-run to see what it would do)"
-            )));
-        }
-        _ => return fleet(&args),
+pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
+    if !args.fleet.is_empty() {
+        return fleet(&args, out);
     }
-    let set = parse_pairs(&args.set, "--set")?;
+    let set = args.set.clone();
     let values = match &args.values {
         Some(path) => read_values(path)?,
         None => BTreeMap::new(),
@@ -42,7 +37,7 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
         lock: &lock,
         blueprint: args.edit.blueprint.as_deref(),
         set,
-        secrets: parse_pairs(&args.edit.secret, "--secret")?,
+        secrets: args.edit.secrets.clone(),
         values,
         prompter: if interactive {
             Some(&mut terminal)
@@ -51,12 +46,12 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
         },
     })?;
     let to = format!("blueprint {} {}", update.to.name, update.to.version);
-    let options = ApplyOptions::from(&args.edit);
+    let options = &args.edit;
     let merge = &update.merge;
     let json = args.edit.json;
     let mut report = update_report(&update, args.edit.dry_run);
     for warning in &update.warnings {
-        crate::ui::note(format!("warning: {warning}"));
+        out.note(format!("warning: {warning}"));
     }
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
         let stored = update.base_stored && update.up_to_date;
@@ -75,35 +70,39 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
                 author.signing.as_ref(),
             )?;
             signals::mark_committed();
-            eprintln!("note: recorded the pristine base in {}", pristine::BASE_REF);
+            out.note(format!(
+                "note: recorded the pristine base in {}",
+                pristine::BASE_REF
+            ));
         }
         if json {
-            println!("{}", report::to_json(&report));
+            out.json(&report);
         } else if update.up_to_date {
-            println!("already up to date with {to}; nothing to do");
+            out.line(format!("already up to date with {to}; nothing to do"));
         } else {
-            println!("your files already match {to}; nothing to commit");
+            out.line(format!("your files already match {to}; nothing to commit"));
         }
-        return Ok(());
+        return Ok(ExitStatus::Success);
     }
     if merge.conflicts.is_empty() {
         report.commit = apply(
             &update.root,
             &merge.changes,
             &update.next,
-            &options,
+            options,
             Some(&update.message()),
             None,
+            out,
         )?;
         if json {
-            println!("{}", report::to_json(&report));
+            out.json(&report);
         }
-        return Ok(());
+        return Ok(ExitStatus::Success);
     }
-    eprint!("{}", describe(&merge.conflicts, &to));
+    out.problem_text(&describe(&merge.conflicts, &to));
     let paths: Vec<&str> = merge.conflicts.iter().map(|c| c.path.as_str()).collect();
     match args.conflicts {
-        Conflicts::Refuse => Err(Error::Refused(format!(
+        OnConflict::Refuse => Err(Error::Refused(format!(
             "update conflicts with your edits in {} ({} hunk(s) above); nothing was written: undo those edits, or rerun with --conflicts=markers to resolve them in the files",
             paths.join(", "),
             merge
@@ -115,7 +114,7 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
                 })
                 .sum::<usize>()
         ))),
-        Conflicts::Markers => {
+        OnConflict::Markers => {
             let mut changes = merge.changes.clone();
             // The blueprint's version of a file-level conflict, written beside yours so it
             // can be compared and merged by hand; never part of the suggested commit.
@@ -143,11 +142,11 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
                         let copy =
                             RelPath::new(&format!("{}{BLUEPRINT_COPY}", conflict.path.as_str()))
                                 .map_err(Error::Blueprint)?;
-                        eprintln!(
+                        out.problem(format!(
                             "  the blueprint's version of {} is in {}",
                             conflict.path.as_str(),
                             copy.as_str()
-                        );
+                        ));
                         copies.push(copy.clone());
                         changes.push(Change::Write {
                             path: copy,
@@ -158,13 +157,21 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
                     _ => {}
                 }
             }
-            apply(&update.root, &changes, &update.next, &options, None, None)?;
+            apply(
+                &update.root,
+                &changes,
+                &update.next,
+                options,
+                None,
+                None,
+                out,
+            )?;
             if json {
                 report.changes = changes.iter().map(change_entry).collect();
-                println!("{}", report::to_json(&report));
+                out.json(&report);
             }
             if args.edit.dry_run {
-                return Ok(());
+                return Ok(ExitStatus::Success);
             }
             // Only the files scaffold wrote: the user's other work stays out of the commit,
             // and the whole message (its "Answers:" body too) is kept in a file under .git/.
@@ -189,12 +196,13 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
                         .join(", ")
                 )
             };
-            Err(Error::Findings(format!(
+            out.findings(format!(
                 "conflicts left in {}: resolve them (the markers, or the files listed above){copies_note}, then `git -C {root} add -- {} && git -C {root} commit -F {}`",
                 paths.join(", "),
                 written.join(" "),
                 shell_quote(&message_file.display().to_string())
-            )))
+            ));
+            Ok(ExitStatus::Findings)
         }
     }
 }
@@ -202,14 +210,14 @@ pub fn run(mut args: UpdateArgs) -> Result<()> {
 /// `update --dry-run REPO REPO…`: each repo's update prepared on every core (nothing
 /// written, nobody asked), reported in the order given with one summary; the exit status
 /// is the worst: a repo that could not be prepared (its own code), then conflicts (1).
-fn fleet(args: &UpdateArgs) -> Result<()> {
-    let set = parse_pairs(&args.set, "--set")?;
-    let secrets = parse_pairs(&args.edit.secret, "--secret")?;
+fn fleet(args: &UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
+    let set = args.set.clone();
+    let secrets = args.edit.secrets.clone();
     let values = match &args.values {
         Some(path) => read_values(path)?,
         None => BTreeMap::new(),
     };
-    let repos = args.repos.as_slice();
+    let repos = args.fleet.as_slice();
     let one = |dir: &std::path::PathBuf| -> Result<UpdateReport> {
         let lock = crate::lock::acquire(dir, "update --dry-run")?;
         let update = update::prepare(Request {
@@ -258,7 +266,7 @@ fn fleet(args: &UpdateArgs) -> Result<()> {
             "repos": entries,
             "summary": {"repos": repos.len(), "up_to_date": current, "would_change": changing, "with_conflicts": conflicted, "not_prepared": failed},
         });
-        println!("{document}");
+        out.json(&document);
     } else {
         for (i, result) in &results {
             let dir = repos[*i].display();
@@ -283,15 +291,15 @@ fn fleet(args: &UpdateArgs) -> Result<()> {
                     } else {
                         format!("{} file(s) would change", r.changes.len())
                     };
-                    println!("{dir}: {blueprint}: {what}");
+                    out.line(format!("{dir}: {blueprint}: {what}"));
                     for warning in &r.warnings {
-                        println!("  warning: {warning}");
+                        out.line(format!("  warning: {warning}"));
                     }
                 }
-                Err(e) => println!("{dir}: not prepared: {e}"),
+                Err(e) => out.line(format!("{dir}: not prepared: {e}")),
             }
         }
-        println!("update --dry-run: {summary}");
+        out.line(format!("update --dry-run: {summary}"));
     }
     let worst = results
         .into_iter()
@@ -299,8 +307,11 @@ fn fleet(args: &UpdateArgs) -> Result<()> {
         .max_by_key(|e| e.exit_code());
     match worst {
         Some(e) => Err(e),
-        None if conflicted > 0 => Err(Error::Findings(format!("update --dry-run: {summary}"))),
-        None => Ok(()),
+        None if conflicted > 0 => {
+            out.findings(format!("update --dry-run: {summary}"));
+            Ok(ExitStatus::Findings)
+        }
+        None => Ok(ExitStatus::Success),
     }
 }
 

@@ -11,17 +11,42 @@ use crate::lock::process_alive;
 use crate::pristine;
 use crate::signals;
 
-/// Settles what an interrupted run left under `.git/`, and says so.
-pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
+/// What settling an interrupted run did; the caller says it (a note on stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered {
+    /// The run (this pid) stopped before its commit point: undone.
+    RolledBack { pid: u32 },
+    /// The run (this pid) stopped after its commit point: finished.
+    Finished { pid: u32 },
+}
+
+impl std::fmt::Display for Recovered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Recovered::RolledBack { pid } => write!(
+                f,
+                "note: rolled back a scaffold run that was interrupted (pid {pid}); the repo is at its last commit"
+            ),
+            Recovered::Finished { pid } => write!(
+                f,
+                "note: finished a scaffold run that was interrupted after its commit (pid {pid})"
+            ),
+        }
+    }
+}
+
+/// Settles what an interrupted run left under `.git/`, and returns what it did (None:
+/// nothing was left).
+pub(super) fn recover(repo: &Repository, root: &Path) -> Result<Option<Recovered>> {
     remove_stale_drafts(repo);
     let dir = repo.path().join(JOURNAL);
     let text = match fs::read(dir.join("journal.json")) {
         Ok(text) => text,
         Err(_) if dir.exists() => {
             let _ = fs::remove_dir_all(&dir);
-            return Ok(());
+            return Ok(None);
         }
-        Err(_) => return Ok(()),
+        Err(_) => return Ok(None),
     };
     let journal: Journal = serde_json::from_slice(&text).map_err(|e| {
         Error::RepoState(format!(
@@ -54,24 +79,17 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<()> {
     let (head, tree) = head_and_tree(repo, &journal)?;
     if head == journal.old_head {
         rollback(repo, root, &journal, &dir)?;
-        eprintln!(
-            "note: rolled back a scaffold run that was interrupted (pid {}); the repo is at its last commit",
-            journal.pid
-        );
+        Ok(Some(Recovered::RolledBack { pid: journal.pid }))
     } else if tree.as_deref() == Some(journal.tree.as_str()) {
         roll_forward(repo, root, &journal, &dir)?;
-        eprintln!(
-            "note: finished a scaffold run that was interrupted after its commit (pid {})",
-            journal.pid
-        );
+        Ok(Some(Recovered::Finished { pid: journal.pid }))
     } else {
-        return Err(Error::RepoState(format!(
+        Err(Error::RepoState(format!(
             "an interrupted scaffold run left `{}`, and {} has moved since; check `git status`, restore what you need, then remove that directory",
             dir.display(),
             journal.branch
-        )));
+        )))
     }
-    Ok(())
 }
 
 /// The branch's commit, and its tree when its parent is the journal's old head.

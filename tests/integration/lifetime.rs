@@ -434,6 +434,29 @@ fn update_names_unresolved_conflict_markers_before_anything_else() {
 }
 
 #[test]
+fn quiet_settles_a_killed_run_without_a_note() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["new", "p", "--defaults", "--set", "name=platform"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .env("SCAFFOLD_TEST_KILL_AT", "write")
+        .args(["add-addon", "velero"]));
+    assert_ne!(out.code, 0);
+    assert!(dir.join(".git/scaffold-transaction").exists());
+    // -q keeps results and errors only: the stale lock and the rollback are not said.
+    let out = run(env.scaffold().current_dir(&dir).args(["update", "-q"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "", "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
+    assert!(!dir.join(".git/scaffold-transaction").exists());
+}
+
+#[test]
 fn update_settles_a_killed_run_before_it_reads_the_repo() {
     let env = Env::new();
     let out = run(env

@@ -337,6 +337,11 @@ const NEW_SET: &[Case] = &[
     ),
     (&["--set", "=x"], 2, &["--set `=x`: use KEY=VALUE"]),
     (
+        &["--secret", "token"],
+        2,
+        &["--secret `token`: use KEY=VALUE"],
+    ),
+    (
         &["--author", "nobody"],
         2,
         &["--author `nobody`: use the form \"Name <email@example.org>\""],
@@ -531,6 +536,16 @@ const EDITS: &[Case] = &[
         &["add-addon", "velero", "--blueprint", "/nonexistent"],
         2,
         &["blueprint `/nonexistent`: no blueprint.yaml there"],
+    ),
+    (
+        &["add-addon", "velero", "--secret", "token"],
+        2,
+        &["--secret `token`: use KEY=VALUE"],
+    ),
+    (
+        &["env", "add", "Dev"],
+        2,
+        &["NAME: `Dev` is not a DNS-1123 label of at most 20 characters"],
     ),
 ];
 

@@ -1,9 +1,9 @@
-//! What every command that changes an existing repo shares: opening it, the edit report,
-//! and the last step: refuse to touch uncommitted files, preview (`--dry-run`), or write
-//! the changes and commit them as one. Commands import this, never one another.
+//! The edit session every command that changes an existing repo goes through: open the
+//! repo (settled under its lock), build the edit report, and the last step: refuse to touch
+//! uncommitted files, preview (`--dry-run`), or write the changes and commit them as one.
+//! Commands import this, never one another.
 use std::path::Path;
 
-use crate::cli::EditArgs;
 use crate::edit::{self, Change};
 use crate::error::Result;
 use crate::generate::Rendered;
@@ -11,26 +11,9 @@ use crate::git;
 use crate::plan::Plan;
 use crate::repo::Repo;
 use crate::report::{self, Action, ChangeEntry, EditReport};
+use crate::settings::EditOptions;
 use crate::transaction;
-use crate::ui;
-
-pub struct ApplyOptions<'a> {
-    pub allow_dirty: bool,
-    pub dry_run: bool,
-    pub author: Option<&'a str>,
-    pub json: bool,
-}
-
-impl<'a> From<&'a EditArgs> for ApplyOptions<'a> {
-    fn from(args: &'a EditArgs) -> Self {
-        ApplyOptions {
-            allow_dirty: args.allow_dirty,
-            dry_run: args.dry_run,
-            author: args.author.as_deref(),
-            json: args.json,
-        }
-    }
-}
+use crate::ui::Reporter;
 
 /// Writes `changes` into the repo at `root`, records `base` (the rendering they come from)
 /// as its pristine base, and commits them with `message`; with no message, leaves the
@@ -41,41 +24,38 @@ pub fn apply(
     root: &Path,
     changes: &[Change],
     base: &Plan,
-    options: &ApplyOptions,
+    options: &EditOptions,
     message: Option<&str>,
     mut report: Option<EditReport>,
+    out: &Reporter,
 ) -> Result<Option<String>> {
     let caller_prints = options.json && report.is_none();
     let prepared = transaction::prepare(root, changes, &base.executable, options.allow_dirty)?;
+    if let Some(recovered) = &prepared.recovered {
+        out.note(recovered);
+    }
     if options.dry_run {
         if caller_prints {
             return Ok(None);
         }
         match &report {
-            Some(report) if options.json => println!("{}", report::to_json(report)),
-            _ => {
-                let diff = edit::unified_diff(changes);
-                if ui::stdout_colored() {
-                    print!("{}", ui::color_diff(&diff));
-                } else {
-                    print!("{diff}");
-                }
-            }
+            Some(report) if options.json => out.json(report),
+            _ => out.diff(&edit::unified_diff(changes)),
         }
         for dep in report.iter().flat_map(|r| &r.added_dependencies) {
-            ui::note(format!(
+            out.note(format!(
                 "adding {} too (needed by {})",
                 dep.addon, dep.needed_by
             ));
         }
-        ui::note(format!(
+        out.note(format!(
             "dry run: {} file(s) would change; nothing written",
             changes.len()
         ));
         return Ok(None);
     }
     if !prepared.dirty.is_empty() {
-        ui::note(format!(
+        out.note(format!(
             "--allow-dirty: {} your uncommitted edits in {} together with scaffold's change",
             if message.is_some() {
                 "committing"
@@ -85,8 +65,10 @@ pub fn apply(
             prepared.dirty.join(", ")
         ));
     }
-    let (author, fallback) =
-        git::resolve_author(options.author, &crate::identity::Place::repo(root))?;
+    let (author, fallback) = git::resolve_author(
+        options.author.as_deref(),
+        &crate::identity::Place::repo(root),
+    )?;
     let Some(message) = message else {
         prepared.write_only(
             base,
@@ -96,11 +78,11 @@ pub fn apply(
         return Ok(None);
     };
     if fallback {
-        ui::note(git::FALLBACK_AUTHOR_NOTE);
+        out.note(git::FALLBACK_AUTHOR_NOTE);
     }
     let commit = prepared.commit(&author, message, base)?;
     if let Some(note) = crate::identity::hooks_note(root, &commit, false) {
-        ui::note(note);
+        out.note(note);
     }
     let written = changes
         .iter()
@@ -110,22 +92,25 @@ pub fn apply(
     let short = commit[..commit.len().min(12)].to_string();
     if let Some(report) = report.as_mut() {
         for change in &report.changes {
-            ui::detail(format!("{:?} {}", change.action, change.path).to_lowercase());
+            out.detail(format!("{:?} {}", change.action, change.path).to_lowercase());
         }
         report.commit = Some(commit.clone());
         if options.json {
-            println!("{}", report::to_json(report));
+            out.json(report);
             return Ok(Some(commit));
         }
         for dep in &report.added_dependencies {
-            println!("adding {} too (needed by {})", dep.addon, dep.needed_by);
+            out.line(format!(
+                "adding {} too (needed by {})",
+                dep.addon, dep.needed_by
+            ));
         }
     }
     if !caller_prints {
-        println!(
+        out.line(format!(
             "{subject}: {written} file(s) written, {} removed, commit {short}",
             changes.len() - written,
-        );
+        ));
     }
     Ok(Some(commit))
 }
@@ -135,9 +120,10 @@ pub fn apply(
 pub fn change_to(
     repo: &Repo,
     next: &Rendered,
-    args: &EditArgs,
+    options: &EditOptions,
     message: &str,
     mut report: EditReport,
+    out: &Reporter,
 ) -> Result<()> {
     let changes = repo.changes_to(next)?;
     report.changes = changes.iter().map(change_entry).collect();
@@ -145,9 +131,10 @@ pub fn change_to(
         &repo.root,
         &changes,
         &next.plan,
-        &args.into(),
+        options,
         Some(message),
         Some(report),
+        out,
     )
     .map(|_| ())
 }
@@ -156,14 +143,14 @@ pub fn edit_report(
     command: &'static str,
     addon: &str,
     version: &str,
-    args: &EditArgs,
+    options: &EditOptions,
     added: &[(String, String)],
 ) -> EditReport {
     EditReport {
         command,
         addon: addon.to_string(),
         version: version.to_string(),
-        dry_run: args.dry_run,
+        dry_run: options.dry_run,
         commit: None,
         changes: Vec::new(),
         added_dependencies: report::dependencies(added),
@@ -188,9 +175,13 @@ pub fn change_entry(change: &Change) -> ChangeEntry {
     }
 }
 
-/// The repo around `--directory` (settled by `Found::open` under `lock`); secrets from
-/// `--secret` or the environment.
-pub fn open(edit: &EditArgs, lock: &crate::lock::RepoLock) -> Result<Repo> {
-    let secrets = crate::flags::parse_pairs(&edit.secret, "--secret")?;
-    Repo::open(&edit.directory, lock, edit.blueprint.as_deref(), &secrets)
+/// The repo around `--directory` (settled by `Found::open` under `lock`, which says what
+/// it settled); secrets from `--secret` or the environment.
+pub fn open(options: &EditOptions, lock: &crate::lock::RepoLock) -> Result<Repo> {
+    Repo::open(
+        &options.directory,
+        lock,
+        options.blueprint.as_deref(),
+        &options.secrets,
+    )
 }

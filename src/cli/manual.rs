@@ -1,21 +1,24 @@
-//! `scaffold completions SHELL` and `scaffold man`: generated from the clap definitions,
-//! so they always match the command line they describe.
+//! The texts of `scaffold completions SHELL` and `scaffold man`: generated from the clap
+//! definitions, so they always match the command line they describe. The command prints
+//! them.
 use clap::CommandFactory;
 use roff::{Roff, bold, roman};
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
 
-pub fn completions(shell: clap_complete::Shell) -> Result<()> {
+/// The completion script for `shell`.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
     let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, "scaffold", &mut std::io::stdout());
-    Ok(())
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command, "scaffold", &mut out);
+    out
 }
 
 /// One page: the root's sections from clap_mangen, then a section per subcommand (nested
 /// ones included) with its usage, options and examples, then the exit status. (clap_mangen's
 /// own subcommand list points at one page per subcommand, which this single page replaces.)
-pub fn man() -> Result<()> {
+pub fn man() -> Result<Vec<u8>> {
     let mut command = Cli::command();
     command.build();
     let exit_codes = command
@@ -39,7 +42,7 @@ pub fn man() -> Result<()> {
     preformatted(&mut roff, &exit_codes);
     roff.to_writer(&mut out).map_err(write_err)?;
     page.render_version_section(&mut out).map_err(write_err)?;
-    std::io::Write::write_all(&mut std::io::stdout(), &out).map_err(write_err)
+    Ok(out)
 }
 
 fn subcommand_section(roff: &mut Roff, parent: &str, command: &clap::Command) {
