@@ -143,9 +143,19 @@ pub enum BlueprintCommand {
     },
     /// Check a blueprint: manifest, templates, variables, regexes, defaults, paths, delimiters.
     #[command(
-        after_help = "Examples:\n  scaffold blueprint init acme --extends default && scaffold blueprint lint acme"
+        after_help = "Examples:\n  scaffold blueprint init acme --extends default && scaffold blueprint lint acme\n  scaffold blueprint lint acme --json\n  scaffold blueprint lint --list-rules"
     )]
-    Lint { path: PathBuf },
+    Lint {
+        /// The blueprint directory.
+        #[arg(required_unless_present = "list_rules")]
+        path: Option<PathBuf>,
+        /// Print the findings as JSON (docs/json.md).
+        #[arg(long)]
+        json: bool,
+        /// Print lint's rules and exit.
+        #[arg(long)]
+        list_rules: bool,
+    },
     /// Render every answer set in the blueprint's tests/ and run the built-in checks.
     #[command(
         after_help = "Examples:\n  scaffold blueprint test default\n  scaffold blueprint test default --json"

@@ -35,7 +35,6 @@ pub mod rule {
 }
 
 /// Every lint rule with what it finds, for the docs and `--help`.
-#[allow(dead_code)] // wired to `blueprint lint --list-rules` when the options step lands
 pub const RULES: &[(&str, &str)] = &[
     (
         rule::MANIFEST,

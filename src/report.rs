@@ -117,6 +117,23 @@ pub struct AddonRow {
     pub operator_needs: String,
 }
 
+/// `scaffold blueprint lint DIR --json`.
+#[derive(Debug, Serialize)]
+pub struct LintReport<'a> {
+    pub version: u32,
+    pub blueprint: String,
+    pub errors: usize,
+    pub warnings: usize,
+    pub findings: &'a [crate::diagnostic::Diagnostic],
+}
+
+/// One row of `scaffold blueprint lint --list-rules --json`.
+#[derive(Debug, Serialize)]
+pub struct LintRule {
+    pub id: &'static str,
+    pub finds: &'static str,
+}
+
 /// `scaffold blueprint test --json`.
 #[derive(Debug, Serialize)]
 pub struct TestReport {

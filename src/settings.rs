@@ -176,7 +176,9 @@ pub enum BlueprintOptions {
         extends: Option<String>,
     },
     Lint {
-        path: PathBuf,
+        path: Option<PathBuf>,
+        json: bool,
+        list_rules: bool,
     },
     Test {
         path: String,
@@ -367,7 +369,15 @@ fn blueprint(what: cli::BlueprintCommand) -> BlueprintOptions {
         B::List => BlueprintOptions::List,
         B::Show { name } => BlueprintOptions::Show { name },
         B::Init { dir, extends } => BlueprintOptions::Init { dir, extends },
-        B::Lint { path } => BlueprintOptions::Lint { path },
+        B::Lint {
+            path,
+            json,
+            list_rules,
+        } => BlueprintOptions::Lint {
+            path,
+            json,
+            list_rules,
+        },
         B::Test { path, json } => BlueprintOptions::Test { path, json },
         B::Files { name, json } => BlueprintOptions::Files { name, json },
         B::Cat { name, path } => BlueprintOptions::Cat { name, path },

@@ -10,7 +10,7 @@ use crate::generate;
 use crate::lint;
 use crate::overrides::OverrideKind;
 use crate::plan::Plan;
-use crate::report::{CaseEntry, TestReport};
+use crate::report::{self, CaseEntry, TestReport};
 use crate::ui::Reporter;
 use crate::write;
 
@@ -353,13 +353,41 @@ pub fn init(dir: &Path, extends: Option<&str>, out: &Reporter) -> Result<ExitSta
     Ok(ExitStatus::Success)
 }
 
-pub fn lint(dir: &Path, out: &Reporter) -> Result<ExitStatus> {
-    let findings = lint::lint(dir)?;
-    for finding in &findings {
-        out.line(finding);
+pub fn lint(
+    dir: Option<&Path>,
+    as_json: bool,
+    list_rules: bool,
+    out: &Reporter,
+) -> Result<ExitStatus> {
+    let rules = || {
+        lint::RULES
+            .iter()
+            .map(|(id, finds)| report::LintRule { id, finds })
+    };
+    match dir {
+        _ if list_rules && as_json => out.json(&rules().collect::<Vec<_>>()),
+        _ if list_rules => rules().for_each(|r| out.line(format!("{:<28} {}", r.id, r.finds))),
+        None => {}
+        Some(dir) => return lint_dir(dir, as_json, out),
     }
+    Ok(ExitStatus::Success)
+}
+
+fn lint_dir(dir: &Path, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
+    let findings = lint::lint(dir)?;
     let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
+    if as_json {
+        out.json(&report::LintReport {
+            version: 1,
+            blueprint: dir.display().to_string(),
+            errors,
+            warnings,
+            findings: &findings,
+        });
+    } else {
+        findings.iter().for_each(|finding| out.line(finding));
+    }
     if errors > 0 {
         out.findings(format!(
             "blueprint lint: {errors} error(s), {warnings} warning(s)"

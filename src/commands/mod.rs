@@ -57,7 +57,11 @@ pub fn run(options: Options, out: &Reporter) -> Result<ExitStatus> {
             BlueprintOptions::Init { dir, extends } => {
                 blueprint::init(&dir, extends.as_deref(), out)
             }
-            BlueprintOptions::Lint { path } => blueprint::lint(&path, out),
+            BlueprintOptions::Lint {
+                path,
+                json,
+                list_rules,
+            } => blueprint::lint(path.as_deref(), json, list_rules, out),
             BlueprintOptions::Test { path, json } => blueprint::test(&path, json, out),
             BlueprintOptions::Files { name, json } => blueprint::files(&name, json, out),
             BlueprintOptions::Cat { name, path } => blueprint::cat(&name, &path, out),

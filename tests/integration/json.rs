@@ -269,6 +269,79 @@ fn blueprint_test_reports_each_case() {
     );
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LintReport {
+    version: u32,
+    blueprint: String,
+    errors: usize,
+    warnings: usize,
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LintRule {
+    id: String,
+    finds: String,
+}
+
+#[test]
+fn blueprint_lint_reports_findings_with_rule_ids() {
+    let env = Env::new();
+    let dir = env.path("bp");
+    for (path, text) in [
+        (
+            "blueprint.yaml",
+            "name: bp\nversion: 1.0.0\nquestions:\n  - key: team\n    prompt: Team\n    type: string\n    regex: \"[\"\n",
+        ),
+        ("files/x.txt.tera", "[[ team ]]\n"),
+    ] {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("dirs");
+        std::fs::write(full, text).expect("file");
+    }
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "lint", "--json"])
+        .arg(&dir));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    let report: LintReport = serde_json::from_str(&out.stdout).expect("the documented shape");
+    assert_eq!((report.version, report.errors, report.warnings), (1, 1, 0));
+    assert_eq!(report.blueprint, dir.display().to_string());
+    let [finding] = report.findings.as_slice() else {
+        panic!("one finding: {:?}", report.findings);
+    };
+    assert_eq!(
+        (
+            finding.rule.as_str(),
+            finding.file.as_str(),
+            finding.line,
+            finding.column
+        ),
+        ("blueprint.regex", "blueprint.yaml", 7, 13)
+    );
+    assert!(
+        finding.message.contains("regex does not compile"),
+        "{}",
+        finding.message
+    );
+
+    let rules: Vec<LintRule> = parse(&run(env.scaffold().args([
+        "blueprint",
+        "lint",
+        "--list-rules",
+        "--json",
+    ])));
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.id == "blueprint.regex" && !r.finds.is_empty())
+    );
+    assert!(rules.iter().all(|r| r.id.starts_with("blueprint.")));
+}
+
 #[test]
 fn blueprint_test_reports_a_failed_case_as_findings() {
     let env = Env::new();
