@@ -204,18 +204,6 @@ fn fleet(given: &[PathBuf], options: &CheckOptions, out: &Reporter) -> Result<Ex
         }
         out.line(format!("check: {summary}"));
     }
-    // The worst status of them all: a repo that could not be checked (its own code), then
-    // findings with errors.
-    let worst = results
-        .into_iter()
-        .filter_map(|(_, r)| r.err())
-        .max_by_key(|e| e.exit_code());
-    match worst {
-        Some(e) => Err(e),
-        None if errors > 0 => {
-            out.findings(format!("check: {summary}"));
-            Ok(ExitStatus::Findings)
-        }
-        None => Ok(ExitStatus::Success),
-    }
+    let results = results.into_iter().map(|(_, r)| r);
+    ExitStatus::of_fleet(results, errors > 0, &format!("check: {summary}"), out)
 }

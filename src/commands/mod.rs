@@ -31,6 +31,29 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// The worst status of a fleet: the error of a repo that could not be handled (the
+    /// highest exit code), else findings when any repo `found` some (said with `summary`),
+    /// else success.
+    pub fn of_fleet<T>(
+        results: impl IntoIterator<Item = Result<T>>,
+        found: bool,
+        summary: &str,
+        out: &Reporter,
+    ) -> Result<ExitStatus> {
+        let worst = results
+            .into_iter()
+            .filter_map(|r| r.err())
+            .max_by_key(|e| e.exit_code());
+        match worst {
+            Some(e) => Err(e),
+            None if found => {
+                out.findings(summary);
+                Ok(ExitStatus::Findings)
+            }
+            None => Ok(ExitStatus::Success),
+        }
+    }
+
     pub fn code(self) -> u8 {
         match self {
             ExitStatus::Success => 0,

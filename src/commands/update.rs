@@ -301,18 +301,9 @@ fn fleet(args: &UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         }
         out.line(format!("update --dry-run: {summary}"));
     }
-    let worst = results
-        .into_iter()
-        .filter_map(|(_, r)| r.err())
-        .max_by_key(|e| e.exit_code());
-    match worst {
-        Some(e) => Err(e),
-        None if conflicted > 0 => {
-            out.findings(format!("update --dry-run: {summary}"));
-            Ok(ExitStatus::Findings)
-        }
-        None => Ok(ExitStatus::Success),
-    }
+    let results = results.into_iter().map(|(_, r)| r);
+    let summary = format!("update --dry-run: {summary}");
+    ExitStatus::of_fleet(results, conflicted > 0, &summary, out)
 }
 
 /// The `--json` report of `update`, before anything is written.
