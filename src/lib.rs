@@ -52,3 +52,4 @@ pub(crate) mod ui;
 pub(crate) mod update;
 pub(crate) mod version;
 pub mod write;
+pub(crate) mod yaml;
