@@ -143,7 +143,7 @@ fn out_of_order(name: &str, key: &str, keys: &[&str], allowed: &[&str], order: &
 /// The question's own templates, as (field, source); `when` as the condition it is.
 fn question_templates(question: &Question, delimiters: &Delimiters) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    if let Some(serde_yaml::Value::String(default)) = &question.default {
+    if let Some(serde_json::Value::String(default)) = &question.default {
         out.push(("default", default.clone()));
     }
     if let Some(when) = &question.when {
@@ -194,7 +194,7 @@ mod tests {
     use super::*;
 
     fn manifest(text: &str) -> Manifest {
-        serde_yaml::from_str(text).expect("manifest")
+        crate::yaml::from_str(text).expect("manifest")
     }
 
     #[test]

@@ -267,6 +267,22 @@ impl Node {
         }
     }
 
+    /// The string a scalar resolves to (not a number, boolean or null written plain).
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Scalar(s) => match s.resolve() {
+                Ok(Resolved::Str(t)) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether the node is a null scalar.
+    pub fn is_null(&self) -> bool {
+        matches!(&self.kind, Kind::Scalar(s) if s.is_null())
+    }
+
     /// The entry whose key is `key` (a mapping's key and value).
     pub fn entry(&self, key: &str) -> Option<(&Node, &Node)> {
         self.entries()
@@ -481,7 +497,10 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
 
 /// Deserializes a typed value from a node.
 pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, Error> {
-    T::deserialize(node)
+    T::deserialize(De {
+        node,
+        path: Path::Root,
+    })
 }
 
 /// The YAML text of a value, byte for byte what scaffold has always written.
@@ -648,42 +667,92 @@ impl<'de> de::Deserializer<'de> for Empty {
     }
 }
 
-impl<'de> de::Deserializer<'de> for &'de Node {
+/// Where a value is in its document, as serde_yaml named it in messages: `.` for the
+/// root, `chart.version`, `questions[2].key`.
+#[derive(Clone, Copy)]
+enum Path<'p> {
+    Root,
+    Seq(&'p Path<'p>, usize),
+    Map(&'p Path<'p>, &'p str),
+    Unknown(&'p Path<'p>),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parent = |f: &mut fmt::Formatter<'_>, p: &Path<'_>| match p {
+            Path::Root => Ok(()),
+            p => write!(f, "{p}."),
+        };
+        match self {
+            Path::Root => f.write_str("."),
+            Path::Seq(p, index) => write!(f, "{p}[{index}]"),
+            Path::Map(p, key) => {
+                parent(f, p)?;
+                f.write_str(key)
+            }
+            Path::Unknown(p) => {
+                parent(f, p)?;
+                f.write_str("?")
+            }
+        }
+    }
+}
+
+/// Deserializes the node at a path; an error takes the place (and path) of the innermost
+/// node it comes from.
+struct De<'de, 'p> {
+    node: &'de Node,
+    path: Path<'p>,
+}
+
+impl De<'_, '_> {
+    fn place(&self, mut error: Error) -> Error {
+        if error.line == 0 {
+            error.line = self.node.pos.line;
+            error.column = self.node.pos.column;
+            if !matches!(self.path, Path::Root) {
+                error.message = format!("{}: {}", self.path, error.message);
+            }
+        }
+        error
+    }
+}
+
+impl<'de> de::Deserializer<'de> for De<'de, '_> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match &self.kind {
-            Kind::Scalar(s) => match s.resolve().map_err(|m| Error::new(self.pos, m))? {
-                Resolved::Null => visitor.visit_unit(),
-                Resolved::Bool(b) => visitor.visit_bool(b),
-                Resolved::Unsigned(n) => visitor.visit_u64(n),
-                Resolved::Signed(n) => visitor.visit_i64(n),
-                Resolved::Float(f) => visitor.visit_f64(f),
-                Resolved::Str(t) => visitor.visit_borrowed_str(t),
+        let result = match &self.node.kind {
+            Kind::Scalar(s) => match s.resolve() {
+                Err(message) => Err(de::Error::custom(message)),
+                Ok(Resolved::Null) => visitor.visit_unit(),
+                Ok(Resolved::Bool(b)) => visitor.visit_bool(b),
+                Ok(Resolved::Unsigned(n)) => visitor.visit_u64(n),
+                Ok(Resolved::Signed(n)) => visitor.visit_i64(n),
+                Ok(Resolved::Float(f)) => visitor.visit_f64(f),
+                Ok(Resolved::Str(t)) => visitor.visit_borrowed_str(t),
             },
-            Kind::Seq(items) => {
-                let mut access = Items(items.iter());
-                let value = visitor.visit_seq(&mut access)?;
-                match access.0.next() {
-                    Some(extra) => Err(Error::new(extra.pos, "trailing items in a sequence")),
-                    None => Ok(value),
-                }
-            }
+            Kind::Seq(items) => visitor.visit_seq(Items {
+                items: items.iter().enumerate(),
+                path: &self.path,
+            }),
             Kind::Map(entries) => visitor.visit_map(Entries {
                 entries: entries.iter(),
                 value: None,
+                path: &self.path,
             }),
-        }
-        .map_err(|e| e.at(self.pos))
+        };
+        result.map_err(|e| self.place(e))
     }
 
     /// Any scalar reads as a string, whatever it would resolve to (serde_yaml did so).
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match &self.kind {
-            Kind::Scalar(s) => visitor.visit_borrowed_str(&s.text),
+        match &self.node.kind {
+            Kind::Scalar(s) => visitor
+                .visit_borrowed_str(&s.text)
+                .map_err(|e| self.place(e)),
             _ => self.deserialize_any(visitor),
         }
-        .map_err(|e| e.at(self.pos))
     }
 
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -699,11 +768,13 @@ impl<'de> de::Deserializer<'de> for &'de Node {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match &self.kind {
-            Kind::Scalar(s) if s.is_null() => visitor.visit_none(),
-            _ => visitor.visit_some(self),
+        if self.node.is_null() {
+            return visitor.visit_none().map_err(|e| self.place(e));
         }
-        .map_err(|e| e.at(self.pos))
+        let (node, path) = (self.node, self.path);
+        visitor
+            .visit_some(De { node, path })
+            .map_err(|e| self.place(e))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -711,9 +782,10 @@ impl<'de> de::Deserializer<'de> for &'de Node {
         _name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        let (node, path) = (self.node, self.path);
         visitor
-            .visit_newtype_struct(self)
-            .map_err(|e| e.at(self.pos))
+            .visit_newtype_struct(De { node, path })
+            .map_err(|e| self.place(e))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -722,15 +794,18 @@ impl<'de> de::Deserializer<'de> for &'de Node {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        match &self.kind {
+        let result = match &self.node.kind {
             Kind::Scalar(s) => visitor.visit_enum(s.text.as_str().into_deserializer()),
-            Kind::Map(entries) if entries.len() == 1 => visitor.visit_enum(Variant(&entries[0])),
+            Kind::Map(entries) if entries.len() == 1 => visitor.visit_enum(Variant {
+                entry: &entries[0],
+                path: &self.path,
+            }),
             _ => Err(de::Error::invalid_type(
                 Unexpected::Map,
                 &"a string or a mapping with one entry",
             )),
-        }
-        .map_err(|e: Error| e.at(self.pos))
+        };
+        result.map_err(|e: Error| self.place(e))
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -743,29 +818,40 @@ impl<'de> de::Deserializer<'de> for &'de Node {
     }
 }
 
-struct Items<'de>(std::slice::Iter<'de, Node>);
+struct Items<'de, 'p> {
+    items: std::iter::Enumerate<std::slice::Iter<'de, Node>>,
+    path: &'p Path<'p>,
+}
 
-impl<'de> de::SeqAccess<'de> for Items<'de> {
+impl<'de> de::SeqAccess<'de> for Items<'de, '_> {
     type Error = Error;
 
     fn next_element_seed<T: de::DeserializeSeed<'de>>(
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
-        self.0.next().map(|item| seed.deserialize(item)).transpose()
+        let Some((index, node)) = self.items.next() else {
+            return Ok(None);
+        };
+        seed.deserialize(De {
+            node,
+            path: Path::Seq(self.path, index),
+        })
+        .map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.0.len())
+        Some(self.items.len())
     }
 }
 
-struct Entries<'de> {
+struct Entries<'de, 'p> {
     entries: std::slice::Iter<'de, (Node, Node)>,
-    value: Option<&'de Node>,
+    value: Option<(&'de Node, &'de Node)>,
+    path: &'p Path<'p>,
 }
 
-impl<'de> de::MapAccess<'de> for Entries<'de> {
+impl<'de> de::MapAccess<'de> for Entries<'de, '_> {
     type Error = Error;
 
     fn next_key_seed<K: de::DeserializeSeed<'de>>(
@@ -775,15 +861,24 @@ impl<'de> de::MapAccess<'de> for Entries<'de> {
         let Some((key, value)) = self.entries.next() else {
             return Ok(None);
         };
-        self.value = Some(value);
-        seed.deserialize(key).map(Some)
+        self.value = Some((key, value));
+        // A key is read at its mapping's path (serde_yaml's naming).
+        seed.deserialize(De {
+            node: key,
+            path: *self.path,
+        })
+        .map(Some)
     }
 
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        match self.value.take() {
-            Some(value) => seed.deserialize(value),
-            None => Err(de::Error::custom("a value without its key")),
-        }
+        let Some((key, node)) = self.value.take() else {
+            return Err(de::Error::custom("a value without its key"));
+        };
+        let path = match key.text() {
+            Some(key) => Path::Map(self.path, key),
+            None => Path::Unknown(self.path),
+        };
+        seed.deserialize(De { node, path })
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -792,22 +887,29 @@ impl<'de> de::MapAccess<'de> for Entries<'de> {
 }
 
 /// An externally tagged enum variant: `{variant: value}`.
-struct Variant<'de>(&'de (Node, Node));
+struct Variant<'de, 'p> {
+    entry: &'de (Node, Node),
+    path: &'p Path<'p>,
+}
 
-impl<'de> de::EnumAccess<'de> for Variant<'de> {
+impl<'de, 'p> de::EnumAccess<'de> for Variant<'de, 'p> {
     type Error = Error;
-    type Variant = &'de Node;
+    type Variant = De<'de, 'p>;
 
     fn variant_seed<V: de::DeserializeSeed<'de>>(
         self,
         seed: V,
-    ) -> Result<(V::Value, &'de Node), Error> {
-        let (key, value) = self.0;
-        Ok((seed.deserialize(key)?, value))
+    ) -> Result<(V::Value, De<'de, 'p>), Error> {
+        let (key, value) = self.entry;
+        let path = *self.path;
+        Ok((
+            seed.deserialize(De { node: key, path })?,
+            De { node: value, path },
+        ))
     }
 }
 
-impl<'de> de::VariantAccess<'de> for &'de Node {
+impl<'de> de::VariantAccess<'de> for De<'de, '_> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<(), Error> {
@@ -939,7 +1041,19 @@ mod tests {
         );
         let err = from_str::<Typed>("name: x\ncount: many\n").expect_err("not a number");
         assert_eq!((err.line, err.column), (2, 8));
-        assert_eq!(err.message, "invalid type: string \"many\", expected u32");
+        // The path as serde_yaml named it.
+        assert_eq!(
+            err.message,
+            "count: invalid type: string \"many\", expected u32"
+        );
+        let err =
+            from_str::<Vec<Typed>>("- name: x\n- name: y\n  mode: quick\n").expect_err("variant");
+        assert_eq!((err.line, err.column), (3, 9));
+        assert!(
+            err.message.starts_with(".[1].mode: unknown variant `quick`"),
+            "{}",
+            err.message
+        );
         let err = from_str::<Typed>("count: 1\n").expect_err("missing");
         assert_eq!((err.line, err.column), (1, 1));
         assert_eq!(err.message, "missing field `name`");
