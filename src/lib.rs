@@ -28,7 +28,6 @@ pub(crate) mod git_state;
 pub(crate) mod helm_values;
 pub(crate) mod identity;
 pub(crate) mod lint;
-pub(crate) mod locate;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod merge;

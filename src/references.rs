@@ -2,7 +2,6 @@
 //! (typically removed by a layer's `remove_files`): a kustomization's `resources`,
 //! `components` and `patches[].path`, and the `spec.path` of a Flux Kustomization that
 //! reads the repo itself (source `flux-system`). Pure: a plan in, findings out.
-use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::plan::{Plan, RelPath};
@@ -29,8 +28,8 @@ pub fn check(plan: &Plan) -> Vec<Broken> {
             continue; // a Go template, YAML only once its own tool renders it
         }
         let dir = name.rsplit_once('/').map_or("", |(d, _)| d);
-        for document in serde_yaml::Deserializer::from_str(text) {
-            let Ok(doc) = Json::deserialize(document) else {
+        for document in crate::yaml::parse_until_error(text).0 {
+            let Ok(doc) = document.root.to_json() else {
                 break; // `blueprint test` reports YAML that does not parse
             };
             let kind = doc.get("kind").and_then(Json::as_str).unwrap_or_default();

@@ -4,9 +4,9 @@
 //! undefined, and Tera treats undefined as false in `if` and as null in filters, so it is
 //! an error here, with a "did you mean". Pure.
 use crate::error::Located;
-use crate::locate;
 use crate::manifest::{Delimiters, Manifest, Question};
 use crate::render;
+use crate::yaml::Places;
 
 /// Built-ins a question's default and conditions may read besides earlier answers.
 pub const QUESTION_BUILTINS: &[&str] = &["target_dir_name", "default_addons"];
@@ -35,12 +35,15 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
     let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
     let order = keys.join(", ");
     let mut found = Vec::new();
+    // Parsed only when something is reported: the check costs less than the parse.
+    let parsed = std::cell::OnceCell::new();
+    let places = || parsed.get_or_init(|| Places::of(text));
     for (index, question) in manifest.questions.iter().enumerate() {
         let earlier = &keys[..index];
         let allowed: Vec<&str> = earlier.iter().chain(QUESTION_BUILTINS).copied().collect();
         for (field, source) in question_templates(question, &delimiters) {
             // Located only when reported: searching the text costs more than the check.
-            let at = || question_place(text, &question.key, field);
+            let at = || question_place(places(), &question.key, field);
             let message = |m: String| format!("question `{}`: `{field}` {m}", question.key);
             match scanner.variables(&source) {
                 Err(e) => found.push(Located::new(
@@ -61,7 +64,7 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         }
         for (field, name) in question_references(question) {
             if !earlier.contains(&name) {
-                let at = question_place(text, &question.key, field);
+                let at = question_place(places(), &question.key, field);
                 found.push(Located::new(
                     file,
                     at,
@@ -97,7 +100,11 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         }
     };
     for check in &manifest.checks {
-        let at = || locate::item_field(text, "checks", "key", &check.key, "expr").unwrap_or((1, 1));
+        let at = || {
+            places()
+                .item_field("checks", "key", &check.key, "expr")
+                .unwrap_or((1, 1))
+        };
         any_answer(
             format!("check on `{}`: `expr`", check.key),
             &at,
@@ -112,16 +119,12 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
     for (layer, dir) in &manifest.layers {
         any_answer(
             format!("layer `{layer}`"),
-            &|| locate::section_key(text, "layers", layer),
+            &|| places().section_key("layers", layer),
             dir,
         );
     }
     if let Some(next) = &manifest.next_steps {
-        any_answer(
-            "next_steps".into(),
-            &|| locate::locate(text, "next_steps:"),
-            next,
-        );
+        any_answer("next_steps".into(), &|| places().at(&["next_steps"]), next);
     }
     found
 }
@@ -181,10 +184,10 @@ fn condition(delimiters: &Delimiters, expr: &str) -> String {
 
 /// Where to report a question's field: in its own item, or under `defaults:` when this
 /// layer only changes the default.
-fn question_place(text: &str, key: &str, field: &str) -> (usize, usize) {
-    match locate::item_field(text, "questions", "key", key, field) {
+fn question_place(places: &Places, key: &str, field: &str) -> (usize, usize) {
+    match places.item_field("questions", "key", key, field) {
         Some(at) => at,
-        None if field == "default" => locate::section_key(text, "defaults", key),
+        None if field == "default" => places.section_key("defaults", key),
         None => (1, 1),
     }
 }

@@ -28,6 +28,11 @@ pub struct Pos {
 }
 
 impl Pos {
+    /// As `(line, column)`, the shape findings take.
+    pub fn pair(self) -> (usize, usize) {
+        (self.line, self.column)
+    }
+
     fn of(span: &Span) -> Pos {
         Pos {
             line: span.start.line(),
@@ -55,20 +60,9 @@ impl Error {
         }
     }
 
-    /// The error at `pos` unless it already has a place (the innermost node wins).
-    fn at(mut self, pos: Pos) -> Error {
-        if self.line == 0 {
-            self.line = pos.line;
-            self.column = pos.column;
-        }
-        self
-    }
-
-    pub fn pos(&self) -> Pos {
-        Pos {
-            line: self.line,
-            column: self.column,
-        }
+    /// The place as `(line, column)`.
+    pub fn pair(&self) -> (usize, usize) {
+        (self.line, self.column)
     }
 }
 
@@ -100,6 +94,8 @@ impl de::Error for Error {
 pub struct Scalar {
     pub text: String,
     pub plain: bool,
+    /// Written in single or double quotes.
+    pub quoted: bool,
     pub tag: Option<String>,
 }
 
@@ -243,6 +239,18 @@ fn digits_but_not_number(text: &str) -> bool {
 }
 
 impl Node {
+    /// Where a scalar's content starts: after its quote when it is quoted (a finding about
+    /// what a string says points at the string, not at its quote).
+    pub fn content_pos(&self) -> Pos {
+        match &self.kind {
+            Kind::Scalar(s) if s.quoted => Pos {
+                column: self.pos.column + 1,
+                ..self.pos
+            },
+            _ => self.pos,
+        }
+    }
+
     /// The mapping's entries (empty for other nodes).
     pub fn entries(&self) -> &[(Node, Node)] {
         match &self.kind {
@@ -441,18 +449,114 @@ pub struct Document {
     pub root: Node,
 }
 
+/// Places in a one-document text that parsed before (a blueprint manifest, a catalog entry),
+/// for findings about what it says: each falls back to the enclosing item, never to a
+/// made-up place, and to 1:1 when the text does not parse.
+pub struct Places {
+    root: Option<Node>,
+}
+
+impl Places {
+    pub fn of(text: &str) -> Places {
+        Places {
+            root: parse(text)
+                .ok()
+                .and_then(|docs| docs.into_iter().next())
+                .map(|d| d.root),
+        }
+    }
+
+    /// The root node, when the text parses.
+    pub fn root(&self) -> Option<&Node> {
+        self.root.as_ref()
+    }
+
+    /// Where the value at `path` is written ([`Node::locate`]).
+    pub fn at<S: AsRef<str>>(&self, path: &[S]) -> (usize, usize) {
+        self.root
+            .as_ref()
+            .map_or((1, 1), |root| root.locate(path).pair())
+    }
+
+    /// The item of the top-level list `section` whose `item_key` reads `key` (the
+    /// question `- key: region` of `questions`).
+    pub fn item<'a>(&'a self, section: &str, item_key: &'a str, key: &'a str) -> Option<&'a Node> {
+        self.items(section, item_key, key).next()
+    }
+
+    /// Every such item, in document order.
+    pub fn items<'a>(
+        &'a self,
+        section: &str,
+        item_key: &'a str,
+        key: &'a str,
+    ) -> impl Iterator<Item = &'a Node> + 'a {
+        self.root
+            .as_ref()
+            .and_then(|root| root.get(section))
+            .map_or(&[][..], Node::items)
+            .iter()
+            .filter(move |item| item.get(item_key).and_then(Node::text) == Some(key))
+    }
+
+    /// `field:` of that item, or the item when the field is not written there.
+    pub fn item_field<'a>(
+        &'a self,
+        section: &str,
+        item_key: &'a str,
+        key: &'a str,
+        field: &str,
+    ) -> Option<(usize, usize)> {
+        let item = self.item(section, item_key, key)?;
+        Some(item.key_pos(field).unwrap_or(item.pos).pair())
+    }
+
+    /// `key:` of the top-level mapping `section:` (`defaults:` → `region:`), or the item
+    /// reading `key` of the top-level list `section:`; `None` when it is not there.
+    pub fn section_entry(&self, section: &str, key: &str) -> Option<(usize, usize)> {
+        let node = self.root.as_ref()?.get(section)?;
+        node.key_pos(key)
+            .or_else(|| {
+                node.items()
+                    .iter()
+                    .find(|item| item.text() == Some(key))
+                    .map(|item| item.pos)
+            })
+            .map(Pos::pair)
+    }
+
+    /// [`Places::section_entry`], else the section, else 1:1.
+    pub fn section_key(&self, section: &str, key: &str) -> (usize, usize) {
+        self.section_entry(section, key)
+            .unwrap_or_else(|| self.at(&[section]))
+    }
+}
+
 /// Parses every document of `text`; the first error stops it (later documents may depend on
 /// how the broken one ends). A text without content has no document.
 pub fn parse(text: &str) -> Result<Vec<Document>, Error> {
+    match parse_until_error(text) {
+        (documents, None) => Ok(documents),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// The documents before the first error, and the error: for readers that take what parses
+/// (a later document may be broken without spoiling the earlier ones).
+pub fn parse_until_error(text: &str) -> (Vec<Document>, Option<Error>) {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     while let Some(event) = parser.next_event() {
-        let (event, span) = event.map_err(scan_error)?;
-        if builder.event(event, span)? {
-            break;
+        match event
+            .map_err(scan_error)
+            .and_then(|(event, span)| builder.event(event, span))
+        {
+            Ok(false) => {}
+            Ok(true) => break,
+            Err(error) => return (builder.documents, Some(error)),
         }
     }
-    Ok(builder.documents)
+    (builder.documents, None)
 }
 
 /// Parses a text that holds at most one document (serde_yaml's rule for `from_str`).
@@ -564,6 +668,10 @@ impl Builder {
                     kind: Kind::Scalar(Scalar {
                         text: text.into_owned(),
                         plain: style == ScalarStyle::Plain,
+                        quoted: matches!(
+                            style,
+                            ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted
+                        ),
                         tag,
                     }),
                 };
@@ -1050,7 +1158,8 @@ mod tests {
             from_str::<Vec<Typed>>("- name: x\n- name: y\n  mode: quick\n").expect_err("variant");
         assert_eq!((err.line, err.column), (3, 9));
         assert!(
-            err.message.starts_with(".[1].mode: unknown variant `quick`"),
+            err.message
+                .starts_with(".[1].mode: unknown variant `quick`"),
             "{}",
             err.message
         );
