@@ -362,6 +362,18 @@ impl Node {
         }
     }
 
+    /// Every scalar under this node, keys included, in document order.
+    pub fn scalars(&self) -> Vec<&Node> {
+        match &self.kind {
+            Kind::Scalar(_) => vec![self],
+            Kind::Seq(items) => items.iter().flat_map(Node::scalars).collect(),
+            Kind::Map(entries) => entries
+                .iter()
+                .flat_map(|(k, v)| k.scalars().into_iter().chain(v.scalars()))
+                .collect(),
+        }
+    }
+
     /// Where a key named `key` is written anywhere under this node (depth first).
     pub fn find_key(&self, key: &str) -> Option<Pos> {
         match &self.kind {
@@ -371,6 +383,20 @@ impl Node {
                 (k.text() == Some(key))
                     .then_some(k.pos)
                     .or_else(|| v.find_key(key))
+            }),
+        }
+    }
+
+    /// Where an entry `key: value` (a scalar value) is written anywhere under this node
+    /// (depth first): the place of its key.
+    pub fn find_entry(&self, key: &str, value: &str) -> Option<Pos> {
+        match &self.kind {
+            Kind::Scalar(_) => None,
+            Kind::Seq(items) => items.iter().find_map(|i| i.find_entry(key, value)),
+            Kind::Map(entries) => entries.iter().find_map(|(k, v)| {
+                (k.text() == Some(key) && v.text() == Some(value))
+                    .then_some(k.pos)
+                    .or_else(|| v.find_entry(key, value))
             }),
         }
     }
@@ -444,7 +470,8 @@ impl Node {
 /// One document of a YAML text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
-    /// The line of its `---` marker, or of its first content for an implicit document.
+    /// Its first line: the one after its `---` marker; for a document without one, line 1
+    /// when it opens the text, else its first content.
     pub start: usize,
     pub root: Node,
 }
@@ -642,8 +669,12 @@ impl Builder {
         match event {
             Event::StreamEnd => return Ok(true),
             Event::Nothing | Event::StreamStart | Event::DocumentEnd => {}
-            Event::DocumentStart(_) => {
-                self.start = pos.line;
+            Event::DocumentStart(explicit) => {
+                self.start = match (explicit, self.documents.is_empty()) {
+                    (true, _) => pos.line + 1,
+                    (false, true) => 1,
+                    (false, false) => pos.line,
+                };
                 self.anchors.clear();
             }
             Event::Alias(id) => {
@@ -1074,7 +1105,8 @@ mod tests {
         let docs = parse("a: 1\n---\n# c\nb: 2\n---\n...\n").expect("parses");
         assert_eq!(docs.len(), 3);
         assert_eq!(docs[0].start, 1);
-        assert_eq!(docs[1].start, 2);
+        assert_eq!(docs[1].start, 3);
+        assert_eq!(docs[2].start, 6);
         assert_eq!(docs[1].root.locate(&["b"]), pos(4, 1));
         assert!(matches!(&docs[2].root.kind, Kind::Scalar(s) if s.is_null()));
         assert!(parse("").expect("parses").is_empty());
@@ -1168,7 +1200,7 @@ mod tests {
         assert_eq!(err.message, "missing field `name`");
         assert_eq!(err.to_string(), "missing field `name` at line 1 column 1");
         let err = from_str::<Json>("a: 1\n---\nb: 2\n").expect_err("two documents");
-        assert_eq!(err.line, 2);
+        assert_eq!(err.line, 3, "the second document's first line");
         assert_eq!(from_str::<Json>("").expect("empty"), Json::Null);
         assert_eq!(from_str::<Option<Typed>>("").expect("empty"), None);
     }
