@@ -416,9 +416,9 @@ fn to_yaml(value: Value, _: Kwargs, _: &State) -> TeraResult<String> {
     Ok(quote_yaml11_booleans(text.trim_end()))
 }
 
-/// serde_yaml writes the strings `on`, `off`, `yes`, `no`, `y`, `n` plain (YAML 1.2 reads
-/// them as strings, as Flux does), but YAML 1.1 tools (kubectl, PyYAML, yamllint) read
-/// them as booleans: such a plain scalar is quoted. serde_yaml writes real booleans as
+/// The YAML emitter (`yaml::to_string`) writes the strings `on`, `off`, `yes`, `no`, `y`,
+/// `n` plain (YAML 1.2 reads them as strings, as Flux does), but YAML 1.1 tools (kubectl,
+/// PyYAML, yamllint) read them as booleans: such a plain scalar is quoted. It writes real booleans as
 /// `true`/`false`, so a plain one of these words is always a string. Lines inside a
 /// block scalar are left alone.
 fn quote_yaml11_booleans(text: &str) -> String {
