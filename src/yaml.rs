@@ -162,10 +162,10 @@ fn resolve_plain(text: &str) -> Resolved<'_> {
     if let Some(int) = parse_int(text) {
         return int;
     }
-    if !digits_but_not_number(text) {
-        if let Some(float) = parse_f64(text) {
-            return Resolved::Float(float);
-        }
+    if !digits_but_not_number(text)
+        && let Some(float) = parse_f64(text)
+    {
+        return Resolved::Float(float);
     }
     Resolved::Str(text)
 }
