@@ -9,9 +9,10 @@
 //! - Scalars resolve as serde_yaml 0.9 resolved them (YAML 1.2 core schema: `yes`/`on` are
 //!   strings, `0o17` is 15, `~` is null; a leading zero makes a string), so the values the
 //!   rest of the crate sees did not change with the parser.
-//! - Writing: [`to_string`] emits with serde_yaml 0.9, whose exact bytes are part of the
-//!   output contract (`.scaffold/answers.yaml`, rendered values, patched files; the golden
-//!   snapshots hold them). See docs/architecture.md, "YAML".
+//! - Writing: [`to_string`] emits with serde_norway 0.9.42, the maintained fork of
+//!   serde_yaml 0.9.34 whose serializer and libyaml emitter are the same code: the bytes are
+//!   part of the output contract (`.scaffold/answers.yaml`, rendered values, patched files;
+//!   the golden snapshots hold them). See docs/architecture.md, "YAML".
 use std::collections::HashMap;
 use std::fmt;
 
@@ -634,9 +635,10 @@ pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, Error> {
     })
 }
 
-/// The YAML text of a value, byte for byte what scaffold has always written.
+/// The YAML text of a value, byte for byte what scaffold has always written (serde_yaml
+/// 0.9's bytes).
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
-    serde_yaml::to_string(value).map_err(|e| Error::new(Pos::default(), e.to_string()))
+    serde_norway::to_string(value).map_err(|e| Error::new(Pos::default(), e.to_string()))
 }
 
 fn scan_error(e: ScanError) -> Error {
