@@ -2,6 +2,8 @@
 //! file parsed strictly (duplicate keys are errors at their second occurrence, as in kubectl
 //! and kustomize) into its JSON value, keeping the node tree so that findings point at the
 //! line of the key, item or value they are about.
+use std::sync::Arc;
+
 use serde_json::Value as Json;
 
 use crate::yaml::{self as layer, Node};
@@ -11,8 +13,9 @@ use crate::yaml::{self as layer, Node};
 pub struct Doc {
     /// 1-based line of the document's first line (after its `---`).
     pub line: usize,
-    /// The document with the place of every key and value.
-    pub node: Node,
+    /// The document with the place of every key and value (shared: objects and each
+    /// environment's view copy their documents).
+    pub node: Arc<Node>,
     pub value: Json,
 }
 
@@ -45,7 +48,7 @@ pub fn parse(text: &str) -> Result<Vec<Doc>, ParseError> {
         docs.push(Doc {
             line: document.start,
             value: document.root.to_json()?,
-            node: document.root,
+            node: Arc::new(document.root),
         });
     }
     Ok(docs)

@@ -149,7 +149,7 @@ fn setting_line(release: &crate::check::model::Object, path: &str, value: &Json)
         .collect();
     let doc = release.source_of("spec/values").1;
     let needle = show(value);
-    let written = keys.iter().try_fold(&doc.node, |node, key| node.get(key));
+    let written = keys.iter().try_fold(&*doc.node, |node, key| node.get(key));
     match written {
         // A list: the item holding the value.
         Some(
