@@ -7,7 +7,6 @@ use std::path::Path;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Located, Result};
-use crate::locate;
 use crate::manifest::merge_manifests;
 pub use crate::manifest::{
     Check, Delimiters, GlobDelimiters, Manifest, Migration, Question, QuestionType, TreeScope,
@@ -15,6 +14,7 @@ pub use crate::manifest::{
 };
 use crate::overrides::{self, Override, Patches};
 use crate::record::BlueprintId;
+use crate::yaml::Places;
 
 mod source;
 use source::{Layer, read_layer};
@@ -109,7 +109,7 @@ impl Blueprint {
             Some(parent) => Some(Self::load_chain(parent, layer.dir.as_deref(), seen)?),
             None => None,
         };
-        let extends_version_at = || locate::locate(layer.text(), "extends_version:");
+        let extends_version_at = || Places::of(layer.text()).at(&["extends_version"]);
         if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base)
             && !crate::version::matches(range, &base.manifest.version).map_err(|e| {
                 Error::Located(Located::new(
@@ -145,7 +145,7 @@ impl Blueprint {
         let at_key = |key: &str, message: String| {
             Error::Located(Located::new(
                 manifest_file.clone(),
-                locate::locate(&text, &format!("{key}:")),
+                Places::of(&text).at(&[key]),
                 message,
             ))
         };
@@ -181,13 +181,14 @@ impl Blueprint {
         }
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
         let at = |section: &str, key: &str, message: String| {
+            let places = Places::of(&text);
             let place = match section {
-                "questions" => locate::item_field(&text, section, "key", key, "after"),
+                "questions" => places.item_field(section, "key", key, "after"),
                 _ => None,
             };
             Error::Located(Located::new(
                 manifest_file.clone(),
-                place.unwrap_or_else(|| locate::section_key(&text, section, key)),
+                place.unwrap_or_else(|| places.section_key(section, key)),
                 message,
             ))
         };
@@ -423,13 +424,13 @@ impl Blueprint {
             if let Some(target) = targets {
                 return Err(Error::Located(Located::new(
                     manifest_file.clone(),
-                    text.find("migrations:")
-                        .and_then(|from| {
-                            text[from..]
-                                .find(&format!(": {target}"))
-                                .map(|at| locate::position(&text, from + at + 2))
-                        })
-                        .unwrap_or_else(|| locate::locate(&text, "migrations:")),
+                    {
+                        let places = Places::of(&text);
+                        places
+                            .item("migrations", "version", &migration.version)
+                            .and_then(|item| item.find_scalar(target))
+                            .map_or_else(|| places.at(&["migrations"]), |at| at.pair())
+                    },
                     format!(
                         "migrations {}: `{target}` is not a question of the blueprint{}",
                         migration.version,

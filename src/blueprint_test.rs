@@ -61,7 +61,7 @@ pub fn run_case(
         problems: Vec::new(),
         files: 0,
     };
-    let parsed: serde_yaml::Value = match serde_yaml::from_slice(text) {
+    let parsed: Json = match crate::yaml::from_slice(text) {
         Ok(v) => v,
         Err(e) => {
             verdict.add(rule::CASE, name, format!("not YAML: {e}"));
@@ -69,26 +69,17 @@ pub fn run_case(
         }
     };
     let (values, expect_error) = match &parsed {
-        serde_yaml::Value::Mapping(map)
-            if map.contains_key("answers") || map.contains_key("expect_error") =>
-        {
-            (
-                map.get("answers")
-                    .cloned()
-                    .unwrap_or(serde_yaml::Value::Null),
-                map.get("expect_error")
-                    .and_then(|v| v.as_str())
-                    .map(String::from),
-            )
-        }
+        Json::Object(map) if map.contains_key("answers") || map.contains_key("expect_error") => (
+            map.get("answers").cloned().unwrap_or(Json::Null),
+            map.get("expect_error")
+                .and_then(|v| v.as_str())
+                .map(String::from),
+        ),
         other => (other.clone(), None),
     };
     let values = match values {
-        serde_yaml::Value::Null => Default::default(),
-        serde_yaml::Value::Mapping(map) => map
-            .into_iter()
-            .filter_map(|(k, v)| k.as_str().map(|k| (k.to_string(), v)))
-            .collect(),
+        Json::Null => Default::default(),
+        Json::Object(map) => map.into_iter().collect(),
         _ => {
             verdict.add(rule::CASE, name, "answers must be a mapping");
             return (verdict, None);

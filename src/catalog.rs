@@ -7,6 +7,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::error::{Error, Result};
 use crate::tree::FileTree;
+use crate::yaml;
 
 /// The fields scaffold itself reads; templates see the whole entry.
 #[derive(Debug, Clone, Deserialize)]
@@ -187,31 +188,24 @@ impl Catalog {
             let fail = |at: (usize, usize), msg: String| {
                 Error::Located(crate::error::Located::new(file.clone(), at, msg))
             };
-            let raw: Json = serde_yaml::from_slice(bytes).map_err(|e| {
-                let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-                fail(at, e.to_string())
-            })?;
+            let raw: Json = yaml::from_slice(bytes).map_err(|e| fail(e.pair(), e.message))?;
             // Read from the YAML itself, so a missing or wrong field has a place (a missing
             // `chart.version` points at `chart:`'s mapping).
-            let spec: EntrySpec = serde_yaml::from_slice(bytes).map_err(|e| {
-                let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-                let message = e.to_string();
-                let message = message.split(" at line ").next().unwrap_or_default();
-                fail(at, message.to_string())
-            })?;
+            let spec: EntrySpec = yaml::from_slice(bytes).map_err(|e| fail(e.pair(), e.message))?;
+            let places = yaml::Places::of(&text);
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()
                     .find(|k| !tree.contains_key(&format!("{k}.yaml")) && !removed.contains(*k))
             {
                 return Err(fail(
-                    crate::locate::locate(&text, "values_when:"),
+                    places.at(&["values_when", other.as_str()]),
                     format!("values_when names unknown addon `{other}`"),
                 ));
             }
             if spec.name != stem {
                 return Err(fail(
-                    crate::locate::locate(&text, "name:"),
+                    places.at(&["name"]),
                     format!("name `{}` differs from the file name", spec.name),
                 ));
             }
@@ -232,7 +226,7 @@ impl Catalog {
                     let text = String::from_utf8_lossy(&entry.source);
                     return Err(Error::Located(crate::error::Located::new(
                         format!("{origin}/addons/{}.yaml", entry.spec.name),
-                        crate::locate::section_key(&text, "depends_on", dep),
+                        yaml::Places::of(&text).section_key("depends_on", dep),
                         format!(
                             "depends_on names unknown addon `{dep}`{}",
                             crate::suggest::did_you_mean(
@@ -275,30 +269,34 @@ impl Catalog {
     /// without them gets a controller watching an API nobody installs (review N-B1).
     fn check_features(&self, origin: &str, entry: &Entry) -> Result<()> {
         let text = String::from_utf8_lossy(&entry.source);
-        let fail = |needle: &str, msg: String| {
+        let places = yaml::Places::of(&text);
+        let fail = |at: (usize, usize), msg: String| {
             Error::Located(crate::error::Located::new(
                 format!("{origin}/addons/{}.yaml", entry.spec.name),
-                crate::locate::locate(&text, needle),
+                at,
                 msg,
             ))
         };
         let own = self.brought_by(&entry.spec.name);
-        let mut places: Vec<(String, &Json, BTreeSet<String>)> = Vec::new();
+        let mut sources: Vec<(Vec<String>, &Json, BTreeSet<String>)> = Vec::new();
         if let Some(values) = entry.raw.get("values") {
-            places.push(("values".into(), values, own.clone()));
+            sources.push((vec!["values".into()], values, own.clone()));
         }
         if let Some(Json::Object(when)) = entry.raw.get("values_when") {
             for (other, values) in when {
                 let mut brought = own.clone();
                 brought.extend(self.brought_by(other));
-                places.push((format!("values_when.{other}"), values, brought));
+                sources.push((vec!["values_when".into(), other.clone()], values, brought));
             }
         }
         for feature in &entry.spec.features {
+            let needs = places
+                .item_field("features", "name", &feature.name, "needs")
+                .unwrap_or_else(|| places.at(&["features"]));
             for addon in &feature.needs.addons {
                 if !self.entries.contains_key(addon) && !self.removed.contains(addon) {
                     return Err(fail(
-                        "features:",
+                        needs,
                         format!("feature `{}` needs unknown addon `{addon}`", feature.name),
                     ));
                 }
@@ -310,22 +308,25 @@ impl Catalog {
                 .find(|a| !entry.spec.requires.contains(a))
             {
                 return Err(fail(
-                    "features:",
+                    needs,
                     format!(
                         "feature `{}` needs answer `{answer}`: add it to `requires`",
                         feature.name
                     ),
                 ));
             }
-            for (place, values, brought) in &places {
+            for (place, values, brought) in &sources {
                 let on = feature
                     .enabled_by
                     .iter()
                     .find_map(|t| t.matched(values).map(|v| (t, v)));
                 let missing = feature.needs.addons.iter().find(|a| !brought.contains(*a));
                 if let (Some((trigger, value)), Some(missing)) = (on, missing) {
+                    let mut path = place.clone();
+                    path.extend(trigger.path.split('.').map(String::from));
+                    let place = place.join(".");
                     return Err(fail(
-                        &format!("{}:", trigger.path.rsplit('.').next().unwrap_or("")),
+                        places.at(&path),
                         format!(
                             "`{place}` turns on feature `{}` ({}: {value}), which needs addon `{missing}` that a repo with {} may lack: set it under `values_when: {missing}:` instead",
                             feature.name, trigger.path, entry.spec.name
@@ -410,7 +411,7 @@ impl Catalog {
             }
             let spec: EntrySpec =
                 serde_json::from_value(raw.clone()).map_err(|e| fail(e.to_string()))?;
-            let source = serde_yaml::to_string(&raw).unwrap_or_default().into_bytes();
+            let source = yaml::to_string(&raw).unwrap_or_default().into_bytes();
             catalog
                 .entries
                 .insert(name.clone(), Entry { spec, raw, source });

@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde_json::Value as Json;
+
 use crate::error::{Error, Result};
+use crate::yaml;
 
 pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>> {
     pairs
@@ -21,42 +24,43 @@ pub fn parse_pair(pair: &str) -> Option<(String, String)> {
         .filter(|(k, _)| !k.is_empty())
 }
 
-pub fn read_values(path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
+pub fn read_values(path: &Path) -> Result<BTreeMap<String, Json>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Error::io_path("read --values file", path, e))?;
     parse_values(&text, path)
 }
 
 /// The text of a --values file: a mapping of answer keys to values.
-pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, serde_yaml::Value>> {
-    let value: serde_yaml::Value = serde_yaml::from_str(text)
-        .map_err(|e| Error::Input(format!("--values `{}`: not YAML: {e}", path.display())))?;
+pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, Json>> {
+    let not_yaml =
+        |e: yaml::Error| Error::Input(format!("--values `{}`: not YAML: {e}", path.display()));
+    let Some(root) = yaml::parse_one(text).map_err(not_yaml)? else {
+        return Ok(BTreeMap::new());
+    };
     // A repo's answers record (`.scaffold/answers.yaml`): its `answers` are the values.
-    let value = match value {
-        serde_yaml::Value::Mapping(mut map)
-            if map.contains_key("answers") && map.contains_key("scaffold_version") =>
-        {
+    let values = match (root.get("answers"), root.get("scaffold_version")) {
+        (Some(answers), Some(_)) => {
             crate::ui::note(format!(
                 "note: --values `{}` is an answers record; using its `answers`",
                 path.display()
             ));
-            map.remove("answers").unwrap_or_default()
+            answers
         }
-        other => other,
+        _ => &root,
     };
-    match value {
-        serde_yaml::Value::Null => Ok(BTreeMap::new()),
-        serde_yaml::Value::Mapping(map) => map
-            .into_iter()
-            .map(|(k, v)| match k {
-                serde_yaml::Value::String(k) => Ok((k, v)),
-                other => Err(Error::Input(format!(
+    match &values.kind {
+        yaml::Kind::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| match k.as_str() {
+                Some(key) => Ok((key.to_string(), v.to_json().map_err(not_yaml)?)),
+                None => Err(Error::Input(format!(
                     "--values `{}`: key `{}` is not an answer key; keys are question names such as `name`",
                     path.display(),
-                    serde_yaml::to_string(&other).unwrap_or_default().trim()
+                    k.text().unwrap_or_default()
                 ))),
             })
             .collect(),
+        _ if values.is_null() => Ok(BTreeMap::new()),
         _ => Err(Error::Input(format!(
             "--values `{}`: must be a mapping of answer keys to values",
             path.display()

@@ -228,7 +228,7 @@ fn scoped(
             let layers = blueprint.manifest.layers.keys().map(String::as_str);
             Error::Located(crate::error::Located::new(
                 format!("addons/{}.yaml", entry.spec.name),
-                crate::locate::locate(&String::from_utf8_lossy(entry.source()), "layer:"),
+                crate::yaml::Places::of(&String::from_utf8_lossy(entry.source())).at(&["layer"]),
                 format!(
                     "layer `{layer}` is not one of the blueprint's layers{}",
                     crate::suggest::did_you_mean(layer, layers)

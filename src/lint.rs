@@ -11,10 +11,10 @@ use crate::blueprint::{Blueprint, Manifest};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::Result;
 use crate::generate;
-use crate::locate::{self, locate};
 use crate::plan::{self, RelPath};
 use crate::record::Record;
 use crate::render::Renderer;
+use crate::yaml::{self, Places};
 
 /// Lint's rule ids, one per kind of finding; every finding is a `Diagnostic` with one of
 /// these (or, for what the default rendering breaks, the `check` rule that found it).
@@ -152,33 +152,26 @@ pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
         .map_err(|e| crate::error::Error::io_path("read", &manifest_path, e))?;
-    let manifest: Manifest = match serde_yaml::from_str(&text) {
+    let manifest: Manifest = match yaml::from_str(&text) {
         Ok(m) => m,
         Err(e) => {
-            let at = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((1, 1));
-            found.error(
-                "blueprint.yaml",
-                at,
-                e.to_string().split(" at line ").next().unwrap_or_default(),
-            );
+            found.error("blueprint.yaml", e.pair(), e.message);
             return Ok(found.found);
         }
     };
+    let places = Places::of(&text);
     found.rule = rule::REGEX;
-    check_regexes(&manifest, &text, &mut found);
+    check_regexes(&manifest, &places, &mut found);
     found.rule = rule::ON_CHANGE;
-    check_on_change(&manifest, &text, &mut found);
+    check_on_change(&manifest, &places, &mut found);
     found.rule = rule::QUESTION_TWICE;
-    check_duplicate_keys(&manifest, &text, &mut found);
+    check_duplicate_keys(&manifest, &places, &mut found);
     found.rule = rule::MANIFEST;
     for path in &manifest.remove_files {
         if RelPath::new(path.trim_end_matches('/')).is_err() {
             found.error(
                 "blueprint.yaml",
-                locate(&text, path),
+                places.section_key("remove_files", path),
                 format!("remove_files: `{path}` is not a path inside the blueprint"),
             );
         }
@@ -243,12 +236,16 @@ pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Diagnostic>> {
     lint(Path::new(&blueprint.origin))
 }
 
-fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
+fn check_regexes(manifest: &Manifest, places: &Places, found: &mut Findings) {
     let delimiters = manifest.delimiters.clone().unwrap_or_default();
     for question in &manifest.questions {
-        for pattern in [&question.regex, &question.item_regex, &question.value_regex]
-            .into_iter()
-            .flatten()
+        for (field, pattern) in [
+            ("regex", &question.regex),
+            ("item_regex", &question.item_regex),
+            ("value_regex", &question.value_regex),
+        ]
+        .into_iter()
+        .filter_map(|(field, pattern)| Some((field, pattern.as_ref()?)))
         {
             if pattern.contains(delimiters.variable[0].as_str())
                 || pattern.contains(delimiters.block[0].as_str())
@@ -263,9 +260,13 @@ fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
                     .unwrap_or_default()
                     .trim()
                     .to_string();
+                let at = places
+                    .item("questions", "key", &question.key)
+                    .and_then(|item| item.get(field))
+                    .map_or((1, 1), |pattern| pattern.content_pos().pair());
                 found.error(
                     "blueprint.yaml",
-                    locate(text, pattern),
+                    at,
                     format!(
                         "question `{}`: regex does not compile: {message}",
                         question.key
@@ -280,7 +281,7 @@ fn check_regexes(manifest: &Manifest, text: &str, found: &mut Findings) {
 /// silently shadowed (and an extending blueprint replaces by key).
 /// A question's `on_change` is rendered by `update` over `key`, `before` and `after` only:
 /// a syntax error or another name would fail there, in a user's repo, not here.
-fn check_on_change(manifest: &Manifest, text: &str, found: &mut Findings) {
+fn check_on_change(manifest: &Manifest, places: &Places, found: &mut Findings) {
     const NAMES: &[&str] = &["key", "before", "after"];
     let delimiters = manifest.delimiters.clone().unwrap_or_default();
     let Ok(mut scanner) = crate::render::Scanner::new(&delimiters) else {
@@ -290,7 +291,8 @@ fn check_on_change(manifest: &Manifest, text: &str, found: &mut Findings) {
         let Some(source) = &question.on_change else {
             continue;
         };
-        let at = locate::item_field(text, "questions", "key", &question.key, "on_change")
+        let at = places
+            .item_field("questions", "key", &question.key, "on_change")
             .unwrap_or((1, 1));
         match scanner.variables(source) {
             Err(e) => found.error(
@@ -318,16 +320,17 @@ fn check_on_change(manifest: &Manifest, text: &str, found: &mut Findings) {
     }
 }
 
-fn check_duplicate_keys(manifest: &Manifest, text: &str, found: &mut Findings) {
+fn check_duplicate_keys(manifest: &Manifest, places: &Places, found: &mut Findings) {
     let mut seen = std::collections::BTreeSet::new();
     for question in &manifest.questions {
         if !seen.insert(question.key.as_str()) {
-            let needle = format!("key: {}", question.key);
-            let at = text
-                .match_indices(&needle)
+            // The second item asking it.
+            let at = places
+                .items("questions", "key", &question.key)
                 .nth(1)
-                .map(|(at, _)| locate::position(text, at))
-                .unwrap_or((1, 1));
+                .map_or((1, 1), |item| {
+                    item.key_pos("key").unwrap_or(item.pos).pair()
+                });
             found.error(
                 "blueprint.yaml",
                 at,
@@ -413,15 +416,14 @@ fn check_defaults_and_render(
         },
     );
     found.rule = rule::DEFAULT_INVALID;
+    let places = Places::of(manifest_text);
     for (key, message) in failures.into_inner() {
         // An inherited question's default is changed under `defaults:`; else the base's
         // own default fails, which the layer sees where it says `extends:`.
-        let at = locate::item_field(manifest_text, "questions", "key", &key, "default")
-            .or_else(|| {
-                let at = locate::section_key(manifest_text, "defaults", &key);
-                (at != (1, 1)).then_some(at)
-            })
-            .unwrap_or_else(|| locate::locate(manifest_text, "extends:"));
+        let at = places
+            .item_field("questions", "key", &key, "default")
+            .or_else(|| places.section_entry("defaults", &key))
+            .unwrap_or_else(|| places.at(&["extends"]));
         found.error(
             "blueprint.yaml",
             at,
@@ -494,7 +496,7 @@ fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
                 .flatten()
                 .filter(|needle| !needle.is_empty())
                 .find_map(|needle| text.find(&needle))
-                .map_or((1, 1), |at| locate::position(&text, at));
+                .map_or((1, 1), |at| templates::position(&text, at));
             Diagnostic {
                 file: source,
                 line,

@@ -24,7 +24,7 @@ pub struct Manifest {
     pub questions: Vec<Question>,
     /// New defaults for inherited questions (templates over earlier answers).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub defaults: BTreeMap<String, serde_yaml::Value>,
+    pub defaults: BTreeMap<String, serde_json::Value>,
     /// Inherited files to drop: paths, directories or globs (`files/...`, `addon-files/...`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove_files: Vec<String>,
@@ -256,7 +256,7 @@ pub struct Question {
     #[serde(rename = "type")]
     pub kind: QuestionType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<serde_yaml::Value>,
+    pub default: Option<serde_json::Value>,
     /// Tera expression; the question is asked only when it is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<String>,
@@ -284,7 +284,7 @@ pub struct Question {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_length: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub choices: Option<Vec<serde_yaml::Value>>,
+    pub choices: Option<Vec<serde_json::Value>>,
     /// `catalog`: the choices are the blueprint's optional addons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices_from: Option<String>,
@@ -507,7 +507,7 @@ mod tests {
     use super::*;
 
     fn manifest(text: &str) -> Manifest {
-        serde_yaml::from_str(text).expect("manifest")
+        crate::yaml::from_str(text).expect("manifest")
     }
 
     #[test]
@@ -523,7 +523,7 @@ mod tests {
         assert_eq!(keys, ["a", "x", "b", "y"]);
         assert_eq!(
             merged.questions[2].default,
-            Some(serde_yaml::Value::from("two"))
+            Some(serde_json::Value::from("two"))
         );
         let child = manifest(
             "name: c\nversion: 1.0.0\nquestions:\n  - {key: x, prompt: X, type: string, after: aa}\n",

@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn a_migration_applies_once_between_the_recorded_and_the_new_version() {
-        let migration: Migration = serde_yaml::from_str(
+        let migration: Migration = crate::yaml::from_str(
             "version: 1.1.0\nrename: {cost_centre: cost_center}\nvalues: {tier: {gold: premium}}\nblueprint: team\n",
         )
         .expect("migration");

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use crate::tree::FileTree;
+use crate::yaml;
 
 /// Patches by the blueprint-relative output path they change (`files/x/release.yaml`):
 /// (patch file, its template text), base layers first.
@@ -222,17 +223,17 @@ impl From<String> for PatchError {
 /// byte, and so does every document it leaves unchanged; a changed document is written
 /// back as plain YAML (its comments are dropped).
 pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchError> {
+    let not_yaml = |e: yaml::Error| PatchError {
+        at: Some(e.pair()),
+        message: format!("not YAML: {}", e.message),
+    };
+    // Each change with where its document starts (its `kind:` when it names one).
     let mut changes = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(patch) {
-        let change: Json = serde::Deserialize::deserialize(document).map_err(|e| PatchError {
-            at: e.location().map(|l| (l.line(), l.column())),
-            message: format!(
-                "not YAML: {}",
-                e.to_string().split(" at line ").next().unwrap_or_default()
-            ),
-        })?;
+    for document in yaml::parse(patch).map_err(not_yaml)? {
+        let change = document.root.to_json().map_err(not_yaml)?;
         if !change.is_null() {
-            changes.push(change);
+            let at = document.root.key_pos("kind").unwrap_or(document.root.pos);
+            changes.push((change, at.pair()));
         }
     }
     if changes.is_empty() {
@@ -247,12 +248,12 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
     let texts = split_documents(target);
     let mut documents = Vec::new();
     for text in &texts {
-        let value: Json =
-            serde_yaml::from_str(text).map_err(|e| format!("the patched file is not YAML: {e}"))?;
+        let value =
+            yaml::to_json(text).map_err(|e| format!("the patched file is not YAML: {e}"))?;
         documents.push(value);
     }
     let original = documents.clone();
-    for (index, change) in changes.iter().enumerate() {
+    for (change, at) in &changes {
         let selector = |doc: &Json| {
             let same = |pointer: &str| {
                 change
@@ -267,12 +268,8 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
             applied = true;
         }
         if !applied {
-            let at = patch
-                .match_indices("kind:")
-                .nth(index)
-                .map(|(at, _)| crate::locate::position(patch, at));
             return Err(PatchError {
-                at,
+                at: Some(*at),
                 message: format!(
                     "a patch document (kind {}, name {}) matches no document of the file",
                     change.pointer("/kind").unwrap_or(&Json::Null),
@@ -307,11 +304,11 @@ fn edit_in_place(text: &str, before: &Json, after: &Json) -> std::result::Result
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     if let Some(edited) = edit_block(&lines, 0, before, after) {
         let edited = edited.concat();
-        if serde_yaml::from_str::<Json>(&edited).ok().as_ref() == Some(after) {
+        if yaml::to_json(&edited).ok().as_ref() == Some(after) {
             return Ok(edited);
         }
     }
-    serde_yaml::to_string(after).map_err(|e| e.to_string())
+    yaml::to_string(after).map_err(|e| e.to_string())
 }
 
 /// Whether a line holds nothing for YAML (blank or a comment).
@@ -342,9 +339,9 @@ fn entry_key(line: &str, indent: usize) -> Option<String> {
 fn entry_text(key: &str, value: &Json, indent: usize) -> Option<Vec<String>> {
     let mut map = serde_json::Map::new();
     map.insert(key.to_string(), value.clone());
-    let yaml = serde_yaml::to_string(&Json::Object(map)).ok()?;
+    let text = yaml::to_string(&Json::Object(map)).ok()?;
     Some(
-        yaml.split_inclusive('\n')
+        text.split_inclusive('\n')
             .map(|l| format!("{}{l}", " ".repeat(indent)))
             .collect(),
     )
@@ -554,7 +551,7 @@ mod tests {
         let target = "spec:\n  requirements:\n  - key: arch\n    values: [amd64]\n  - key: os\n    values: [linux]\n  args: [a, b]\n";
         let patch = "spec:\n  requirements:\n  - key: team\n    values: [payments]\n  - key: os\n    $patch: delete\n  args: [c]\n";
         let out: Json =
-            serde_yaml::from_str(&apply(target, patch).expect("applies")).expect("yaml");
+            crate::yaml::from_str(&apply(target, patch).expect("applies")).expect("yaml");
         assert_eq!(
             out,
             serde_json::json!({"spec": {"requirements": [

@@ -50,7 +50,7 @@ pub struct BlueprintId {
 
 impl Record {
     pub fn to_yaml(&self) -> Result<String> {
-        let yaml = serde_yaml::to_string(self).map_err(|e| Error::Blueprint(e.to_string()))?;
+        let yaml = crate::yaml::to_string(self).map_err(|e| Error::Blueprint(e.to_string()))?;
         Ok(format!(
             "# Written by scaffold: the answers this repo was generated from (secrets are never recorded).\n\
              # scaffold add-addon and remove-addon read and update it.\n{yaml}"
@@ -58,7 +58,7 @@ impl Record {
     }
 
     pub fn parse(text: &str) -> Result<Self> {
-        serde_yaml::from_str(text)
+        crate::yaml::from_str(text)
             .map_err(|e| Error::Input(format!("{PATH}: {e}; restore it from git history")))
     }
 

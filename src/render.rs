@@ -411,14 +411,14 @@ fn json_of(value: &Value) -> TeraResult<Json> {
 }
 
 fn to_yaml(value: Value, _: Kwargs, _: &State) -> TeraResult<String> {
-    let text = serde_yaml::to_string(&json_of(&value)?)
+    let text = crate::yaml::to_string(&json_of(&value)?)
         .map_err(|e| tera::Error::message(e.to_string()))?;
     Ok(quote_yaml11_booleans(text.trim_end()))
 }
 
-/// serde_yaml writes the strings `on`, `off`, `yes`, `no`, `y`, `n` plain (YAML 1.2 reads
-/// them as strings, as Flux does), but YAML 1.1 tools (kubectl, PyYAML, yamllint) read
-/// them as booleans: such a plain scalar is quoted. serde_yaml writes real booleans as
+/// The YAML emitter (`yaml::to_string`) writes the strings `on`, `off`, `yes`, `no`, `y`,
+/// `n` plain (YAML 1.2 reads them as strings, as Flux does), but YAML 1.1 tools (kubectl,
+/// PyYAML, yamllint) read them as booleans: such a plain scalar is quoted. It writes real booleans as
 /// `true`/`false`, so a plain one of these words is always a string. Lines inside a
 /// block scalar are left alone.
 fn quote_yaml11_booleans(text: &str) -> String {
@@ -617,12 +617,12 @@ mod tests {
     fn yaml_1_1_boolean_words_are_quoted_outside_block_scalars() {
         let value = serde_json::json!({"a": "on", "b": true, "c": ["off", "x"], "d": "yes\non\n", "e": "onward"});
         let text =
-            super::quote_yaml11_booleans(serde_yaml::to_string(&value).expect("yaml").trim_end());
+            super::quote_yaml11_booleans(crate::yaml::to_string(&value).expect("yaml").trim_end());
         assert!(text.contains("a: 'on'"), "{text}");
         assert!(text.contains("b: true"), "{text}");
         assert!(text.contains("- 'off'"), "{text}");
         assert!(text.contains("e: onward"), "{text}");
-        let back: serde_json::Value = serde_yaml::from_str(&text).expect("parses");
+        let back: serde_json::Value = crate::yaml::from_str(&text).expect("parses");
         assert_eq!(back, value);
     }
 

@@ -4,10 +4,10 @@
 //! undefined, and Tera treats undefined as false in `if` and as null in filters, so it is
 //! an error here, with a "did you mean". Pure.
 use crate::error::Located;
-use crate::locate;
 use crate::manifest::{Delimiters, Manifest, Question};
 use crate::render;
 use crate::suggest::did_you_mean;
+use crate::yaml::Places;
 
 /// Built-ins a question's default and conditions may read besides earlier answers.
 pub const QUESTION_BUILTINS: &[&str] = &["target_dir_name", "default_addons"];
@@ -22,12 +22,15 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
     let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
     let order = keys.join(", ");
     let mut found = Vec::new();
+    // Parsed only when something is reported: the check costs less than the parse.
+    let parsed = std::cell::OnceCell::new();
+    let places = || parsed.get_or_init(|| Places::of(text));
     for (index, question) in manifest.questions.iter().enumerate() {
         let earlier = &keys[..index];
         let allowed: Vec<&str> = earlier.iter().chain(QUESTION_BUILTINS).copied().collect();
         for (field, source) in question_templates(question, &delimiters) {
             // Located only when reported: searching the text costs more than the check.
-            let at = || question_place(text, &question.key, field);
+            let at = || question_place(places(), &question.key, field);
             let message = |m: String| format!("question `{}`: `{field}` {m}", question.key);
             match scanner.variables(&source) {
                 Err(e) => found.push(Located::new(
@@ -48,7 +51,7 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         }
         for (field, name) in question_references(question) {
             if !earlier.contains(&name) {
-                let at = question_place(text, &question.key, field);
+                let at = question_place(places(), &question.key, field);
                 found.push(Located::new(
                     file,
                     at,
@@ -84,7 +87,11 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
         }
     };
     for check in &manifest.checks {
-        let at = || locate::item_field(text, "checks", "key", &check.key, "expr").unwrap_or((1, 1));
+        let at = || {
+            places()
+                .item_field("checks", "key", &check.key, "expr")
+                .unwrap_or((1, 1))
+        };
         any_answer(
             format!("check on `{}`: `expr`", check.key),
             &at,
@@ -99,16 +106,12 @@ pub fn manifest_findings(manifest: &Manifest, text: &str, file: &str) -> Vec<Loc
     for (layer, dir) in &manifest.layers {
         any_answer(
             format!("layer `{layer}`"),
-            &|| locate::section_key(text, "layers", layer),
+            &|| places().section_key("layers", layer),
             dir,
         );
     }
     if let Some(next) = &manifest.next_steps {
-        any_answer(
-            "next_steps".into(),
-            &|| locate::locate(text, "next_steps:"),
-            next,
-        );
+        any_answer("next_steps".into(), &|| places().at(&["next_steps"]), next);
     }
     found
 }
@@ -130,7 +133,7 @@ fn out_of_order(name: &str, key: &str, keys: &[&str], allowed: &[&str], order: &
 /// The question's own templates, as (field, source); `when` as the condition it is.
 fn question_templates(question: &Question, delimiters: &Delimiters) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    if let Some(serde_yaml::Value::String(default)) = &question.default {
+    if let Some(serde_json::Value::String(default)) = &question.default {
         out.push(("default", default.clone()));
     }
     if let Some(when) = &question.when {
@@ -168,10 +171,10 @@ fn condition(delimiters: &Delimiters, expr: &str) -> String {
 
 /// Where to report a question's field: in its own item, or under `defaults:` when this
 /// layer only changes the default.
-fn question_place(text: &str, key: &str, field: &str) -> (usize, usize) {
-    match locate::item_field(text, "questions", "key", key, field) {
+fn question_place(places: &Places, key: &str, field: &str) -> (usize, usize) {
+    match places.item_field("questions", "key", key, field) {
         Some(at) => at,
-        None if field == "default" => locate::section_key(text, "defaults", key),
+        None if field == "default" => places.section_key("defaults", key),
         None => (1, 1),
     }
 }
@@ -181,7 +184,7 @@ mod tests {
     use super::*;
 
     fn manifest(text: &str) -> Manifest {
-        serde_yaml::from_str(text).expect("manifest")
+        crate::yaml::from_str(text).expect("manifest")
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub struct Request<'a> {
     /// `--secret KEY=VALUE` pairs; secrets are also read from `SCAFFOLD_SECRET_<KEY>` and
     /// are never recorded.
     pub secrets: Vec<(String, String)>,
-    pub values: BTreeMap<String, serde_yaml::Value>,
+    pub values: BTreeMap<String, Json>,
     /// Asks new questions on a terminal; without it they take their defaults.
     pub prompter: Option<&'a mut dyn Prompter>,
 }
@@ -432,7 +432,7 @@ fn hand_edits(
     from: &record::Record,
     edited: &record::Record,
     addons_key: &str,
-) -> Result<BTreeMap<String, serde_yaml::Value>> {
+) -> Result<BTreeMap<String, Json>> {
     if from.chosen_addons(addons_key) != edited.chosen_addons(addons_key) {
         return Err(Error::Input(format!(
             "{}: `{addons_key}` was edited by hand; change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {}`)",
@@ -454,8 +454,7 @@ fn hand_edits(
             if key == addons_key || before.get(key) == Some(value) {
                 continue;
             }
-            let value = serde_yaml::to_value(value)
-                .map_err(|e| Error::Input(format!("{}: `{key}`: {e}", record::PATH)))?;
+            let value = value.clone();
             let key = match env {
                 Some(env) => format!("{env}.{key}"),
                 None => key.clone(),

@@ -17,7 +17,7 @@ pub fn parse_text(question: &Question, text: &str) -> std::result::Result<Json, 
     match question.kind {
         QuestionType::String | QuestionType::Cidr => Ok(Json::String(text.to_string())),
         QuestionType::Choice => match question.choices.as_ref().and_then(|c| c.first()) {
-            Some(serde_yaml::Value::Number(_)) => parse_int(text),
+            Some(Json::Number(_)) => parse_int(text),
             _ => Ok(Json::String(text.to_string())),
         },
         QuestionType::Int => parse_int(text),
@@ -28,7 +28,7 @@ pub fn parse_text(question: &Question, text: &str) -> std::result::Result<Json, 
         },
         QuestionType::List | QuestionType::MultiChoice => {
             if text.starts_with('[') {
-                let value: serde_yaml::Value = serde_yaml::from_str(text)
+                let value = crate::yaml::to_json(text)
                     .map_err(|e| format!("`{text}` is not a list: {e}"))?;
                 return from_yaml(question, &value);
             }
@@ -42,7 +42,7 @@ pub fn parse_text(question: &Question, text: &str) -> std::result::Result<Json, 
         }
         QuestionType::Map => {
             if text.starts_with('{') {
-                let value: serde_yaml::Value = serde_yaml::from_str(text)
+                let value = crate::yaml::to_json(text)
                     .map_err(|e| format!("`{text}` is not a map: {e}"))?;
                 return from_yaml(question, &value);
             }
@@ -65,12 +65,8 @@ fn parse_int(text: &str) -> std::result::Result<Json, String> {
 }
 
 /// A value from a --values file (or a non-string default), coerced to the question's type.
-pub(super) fn from_yaml(
-    question: &Question,
-    value: &serde_yaml::Value,
-) -> std::result::Result<Json, String> {
-    let json: Json = serde_json::to_value(value).map_err(|e| e.to_string())?;
-    match (question.kind, &json) {
+pub(super) fn from_yaml(question: &Question, json: &Json) -> std::result::Result<Json, String> {
+    match (question.kind, json) {
         (_, Json::String(s))
             if !matches!(question.kind, QuestionType::String | QuestionType::Cidr) =>
         {
@@ -88,7 +84,7 @@ pub(super) fn from_yaml(
                 })
                 .collect(),
         )),
-        _ => Ok(json),
+        _ => Ok(json.clone()),
     }
 }
 

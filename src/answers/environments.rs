@@ -18,14 +18,14 @@ pub use crate::manifest::ENVIRONMENT;
 #[derive(Default)]
 struct Own {
     set: Vec<(String, String)>,
-    values: BTreeMap<String, serde_yaml::Value>,
+    values: BTreeMap<String, Json>,
 }
 
 /// The answers given for one environment, taken out of `sources` (which keeps the rest).
 pub struct Given {
     by_environment: BTreeMap<String, Own>,
     set: Vec<(String, String)>,
-    values: BTreeMap<String, serde_yaml::Value>,
+    values: BTreeMap<String, Json>,
     recorded: BTreeMap<String, Map<String, Json>>,
 }
 
@@ -62,9 +62,9 @@ pub fn split<'a>(blueprint: &Blueprint, mut sources: Sources<'a>) -> Result<(Sou
             per_environment_key(blueprint, env, own, "--values")?;
             let entry = given.by_environment.entry(env.to_string()).or_default();
             entry.values.insert(own.to_string(), value);
-        } else if let (false, serde_yaml::Value::Mapping(map)) = (is_question(&key), &value) {
+        } else if let (false, Json::Object(map)) = (is_question(&key), &value) {
             for (own, v) in map {
-                let own = own.as_str().unwrap_or_default().to_string();
+                let own = own.clone();
                 per_environment_key(blueprint, &key, &own, "--values")?;
                 let entry = given.by_environment.entry(key.clone()).or_default();
                 entry.values.insert(own, v.clone());

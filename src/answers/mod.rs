@@ -96,7 +96,7 @@ pub struct Sources<'a> {
     /// `--set key=value`, in order (a later one wins).
     pub set: Vec<(String, String)>,
     /// The `--values` file, already parsed.
-    pub values: BTreeMap<String, serde_yaml::Value>,
+    pub values: BTreeMap<String, Json>,
     /// Present when a terminal can be asked; otherwise defaults apply and a missing
     /// answer is an error.
     pub prompter: Option<&'a mut dyn Prompter>,
@@ -272,16 +272,12 @@ fn collect(
             )
         } else {
             recorded.get(key).map(|value| {
-                serde_yaml::to_value(value)
-                    .map_err(|e| e.to_string())
-                    .and_then(|v| from_yaml(question, &v))
-                    .and_then(valid)
-                    .map_err(|m| {
-                        (
-                            m,
-                            format!("{}; --set {key}=… changes it", crate::record::PATH),
-                        )
-                    })
+                from_yaml(question, value).and_then(valid).map_err(|m| {
+                    (
+                        m,
+                        format!("{}; --set {key}=… changes it", crate::record::PATH),
+                    )
+                })
             })
         };
         let value = match given {
@@ -588,8 +584,8 @@ fn choices_of(question: &Question, blueprint: &Blueprint) -> Vec<String> {
         .iter()
         .flatten()
         .map(|c| match c {
-            serde_yaml::Value::String(s) => s.clone(),
-            other => serde_yaml::to_string(other)
+            Json::String(s) => s.clone(),
+            other => crate::yaml::to_string(other)
                 .unwrap_or_default()
                 .trim()
                 .to_string(),
@@ -608,7 +604,7 @@ fn default_of(
     };
     let what = format!("default of `{}`", question.key);
     let parsed = match default {
-        serde_yaml::Value::String(template) => {
+        Json::String(template) => {
             let mut context = context.clone();
             if let Json::Object(map) = &mut context {
                 // The default selection leaves out addons whose required answers are empty.

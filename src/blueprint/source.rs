@@ -158,14 +158,11 @@ fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Resu
     let bytes = tree
         .get("blueprint.yaml")
         .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
-    let manifest: Manifest = serde_yaml::from_slice(bytes).map_err(|e| {
-        let at = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-        let message = e.to_string();
-        let message = message.split(" at line ").next().unwrap_or_default();
+    let manifest: Manifest = crate::yaml::from_slice(bytes).map_err(|e| {
         Error::Located(Located::new(
             format!("{origin}/blueprint.yaml"),
-            at,
-            message,
+            e.pair(),
+            e.message,
         ))
     })?;
     Ok(Layer {

@@ -85,7 +85,7 @@ fn build_into(
             let Some(path) = model::join(dir, &entry) else {
                 built.errors.push((
                     file.clone(),
-                    yaml::line_of(doc, &entry),
+                    doc.line_of_scalar(&entry),
                     format!("{key} entry `{entry}` leaves the repo"),
                 ));
                 continue;
@@ -97,7 +97,7 @@ fn build_into(
             } else {
                 built.errors.push((
                     file.clone(),
-                    yaml::line_of(doc, &entry),
+                    doc.line_of_scalar(&entry),
                     format!("{key} entry `{entry}` does not exist"),
                 ));
             }
@@ -147,7 +147,7 @@ fn build_into(
         if !model::join(dir, &entry).is_some_and(|p| repo.exists(&p)) {
             built.errors.push((
                 file.clone(),
-                yaml::line_of(doc, &entry),
+                doc.line_of_scalar(&entry),
                 format!("file `{entry}` does not exist"),
             ));
         }

@@ -38,9 +38,6 @@ impl Object {
     pub fn spec(&self, path: &str) -> Option<&Json> {
         yaml::at(&self.doc.value, &format!("spec/{path}"))
     }
-    pub fn line_of(&self, needle: &str) -> usize {
-        yaml::line_of(&self.doc, needle)
-    }
     /// The file and document that write the value at `keys` (`/`-separated): the overlay's
     /// patch when it sets it, else the object's own.
     pub fn source_of(&self, keys: &str) -> (&str, &Doc) {
@@ -110,7 +107,9 @@ impl TfModule {
     }
 }
 
-/// Line (1-based) of the first line of `text` containing `needle`, or 0.
+/// Line (1-based) of the first line of `text` containing `needle`, or 0: for text that is
+/// not YAML until a tool renders it (Terraform's HCL, whose parser keeps no places; kops'
+/// Go templates). YAML files are located through their nodes (`yaml::Doc`).
 pub fn line_in(text: &str, needle: &str) -> usize {
     text.lines()
         .position(|l| l.contains(needle))

@@ -1,19 +1,25 @@
-//! YAML for `check`, behind one module: multi-document files split at `---`, each document
-//! parsed strictly (duplicate keys are errors, as in kubectl and kustomize) into JSON values,
-//! with the line each document starts on so that findings can point into the file.
+//! YAML for `check`, on the crate's one YAML layer (`crate::yaml`): every document of a
+//! file parsed strictly (duplicate keys are errors at their second occurrence, as in kubectl
+//! and kustomize) into its JSON value, keeping the node tree so that findings point at the
+//! line of the key, item or value they are about.
+use std::sync::Arc;
+
 use serde_json::Value as Json;
+
+use crate::yaml::{self as layer, Node};
 
 /// One document of a YAML file.
 #[derive(Debug, Clone)]
 pub struct Doc {
     /// 1-based line of the document's first line (after its `---`).
     pub line: usize,
-    /// The document's text.
-    pub text: String,
+    /// The document with the place of every key and value (shared: objects and each
+    /// environment's view copy their documents).
+    pub node: Arc<Node>,
     pub value: Json,
 }
 
-/// Where and why a document does not parse.
+/// Where and why a file does not parse (YAML, JSON or HCL).
 #[derive(Debug, Clone)]
 pub struct ParseError {
     pub line: usize,
@@ -21,38 +27,29 @@ pub struct ParseError {
     pub message: String,
 }
 
-/// Parses every document of `text`; the first error stops the file (later documents may
-/// depend on how the broken one ends).
+impl From<layer::Error> for ParseError {
+    fn from(e: layer::Error) -> ParseError {
+        ParseError {
+            line: e.line,
+            column: e.column,
+            message: e.message,
+        }
+    }
+}
+
+/// Parses every document of `text` (documents without content are left out); the first
+/// error stops the file (later documents may depend on how the broken one ends).
 pub fn parse(text: &str) -> Result<Vec<Doc>, ParseError> {
     let mut docs = Vec::new();
-    for (line, chunk) in split(text) {
-        let value: serde_yaml::Value = match serde_yaml::from_str(&chunk) {
-            Ok(v) => v,
-            Err(e) => {
-                let message = first_line(&e.to_string());
-                let (l, c) = duplicate_line(&chunk, &message).unwrap_or_else(|| {
-                    e.location()
-                        .map_or((1, 0), |loc| (loc.line(), loc.column()))
-                });
-                return Err(ParseError {
-                    line: line + l - 1,
-                    column: c,
-                    message,
-                });
-            }
-        };
-        let value = serde_json::to_value(&value).map_err(|e| ParseError {
-            line,
-            column: 0,
-            message: e.to_string(),
-        })?;
-        if !value.is_null() {
-            docs.push(Doc {
-                line,
-                text: chunk,
-                value,
-            });
+    for document in layer::parse(text)? {
+        if document.root.is_null() {
+            continue;
         }
+        docs.push(Doc {
+            line: document.start,
+            value: document.root.to_json()?,
+            node: Arc::new(document.root),
+        });
     }
     Ok(docs)
 }
@@ -65,74 +62,35 @@ pub fn parse_one(text: &str) -> Result<Json, ParseError> {
         .map_or(Json::Null, |d| d.value))
 }
 
-/// serde_yaml places a duplicate key at its mapping; point at the second occurrence instead.
-fn duplicate_line(chunk: &str, message: &str) -> Option<(usize, usize)> {
-    let key = message
-        .strip_prefix("duplicate entry with key \"")?
-        .strip_suffix('"')?;
-    chunk
-        .lines()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let t = l.trim_start().trim_start_matches("- ");
-            (t.starts_with(&format!("{key}:")) || t.starts_with(&format!("\"{key}\":")))
-                .then_some((i + 1, l.len() - t.len() + 1))
-        })
-        .nth(1)
-}
-
-fn first_line(message: &str) -> String {
-    let message = message.lines().next().unwrap_or_default();
-    // serde_yaml appends " at line L column C"; the location is reported separately.
-    match message.find(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
+impl Doc {
+    /// The line of the value at a path of keys (array indices as numbers): its key's line,
+    /// or the deepest part of the path that is written.
+    pub fn line_at<S: AsRef<str>>(&self, path: &[S]) -> usize {
+        self.node.locate(path).line
     }
-}
 
-/// Splits at document markers (`---` at the start of a line), keeping each chunk's first line.
-fn split(text: &str) -> Vec<(usize, String)> {
-    let mut chunks = Vec::new();
-    let mut start = 1;
-    let mut current = String::new();
-    for (index, line) in text.lines().enumerate() {
-        let marker = line == "---" || line.starts_with("--- ") || line == "...";
-        if marker {
-            chunks.push((start, std::mem::take(&mut current)));
-            start = index + 2;
-            continue;
-        }
-        current.push_str(line);
-        current.push('\n');
+    /// The line of the first key named `key` (depth first), else the document's first line.
+    pub fn line_of_key(&self, key: &str) -> usize {
+        self.node.find_key(key).map_or(self.line, |p| p.line)
     }
-    chunks.push((start, current));
-    chunks
-}
 
-/// The 1-based line in `doc` of the first line containing `needle` (after `after`, if found),
-/// else the document's first line: used to point at a field inside an object.
-pub fn line_of(doc: &Doc, needle: &str) -> usize {
-    doc.text
-        .lines()
-        .position(|l| l.contains(needle))
-        .map_or(doc.line, |i| doc.line + i)
-}
-
-/// The line of the value at a path of keys: each key is looked for after the previous one.
-pub fn line_of_path(doc: &Doc, path: &[String]) -> usize {
-    let lines: Vec<&str> = doc.text.lines().collect();
-    let mut at = 0;
-    for key in path.iter().filter(|k| k.parse::<usize>().is_err()) {
-        let needle = format!("{key}:");
-        let quoted = format!("\"{key}\":");
-        if let Some(i) = lines[at..].iter().position(|l| {
-            let t = l.trim_start().trim_start_matches("- ");
-            t.starts_with(&needle) || t.starts_with(&quoted)
-        }) {
-            at += i;
-        }
+    /// The line of the first scalar reading `text` (a list item, a value or a key), else
+    /// the document's first line.
+    pub fn line_of_scalar(&self, text: &str) -> usize {
+        self.node.find_scalar(text).map_or(self.line, |p| p.line)
     }
-    doc.line + at
+
+    /// The line of the first `key: value` entry, else the document's first line.
+    pub fn line_of_entry(&self, key: &str, value: &str) -> usize {
+        self.node
+            .find_entry(key, value)
+            .map_or(self.line, |p| p.line)
+    }
+
+    /// The line of the first node for which `found` holds, else the document's first line.
+    pub fn line_where(&self, found: &dyn Fn(&Node) -> bool) -> usize {
+        self.node.find(found).map_or(self.line, |n| n.pos.line)
+    }
 }
 
 /// A string at a `/`-separated path of keys (array indices as numbers).
@@ -156,11 +114,29 @@ mod tests {
 
     #[test]
     fn documents_keep_their_lines_and_duplicates_fail() {
-        let docs = parse("a: 1\n---\n# c\nb: 2\n").expect("parses");
-        assert_eq!(docs.len(), 2);
+        let docs = parse("a: 1\n---\n# c\nb: 2\n---\n---\nc: [x, y]\n").expect("parses");
+        assert_eq!(docs.len(), 3);
         assert_eq!(docs[1].line, 3);
+        assert_eq!(docs[1].line_of_key("b"), 4);
+        assert_eq!(docs[2].line_of_scalar("y"), 7);
         let err = parse("x: 1\n---\na: 1\na: 2\n").expect_err("duplicate");
         assert!(err.message.contains("duplicate"), "{}", err.message);
-        assert_eq!(err.line, 4);
+        assert_eq!((err.line, err.column), (4, 1));
+    }
+
+    #[test]
+    fn lines_of_keys_entries_and_paths() {
+        let doc = parse(
+            "kind: Kustomization\nspec:\n  dependsOn:\n    - name: a\n    - name: b\n  path: ./x\n",
+        )
+        .expect("parses")
+        .remove(0);
+        assert_eq!(doc.line_at(&["spec", "dependsOn", "1", "name"]), 5);
+        assert_eq!(doc.line_at(&["spec", "nothing"]), 2);
+        assert_eq!(doc.line_of_key("path"), 6);
+        assert_eq!(doc.line_of_entry("name", "b"), 5);
+        // Absent: the document's first line.
+        assert_eq!(doc.line_of_key("prune"), 1);
+        assert_eq!(doc.line_of_scalar("./y"), 1);
     }
 }

@@ -24,7 +24,7 @@ pub fn list(out: &Reporter) -> Result<ExitStatus> {
 pub fn show(selector: &str, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(selector)?;
     let manifest =
-        serde_yaml::to_string(&blueprint.manifest).map_err(|e| Error::Blueprint(e.to_string()))?;
+        crate::yaml::to_string(&blueprint.manifest).map_err(|e| Error::Blueprint(e.to_string()))?;
     out.line(format!(
         "# {} {} from {}, `extends` resolved",
         blueprint.manifest.name, blueprint.manifest.version, blueprint.origin
@@ -229,7 +229,8 @@ pub fn rebase(dir: &Path, from: &str, out: &Reporter) -> Result<ExitStatus> {
                 merged += 1;
                 // The fork now follows the current base: record its digest.
                 if let Some(recorded) = &change.recorded {
-                    let at = crate::locate::section_key(&manifest, "replaces", &change.base_path);
+                    let at = crate::yaml::Places::of(&manifest)
+                        .section_key("replaces", &change.base_path);
                     if let Some(line) = manifest.split_inclusive('\n').nth(at.0 - 1) {
                         let start = manifest
                             .split_inclusive('\n')

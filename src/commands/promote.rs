@@ -234,7 +234,7 @@ fn overlay_of(
             .renderer()
             .render_str("environment_overlay file", &spec.file, &context)?;
         let Some(text) = read(&path)? else { continue };
-        let doc: Json = serde_yaml::from_str(&text).map_err(|e| {
+        let doc: Json = crate::yaml::from_str(&text).map_err(|e| {
             Error::Input(format!(
                 "{path}: not YAML ({e}); fix it, then promote again"
             ))

@@ -7,10 +7,10 @@ use serde_json::Value as Json;
 use super::{ADDON_BUILTIN, BUILTINS, Findings};
 use crate::blueprint::Blueprint;
 use crate::error::Error;
-use crate::locate::{self, locate, position};
 use crate::plan;
 use crate::render::Renderer;
 use crate::suggest;
+use crate::yaml::Places;
 
 /// Parses each template (so every syntax error is reported) and checks that every name it
 /// reads is in scope: an answer or a built-in, `addon` in per-addon trees, and only fields
@@ -67,8 +67,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
             let in_addon = blueprint.reads_addon(name);
             for var in variables {
                 if let Some(message) = out_of_scope(&var, &keys, in_addon) {
-                    let at =
-                        locate::variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
+                    let at = variable(text, &var, &delimiters.variable[0], &delimiters.block[0]);
                     found.error(name, at, message);
                 }
             }
@@ -170,7 +169,7 @@ fn check_addon_fields(name: &str, text: &str, fields: &[String], found: &mut Fin
         let at = c.get(1).map_or(0, |m| m.start());
         found.error(
             name,
-            locate::position(text, at),
+            position(text, at),
             format!(
                 "`{alias}.{field}`: no catalog entry has a field `{field}`{}",
                 suggest::did_you_mean(field, fields.iter().map(String::as_str))
@@ -228,12 +227,8 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
                 Ok(vars) => {
                     for var in vars {
                         if let Some(message) = out_of_scope(&var, keys, in_addon) {
-                            let at = locate::variable(
-                                path,
-                                &var,
-                                &delimiters.variable[0],
-                                &delimiters.block[0],
-                            );
+                            let at =
+                                variable(path, &var, &delimiters.variable[0], &delimiters.block[0]);
                             found.error(&name, column(at), format!("in the file name: {message}"));
                         }
                     }
@@ -252,7 +247,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
     let declared = &blueprint.manifest.catalog_fields;
     for entry in blueprint.catalog.entries() {
         let file = format!("addons/{}.yaml", entry.spec.name);
-        let text = String::from_utf8_lossy(entry.source());
+        let places = Places::of(&String::from_utf8_lossy(entry.source()));
         // A field the blueprint does not declare is read by no template: a typo, most
         // likely, whose value is then silently ignored.
         if !declared.is_empty()
@@ -263,7 +258,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
             }) {
                 found.warn(
                     &file,
-                    locate::locate(&text, &format!("{field}:")),
+                    places.at(&[field.as_str()]),
                     format!(
                         "field `{field}` is not a catalog field of this blueprint{}; declare it under `catalog_fields` in blueprint.yaml if templates read it",
                         suggest::did_you_mean(field, declared.keys().map(String::as_str))
@@ -275,7 +270,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
         if !layers.contains_key(layer) {
             found.error(
                 &file,
-                locate(&text, "layer:"),
+                places.at(&["layer"]),
                 format!(
                     "layer `{layer}` is not one of the blueprint's layers{}",
                     suggest::did_you_mean(layer, layers.keys().map(String::as_str))
@@ -290,7 +285,7 @@ pub(super) fn check_catalog(blueprint: &Blueprint, found: &mut Findings) {
         {
             found.error(
                 &file,
-                locate::section_key(&text, "requires", key),
+                places.section_key("requires", key),
                 format!(
                     "requires `{key}`, which is not a question{}",
                     suggest::did_you_mean(key, keys.iter().copied())
@@ -322,30 +317,40 @@ fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Fin
     for entry in blueprint.catalog.entries() {
         let file = format!("addons/{}.yaml", entry.spec.name);
         let text = String::from_utf8_lossy(entry.source()).into_owned();
+        let places = Places::of(&text);
         let raw = entry.template_object("", &[]);
-        let mut templates: Vec<(&str, &str)> = Vec::new();
-        for config in raw
+        // Each template with the place of its value in the entry.
+        let mut templates: Vec<(&str, &str, (usize, usize))> = Vec::new();
+        let place = |section: &str, index: usize, field: &str| {
+            places
+                .root()
+                .and_then(|root| root.get(section)?.get(&index.to_string())?.get(field))
+                .map_or_else(|| places.at(&[section]), |node| node.content_pos().pair())
+        };
+        for (index, config) in raw
             .get("configs")
             .and_then(Json::as_array)
             .into_iter()
             .flatten()
+            .enumerate()
         {
             if let Some(content) = config.get("content").and_then(Json::as_str) {
-                templates.push(("configs", content));
+                templates.push(("configs", content, place("configs", index, "content")));
             }
         }
-        for patch in raw
+        for (index, patch) in raw
             .get("patches")
             .and_then(Json::as_array)
             .into_iter()
             .flatten()
+            .enumerate()
         {
             if let Some(target) = patch.get("file").and_then(Json::as_str)
                 && !outputs.iter().any(|o| o == target)
             {
                 found.error(
                     &file,
-                    locate(&text, target),
+                    place("patches", index, "file"),
                     format!(
                         "patches: `{target}` is not a file this blueprint writes{}",
                         suggest::did_you_mean(target, outputs.iter().map(String::as_str))
@@ -353,16 +358,11 @@ fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Fin
                 );
             }
             if let Some(body) = patch.get("patch").and_then(Json::as_str) {
-                templates.push(("patches", body));
+                templates.push(("patches", body, place("patches", index, "patch")));
             }
         }
-        for (field, template) in templates {
-            // Where the template starts in the entry: its first line, as written there.
-            let first = template
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            let (line, column) = locate(&text, first.trim());
+        for (field, template, (line, column)) in templates {
+            // A position inside the template is shifted to where its value starts.
             let indent = column.saturating_sub(1);
             let shift = |(l, c): (usize, usize)| {
                 (
@@ -379,7 +379,7 @@ fn check_catalog_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Fin
                 Ok(vars) => {
                     for var in vars {
                         if let Some(message) = out_of_scope(&var, keys, true) {
-                            let at = locate::variable(
+                            let at = variable(
                                 template,
                                 &var,
                                 &delimiters.variable[0],
@@ -477,5 +477,57 @@ pub(super) fn check_delimiter_clashes(blueprint: &Blueprint, found: &mut Finding
                 }
             }
         }
+    }
+}
+
+// Places in a template's text. A template is not YAML until it renders, and Tera 2 names
+// the variables a template reads (`get_template_variables`) without their spans, so these
+// search the text; each falls back to the first mention, never to a made-up place.
+
+/// 1-based line and column of byte offset `at`.
+pub(super) fn position(text: &str, at: usize) -> (usize, usize) {
+    let at = at.min(text.len());
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+/// The first occurrence of `needle` (1:1 when absent).
+pub(super) fn first_at(text: &str, needle: &str) -> (usize, usize) {
+    text.find(needle)
+        .map(|at| position(text, at))
+        .unwrap_or((1, 1))
+}
+
+/// Where a template reads `var`: its first whole-word use after an opening delimiter on
+/// the same line.
+fn variable(text: &str, var: &str, variable_start: &str, block_start: &str) -> (usize, usize) {
+    let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(var))) else {
+        return (1, 1);
+    };
+    for m in word.find_iter(text) {
+        let line_start = text[..m.start()].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let before = &text[line_start..m.start()];
+        if before.contains(variable_start) || before.contains(block_start) {
+            return position(text, m.start());
+        }
+    }
+    first_at(text, var)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_variable_inside_delimiters() {
+        let text = "team: x\nowner: [[ team ]]\n";
+        assert_eq!(variable(text, "team", "[[", "[%"), (2, 11));
     }
 }

@@ -223,7 +223,7 @@ fn catalog_overrides_and_custom_charts() {
             && source.contains("url: https://charts.example.org/stable"),
         "{source}"
     );
-    let chosen: Vec<String> = serde_yaml::from_value(answer(&dir, "addons")).expect("addons");
+    let chosen: Vec<String> = serde_norway::from_value(answer(&dir, "addons")).expect("addons");
     assert_eq!(chosen, ["reloader", "web", "cache"]);
 
     let out = in_repo(&env, &dir, &["remove-addon", "web"]);

@@ -229,7 +229,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
     ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let repo = env.path("shop");
-    let pool: serde_yaml::Value = serde_yaml::from_str(
+    let pool: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(
             repo.join("environments/prod/infrastructure/karpenter/node-pool.yaml"),
         )
@@ -272,7 +272,7 @@ fn the_walkthrough_blueprint_adds_a_question_after_an_inherited_one_and_patches_
         tags.starts_with("# Extension point: "),
         "comments kept: {tags}"
     );
-    let values: serde_yaml::Value = serde_yaml::from_str(
+    let values: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(repo.join("envs/prod/2-kops/values.yaml")).expect("values"),
     )
     .expect("yaml");
@@ -635,7 +635,7 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
     let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
     let out = new(&env, &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let pool: serde_yaml::Value = serde_yaml::from_str(
+    let pool: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(
             env.path("out/environments/prod/infrastructure/karpenter/node-pool.yaml"),
         )
@@ -846,7 +846,7 @@ fn requires_on_a_yes_no_question_wants_yes() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let chosen = answers(&env.path("out"))["addons"].clone();
     assert!(
-        !serde_yaml::to_string(&chosen)
+        !serde_norway::to_string(&chosen)
             .expect("yaml")
             .contains("extra"),
         "a false answer leaves the addon out of the default selection: {chosen:?}"

@@ -57,7 +57,7 @@ fn the_all_addons_answer_set_lists_the_whole_catalog() {
         .filter(|r| r["always"] == false)
         .map(|r| r["name"].as_str().expect("name").to_string())
         .collect();
-    let set: serde_yaml::Value = serde_yaml::from_str(
+    let set: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/blueprints/default/tests/all-addons.yaml"
@@ -65,7 +65,7 @@ fn the_all_addons_answer_set_lists_the_whole_catalog() {
         .expect("set"),
     )
     .expect("yaml");
-    let mut listed: Vec<String> = serde_yaml::from_value(set["addons"].clone()).expect("addons");
+    let mut listed: Vec<String> = serde_norway::from_value(set["addons"].clone()).expect("addons");
     optional.sort();
     listed.sort();
     assert_eq!(listed, optional);
@@ -463,7 +463,7 @@ fn a_blueprint_needing_a_newer_scaffold_is_refused() {
 /// listings, what it decides and what follows from it.
 #[test]
 fn every_default_question_has_help() {
-    let manifest: serde_yaml::Value = serde_yaml::from_str(
+    let manifest: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/default/blueprint.yaml"),
         )

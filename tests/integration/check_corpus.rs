@@ -885,7 +885,7 @@ fn kubectl_build(kubectl: &Path, dir: &Path) -> Vec<(String, String, String)> {
     let text = String::from_utf8(out.stdout).expect("utf-8");
     let mut objects: Vec<_> = text
         .split("\n---\n")
-        .filter_map(|doc| serde_yaml::from_str::<serde_yaml::Value>(doc).ok())
+        .filter_map(|doc| serde_norway::from_str::<serde_norway::Value>(doc).ok())
         .filter(|v| v.get("kind").is_some())
         .map(|v| {
             let s = |path: &[&str]| {
@@ -1068,7 +1068,7 @@ fn validator_bin(name: &str) -> Option<PathBuf> {
 /// Stand-in Terraform outputs of 1-prerequisites: a map by zone for `*_by_zone`, a list for
 /// plural names, a string otherwise (both renderers read the same file).
 fn synthetic_outputs(dir: &Path) -> Json {
-    let values: serde_yaml::Value = serde_yaml::from_str(
+    let values: serde_norway::Value = serde_norway::from_str(
         &std::fs::read_to_string(dir.join("envs/prod/2-kops/values.yaml")).expect("values"),
     )
     .expect("values yaml");
@@ -1153,14 +1153,14 @@ fn check_renders_kops_templates_as_kops_render_does() {
             outputs.to_string(),
         )
         .expect("outputs");
-        let values: serde_yaml::Value = serde_yaml::from_str(
+        let values: serde_norway::Value = serde_norway::from_str(
             &std::fs::read_to_string(dir.join("envs/prod/2-kops/values.yaml")).expect("values"),
         )
         .expect("values yaml");
         let values_json = env.path(&format!("{name}-values.json"));
         std::fs::write(&values_json, serde_json::to_string(&values).expect("json")).expect("write");
         // The values files in the order 2-kops/Makefile passes them to kops.
-        let tags: serde_yaml::Value = serde_yaml::from_str(
+        let tags: serde_norway::Value = serde_norway::from_str(
             &std::fs::read_to_string(dir.join("envs/prod/1-prerequisites/tags.yaml"))
                 .expect("tags"),
         )
@@ -1186,7 +1186,7 @@ fn check_renders_kops_templates_as_kops_render_does() {
         let theirs: Vec<Json> = String::from_utf8(real.stdout)
             .expect("utf-8")
             .split("\n---\n")
-            .filter_map(|d| serde_yaml::from_str::<Json>(d).ok())
+            .filter_map(|d| serde_norway::from_str::<Json>(d).ok())
             .filter(|v| !v.is_null())
             .collect();
         // tf-outputs.json is git-ignored (Repo::read leaves it out): add it to the model.

@@ -34,11 +34,11 @@ fn finish(child: Child) -> Output {
 }
 
 /// The answers record as committed on HEAD.
-fn committed_record(env: &Env, dir: &Path) -> serde_yaml::Value {
-    serde_yaml::from_str(&env.git(dir, &["show", "HEAD:.scaffold/answers.yaml"])).expect("yaml")
+fn committed_record(env: &Env, dir: &Path) -> serde_norway::Value {
+    serde_norway::from_str(&env.git(dir, &["show", "HEAD:.scaffold/answers.yaml"])).expect("yaml")
 }
 
-fn has_addon(record: &serde_yaml::Value, addon: &str) -> bool {
+fn has_addon(record: &serde_norway::Value, addon: &str) -> bool {
     record["environments"]["prod"]["addons"]
         .as_sequence()
         .is_some_and(|list| list.iter().any(|a| a.as_str() == Some(addon)))

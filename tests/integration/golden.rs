@@ -43,12 +43,12 @@ fn settings(env: &Env) -> insta::Settings {
 /// expects, if any.
 fn values_of(env: &Env, set: &Path) -> (PathBuf, Option<String>) {
     let text = std::fs::read_to_string(set).expect("answer set");
-    let parsed: serde_yaml::Value = serde_yaml::from_str(&text).expect("answer set parses");
+    let parsed: serde_norway::Value = serde_norway::from_str(&text).expect("answer set parses");
     let Some(expected) = parsed.get("expect_error") else {
         return (set.to_path_buf(), None);
     };
     let path = env.home.path().join("values.yaml");
-    let answers = serde_yaml::to_string(&parsed["answers"]).expect("answers");
+    let answers = serde_norway::to_string(&parsed["answers"]).expect("answers");
     std::fs::write(&path, answers).expect("write values");
     (
         path,

@@ -99,7 +99,7 @@ fn every_prompt_is_answered_through_a_pty() {
         answer(&dir, "git_url"),
         "https://git.example.org/platform/pty.git"
     );
-    let cidrs: Vec<String> = serde_yaml::from_value(answer(&dir, "admin_cidrs")).expect("list");
+    let cidrs: Vec<String> = serde_norway::from_value(answer(&dir, "admin_cidrs")).expect("list");
     assert_eq!(cidrs, ["10.40.0.0/16", "203.0.113.0/24"]);
 }
 

@@ -44,7 +44,7 @@ fn defaults_follow_earlier_answers() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let dir = env.path("gossip");
     assert_eq!(answer(&dir, "cluster_name"), "gossip.k8s.local");
-    let zones: Vec<String> = serde_yaml::from_value(answer(&dir, "zones")).expect("zones");
+    let zones: Vec<String> = serde_norway::from_value(answer(&dir, "zones")).expect("zones");
     assert_eq!(zones, ["us-west-2a", "us-west-2b", "us-west-2c"]);
 }
 

@@ -2,7 +2,7 @@
 //! generates a repo with the real binary and reads the files it wrote.
 use std::path::{Path, PathBuf};
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::support::{Env, podinfo_app, run};
 
@@ -92,7 +92,7 @@ fn merge(base: &mut Value, patch: &Value) {
 /// Every YAML document of a file, with its environment overlay's patches applied.
 fn docs(dir: &Path, path: &str) -> Vec<Value> {
     let parse = |text: String| -> Vec<Value> {
-        serde_yaml::Deserializer::from_str(&text)
+        serde_norway::Deserializer::from_str(&text)
             .map(|d| Value::deserialize(d).expect("yaml"))
             .filter(|v| !v.is_null())
             .collect()
@@ -339,7 +339,7 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     let platform_store = store("platform-secrets-manager");
     assert_eq!(
         platform_store["spec"]["conditions"],
-        serde_yaml::from_str::<Value>("[{namespaces: [authentik]}]").expect("yaml")
+        serde_norway::from_str::<Value>("[{namespaces: [authentik]}]").expect("yaml")
     );
     let jwt = &platform_store["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
     assert_eq!(jwt["name"], "external-secrets-platform");
@@ -821,7 +821,8 @@ fn the_gateway_passes_client_ip_and_scheme_and_keeps_istio_webhooks_fail_closed(
         .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
         .expect("platform-gateway overlays");
     let service: Value =
-        serde_yaml::from_str(overlays["data"]["service"].as_str().expect("service")).expect("yaml");
+        serde_norway::from_str(overlays["data"]["service"].as_str().expect("service"))
+            .expect("yaml");
     assert_eq!(service["spec"]["externalTrafficPolicy"], "Local");
     let gateway = configs
         .iter()
@@ -927,7 +928,7 @@ fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus
     let data = overlays(&dir);
     assert!(data["horizontalPodAutoscaler"].is_null(), "{data:?}");
     let deployment: Value =
-        serde_yaml::from_str(data["deployment"].as_str().expect("deployment")).expect("yaml");
+        serde_norway::from_str(data["deployment"].as_str().expect("deployment")).expect("yaml");
     assert_eq!(deployment["spec"]["replicas"], 2);
     let karpenter = |dir: &Path| {
         doc(

@@ -53,8 +53,8 @@ fn document<'a>(template: &'a str, needle: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no document with {needle}"))
 }
 
-fn yaml(dir: &Path, rel: &str) -> serde_yaml::Value {
-    serde_yaml::from_str(&read(dir, rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+fn yaml(dir: &Path, rel: &str) -> serde_norway::Value {
+    serde_norway::from_str(&read(dir, rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// Flags kops v1.34.0 accepts per subcommand: docs/cli/kops_<sub>.md (generated from the
@@ -936,7 +936,7 @@ fn nodes_have_break_glass_access_and_prod_defaults_to_three_control_planes() {
             dir,
             &format!("envs/{}/2-kops/values.yaml", env.to_string_lossy()),
         );
-        serde_yaml::from_value(values["controlPlaneZones"].clone()).expect("zones")
+        serde_norway::from_value(values["controlPlaneZones"].clone()).expect("zones")
     };
     assert_eq!(zones(&dir), ["eu-west-1a", "eu-west-1b", "eu-west-1c"]);
     let dev = generate(&env, "dev", &["--set", "environments=dev"]);

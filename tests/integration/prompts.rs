@@ -121,7 +121,7 @@ fn multiselect_without_colour(vars: &[(&str, &str)]) {
     p.exp_string("Created plain").expect("done");
     p.exp_eof().expect("exit");
     let chosen: Vec<String> =
-        serde_yaml::from_value(answer(&env.path("plain"), "addons")).expect("list");
+        serde_norway::from_value(answer(&env.path("plain"), "addons")).expect("list");
     assert!(
         chosen.contains(&"authentik".to_string()) && !chosen.contains(&"cert-manager".to_string()),
         "{chosen:?}"
@@ -262,7 +262,7 @@ fn an_addon_needing_a_dns_zone_is_refused_at_the_prompt_of_a_gossip_cluster() {
     p.exp_string("Created gdns").expect("done");
     p.exp_eof().expect("exit");
     let chosen: Vec<String> =
-        serde_yaml::from_value(answer(&env.path("gdns"), "addons")).expect("list");
+        serde_norway::from_value(answer(&env.path("gdns"), "addons")).expect("list");
     assert!(!chosen.contains(&"authentik".to_string()), "{chosen:?}");
 }
 

@@ -51,7 +51,7 @@ fn workflow_runs_make_validate_with_pinned_actions_and_no_secrets() {
     let dir = repo(&env, "w", "reloader");
     let text =
         std::fs::read_to_string(dir.join(".github/workflows/validate.yml")).expect("workflow");
-    let workflow: serde_yaml::Value = serde_yaml::from_str(&text).expect("workflow is YAML");
+    let workflow: serde_norway::Value = serde_norway::from_str(&text).expect("workflow is YAML");
     assert!(
         workflow["on"].get("pull_request").is_some(),
         "runs on pull requests"

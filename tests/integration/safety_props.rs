@@ -19,7 +19,7 @@ fn config() -> ProptestConfig {
 }
 
 fn question(kind: &str) -> Question {
-    serde_yaml::from_str(&format!(
+    serde_norway::from_str(&format!(
         "key: k\nprompt: K\ntype: {kind}\nallow_empty: true\n"
     ))
     .expect("question")
@@ -70,7 +70,7 @@ proptest! {
 
     #[test]
     fn values_mappings_round_trip(map in proptest::collection::btree_map("[a-z_]{1,10}", "[a-zA-Z0-9 ./-]{0,20}", 0..8)) {
-        let text = serde_yaml::to_string(&map).expect("yaml");
+        let text = serde_norway::to_string(&map).expect("yaml");
         let parsed = parse_values(&text, Path::new("v.yaml")).expect("mapping");
         let keys: Vec<&String> = parsed.keys().collect();
         prop_assert_eq!(keys, map.keys().collect::<Vec<_>>());
@@ -93,7 +93,7 @@ proptest! {
 
     #[test]
     fn manifests_and_records_never_panic(text in ".{0,300}") {
-        let _ = serde_yaml::from_str::<Manifest>(&text);
+        let _ = serde_norway::from_str::<Manifest>(&text);
         if let Err(e) = Record::parse(&text) {
             prop_assert!(e.to_string().starts_with(".scaffold/answers.yaml: "));
         }

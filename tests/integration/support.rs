@@ -186,14 +186,14 @@ pub fn missing(what: &str) {
     eprintln!("NOT RUN: needs {what} (CI=true fails here instead)");
 }
 
-pub fn answers(dir: &Path) -> serde_yaml::Value {
+pub fn answers(dir: &Path) -> serde_norway::Value {
     let text = std::fs::read_to_string(dir.join(".scaffold/answers.yaml")).expect("answers.yaml");
-    serde_yaml::from_str(&text).expect("answers parse")
+    serde_norway::from_str(&text).expect("answers parse")
 }
 
 /// A recorded answer: a shared one, else the one environment's own (a repo of several
 /// environments has no single answer for a per-environment key: Null).
-pub fn answer(dir: &Path, key: &str) -> serde_yaml::Value {
+pub fn answer(dir: &Path, key: &str) -> serde_norway::Value {
     let record = answers(dir);
     let shared = &record["answers"][key];
     if !shared.is_null() {
@@ -205,7 +205,7 @@ pub fn answer(dir: &Path, key: &str) -> serde_yaml::Value {
             .next()
             .map(|own| own[key].clone())
             .unwrap_or_default(),
-        _ => serde_yaml::Value::Null,
+        _ => serde_norway::Value::Null,
     }
 }
 

@@ -54,7 +54,9 @@ fn ingress(context: &Context, findings: &mut Findings) {
             findings.add(
                 "ingress.certificate",
                 &object.file,
-                object.line_of("listen-ports"),
+                object
+                    .doc
+                    .line_where(&|n| n.text().is_some_and(|t| t.ends_with("listen-ports"))),
                 format!("Ingress {} listens on HTTPS but has no certificate-arn annotation nor spec.tls hosts: the ALB is never created", object.name),
             );
         }
@@ -97,7 +99,7 @@ fn external_secrets(context: &Context, findings: &mut Findings) {
             findings.add(
                 "external-secret.remote-key",
                 &object.file,
-                object.line_of(key),
+                object.doc.line_of_scalar(key),
                 format!("ExternalSecret {} reads remote key {key}, which no Terraform file creates and no README documents", object.name),
             );
         }

@@ -146,7 +146,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
         {
             let (kind, name, optional, matching) = referenced(&provided, reference, ns);
             let key = yaml::str_at(reference, "valuesKey").unwrap_or("values.yaml");
-            let line = object.line_of(&format!("name: {name}"));
+            let line = object.doc.line_of_entry("name", name);
             if matching.is_empty() && !optional {
                 findings.add("bridge.values-from", &object.file, line, format!("HelmRelease {ns}/{} reads {kind} {ns}/{name}, which neither the repo nor its Terraform creates", object.name));
             } else if !optional && keys_of(&matching).is_some_and(|k| !k.contains(key)) {
@@ -176,7 +176,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
         {
             let (kind, name, optional, matching) = referenced(&provided, reference, ns);
             if matching.is_empty() && !optional {
-                findings.add("bridge.values-from", &object.file, object.line_of(&format!("name: {name}")), format!("Kustomization {} substitutes from {kind} {ns}/{name}, which neither the repo nor its Terraform creates", object.name));
+                findings.add("bridge.values-from", &object.file, object.doc.line_of_entry("name", name), format!("Kustomization {} substitutes from {kind} {ns}/{name}, which neither the repo nor its Terraform creates", object.name));
             }
             match (keys_of(&matching), vars.as_mut()) {
                 (Some(keys), Some(vars)) => vars.extend(keys),
@@ -194,16 +194,21 @@ pub fn run(context: &Context, findings: &mut Findings) {
             {
                 continue;
             }
-            for (offset, line) in target.doc.text.lines().enumerate() {
-                if line.trim_start().starts_with('#') {
-                    continue;
-                }
+            // Flux substitutes in the built YAML (no comments): in keys and values.
+            let scalars = target.doc.node.scalars();
+            let lines = scalars.iter().flat_map(|node| {
+                let text = node.text().unwrap_or_default();
+                text.lines()
+                    .enumerate()
+                    .map(move |(offset, line)| (node.pos.line + offset, line))
+            });
+            for (at, line) in lines {
                 for var in plain_vars(line) {
                     if !vars.contains(&var) {
                         findings.add(
                             "bridge.substitution",
                             &target.file,
-                            target.doc.line + offset,
+                            at,
                             format!("${{{var}}} is not provided to Kustomization {} (substitute, substituteFrom keys, or a default): Flux would substitute an empty string", object.name),
                         );
                     }

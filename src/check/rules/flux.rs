@@ -47,7 +47,13 @@ fn graph(context: &Context, kind: &str, findings: &mut Findings) {
                 findings.add(
                     "flux.depends-on",
                     &object.file,
-                    object.line_of(&dep.1),
+                    object
+                        .doc
+                        .node
+                        .get("spec")
+                        .and_then(|spec| spec.get("dependsOn"))
+                        .and_then(|deps| deps.find_scalar(&dep.1))
+                        .map_or_else(|| object.doc.line_of_scalar(&dep.1), |at| at.line),
                     format!(
                         "{kind} {ns}/{} depends on {kind} {}/{}, which the repo does not define",
                         object.name, dep.0, dep.1
@@ -80,7 +86,7 @@ fn graph(context: &Context, kind: &str, findings: &mut Findings) {
                         findings.add(
                             "flux.cycle",
                             &object.file,
-                            object.line_of("dependsOn"),
+                            object.doc.line_of_key("dependsOn"),
                             format!(
                                 "{kind} dependsOn cycle: {} -> {}",
                                 text.join(" -> "),
@@ -138,7 +144,7 @@ fn check_ref(
         findings.add(
             "flux.source-ref",
             &object.file,
-            object.line_of(field),
+            object.doc.line_of_key(field),
             format!(
                 "{} {}: {field} kind `{kind}` is not a Flux source",
                 object.kind, object.name
@@ -148,7 +154,7 @@ fn check_ref(
         findings.add(
             "flux.source-ref",
             &object.file,
-            object.line_of(field),
+            object.doc.line_of_key(field),
             format!(
                 "{} {ns}/{}: {field} {kind} {ref_ns}/{name} is not defined in the repo",
                 object.kind, object.name
@@ -199,7 +205,7 @@ fn paths(context: &Context, findings: &mut Findings) {
             findings.add(
                 "flux.path",
                 &object.file,
-                object.line_of("path:"),
+                object.doc.line_of_key("path"),
                 format!(
                     "Kustomization {}: path `{written}` does not exist in the repo",
                     object.name
@@ -274,7 +280,7 @@ fn chart_versions(context: &Context, findings: &mut Findings) {
                 findings.add(
                     "flux.chart-version",
                     file,
-                    yaml::line_of(doc, "version:"),
+                    doc.line_of_key("version"),
                     format!(
                         "HelmRelease {}: chart version `{version}` is not exact",
                         object.name
@@ -296,7 +302,7 @@ fn chart_versions(context: &Context, findings: &mut Findings) {
             findings.add(
                 "flux.chart-version",
                 file,
-                yaml::line_of(doc, "ref"),
+                doc.line_at(&["spec", "ref"]),
                 format!(
                     "OCIRepository {}: ref is not an exact tag, semver or digest",
                     object.name

@@ -162,7 +162,7 @@ fn written_json(value: &Json, doc: &yaml::Doc, path: &mut Vec<String>) -> Writte
             map.iter()
                 .map(|(k, v)| {
                     path.push(k.clone());
-                    let line = yaml::line_of_path(doc, path);
+                    let line = doc.line_at(path);
                     let inner = written_json(v, doc, path);
                     path.pop();
                     (k.clone(), line, inner)
@@ -363,7 +363,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
                     continue;
                 };
                 let Some(doc) = docs.first() else { continue };
-                let base = object.line_of(&format!("{key}:"));
+                let base = object.doc.line_of_key(key);
                 let mut path = Vec::new();
                 let written = written_json(&doc.value, doc, &mut path);
                 for mut unknown in unknown_paths(&tree, &written) {

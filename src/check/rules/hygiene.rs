@@ -105,7 +105,7 @@ fn secrets(repo: &Repo, findings: &mut Findings) {
                         findings.add(
                             "repo.secrets",
                             &object.file,
-                            object.line_of(&format!("{key}:")),
+                            object.doc.line_of_key(key),
                             format!("Secret {} has a literal {field}.{key}", object.name),
                         );
                     }
@@ -127,7 +127,7 @@ fn secrets(repo: &Repo, findings: &mut Findings) {
                     findings.add(
                         "repo.secrets",
                         &object.file,
-                        object.line_of("secretGenerator"),
+                        object.doc.line_of_key("secretGenerator"),
                         "a secretGenerator makes a Secret from committed plaintext",
                     );
                 }
@@ -161,7 +161,7 @@ fn secret_values(object: &model::Object, value: &Json, findings: &mut Findings) 
                     findings.add(
                         "repo.secrets",
                         &object.file,
-                        object.line_of(&format!("{key}:")),
+                        object.doc.line_of_key(key),
                         format!(
                             "HelmRelease {} has a literal value for {key}: use valuesFrom a Secret",
                             object.name

@@ -120,7 +120,7 @@ fn karpenter_kubelet(context: &Context, findings: &mut Findings) {
                     continue;
                 }
                 let show = |v: Option<&Json>| v.map_or("unset".to_string(), Json::to_string);
-                let line = class.line_of(&format!("{key}:"));
+                let line = class.doc.line_of_key(key);
                 findings.add(
                     "kops.karpenter-kubelet",
                     &class.file,
@@ -169,9 +169,9 @@ fn api_access(context: &Context, findings: &mut Findings) {
                 .into_iter()
                 .flat_map(|r| r.values_files.iter())
                 .find_map(|f| {
-                    let text = context.repo.text(f)?;
-                    let line = model::line_in(text, &format!("- {cidr}"));
-                    (line > 0).then(|| (f.clone(), line))
+                    let docs = context.repo.yaml.get(f)?;
+                    let at = docs.iter().find_map(|d| d.node.find_scalar(cidr))?;
+                    Some((f.clone(), at.line))
                 })
                 .unwrap_or_else(|| {
                     let text = context.repo.text(template).unwrap_or("");
@@ -256,16 +256,11 @@ fn irsa(context: &Context, findings: &mut Findings) {
                     .into_iter()
                     .flat_map(|r| r.values_files.iter())
                     .find_map(|f| {
-                        context
-                            .repo
-                            .text(f)
-                            .map(|t| {
-                                (
-                                    f.clone(),
-                                    model::line_in(t, &format!("serviceAccount: {name}")),
-                                )
-                            })
-                            .filter(|(_, l)| *l > 0)
+                        let docs = context.repo.yaml.get(f)?;
+                        let at = docs
+                            .iter()
+                            .find_map(|d| d.node.find_entry("serviceAccount", name))?;
+                        Some((f.clone(), at.line))
                     })
                     .unwrap_or_else(|| (template.to_string(), 0));
                 findings.add("kops.irsa", &file, line, format!("IRSA role for ServiceAccount {namespace}/{name}: no HelmRelease in {namespace} uses a ServiceAccount of that name"));

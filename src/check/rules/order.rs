@@ -98,7 +98,7 @@ fn crd_order(context: &Context, findings: &mut Findings) {
             if before {
                 continue;
             }
-            let line = object.line_of("apiVersion:");
+            let line = object.doc.line_of_key("apiVersion");
             if providers.is_empty() {
                 findings.add("order.crd-provider", &object.file, line, format!("{} {} uses CRD group {group}, which no layer of the repo (nor kops) installs: applying it fails with \"no matches for kind\"", object.kind, object.name));
             } else {

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use super::{Context, Layer, order};
 use crate::blueprint::Blueprint;
 use crate::catalog::{Catalog, Entry};
-use crate::check::{Findings, yaml};
+use crate::check::Findings;
 
 /// The catalog of the blueprint the repo records (`.scaffold/answers.yaml`), else the
 /// embedded default one: a hand-made repo is judged by the catalog scaffold ships.
@@ -142,23 +142,25 @@ fn show(value: &Json) -> String {
 
 /// The line of the value (or list item) at `spec.values.<path>`.
 fn setting_line(release: &crate::check::model::Object, path: &str, value: &Json) -> usize {
-    let keys: Vec<String> = ["spec", "values"]
+    let keys: Vec<&str> = ["spec", "values"]
         .into_iter()
-        .map(String::from)
-        .chain(path.split('.').map(String::from))
+        .chain(path.split('.'))
         .collect();
     let doc = release.source_of("spec/values").1;
-    let at = yaml::line_of_path(doc, &keys);
     let needle = show(value);
-    doc.text
-        .lines()
-        .skip(at - doc.line)
-        .position(|l| {
-            let item = l
-                .trim_start()
-                .trim_start_matches("- ")
-                .trim_matches(['"', '\'']);
-            item == needle || l.trim_end().ends_with(&format!(": {needle}"))
-        })
-        .map_or(at, |i| at + i)
+    let written = keys.iter().try_fold(&*doc.node, |node, key| node.get(key));
+    match written {
+        // A list: the item holding the value.
+        Some(
+            list @ crate::yaml::Node {
+                kind: crate::yaml::Kind::Seq(items),
+                ..
+            },
+        ) => items
+            .iter()
+            .find(|item| item.text() == Some(needle.as_str()))
+            .map_or(list.pos.line, |item| item.pos.line),
+        Some(node) => node.pos.line,
+        None => doc.line_at(&keys),
+    }
 }

@@ -14,10 +14,6 @@ pub fn run(context: &Context, findings: &mut Findings) {
     service_monitors(context, findings);
 }
 
-fn path(keys: &[&str]) -> Vec<String> {
-    keys.iter().map(|k| k.to_string()).collect()
-}
-
 fn items(value: Option<&Json>) -> impl Iterator<Item = &Json> {
     value.and_then(Json::as_array).into_iter().flatten()
 }
@@ -50,7 +46,7 @@ fn gateways(context: &Context, findings: &mut Findings) {
             if name.contains("${") || ns.contains("${") {
                 continue;
             }
-            let line = yaml::line_of_path(&route.doc, &path(&["spec", "parentRefs", "name"]));
+            let line = route.doc.line_at(&["spec", "parentRefs", "name"]);
             let Some((gateway, _)) = gateways
                 .iter()
                 .find(|(g, gns)| g.name == name && *gns == ns)
@@ -71,7 +67,7 @@ fn gateways(context: &Context, findings: &mut Findings) {
                     findings.add(
                         "ref.gateway",
                         &route.file,
-                        yaml::line_of_path(&route.doc, &path(&["spec", "parentRefs", "sectionName"])),
+                        route.doc.line_at(&["spec", "parentRefs", "sectionName"]),
                         format!("{} {} attaches to listener {section} of Gateway {ns}/{name}, which has {}", route.kind, route.name, listeners.join(", ")),
                     );
                 }
@@ -139,7 +135,7 @@ fn certificates(context: &Context, findings: &mut Findings) {
                 findings.add(
                     "ref.certificate",
                     &gateway.file,
-                    gateway.line_of(&format!("name: {name}")),
+                    gateway.doc.line_of_entry("name", name),
                     format!("Gateway {} listener {} uses certificate Secret {ns}/{name}, which no Secret, cert-manager Certificate or ExternalSecret of the repo makes", gateway.name, yaml::str_at(listener, "name").unwrap_or("?")),
                 );
             }
@@ -172,7 +168,7 @@ fn secret_stores(context: &Context, findings: &mut Findings) {
             findings.add(
                 "ref.secret-store",
                 &external.file,
-                yaml::line_of_path(&external.doc, &path(&["spec", "secretStoreRef", "name"])),
+                external.doc.line_at(&["spec", "secretStoreRef", "name"]),
                 format!("ExternalSecret {} reads from {kind} {name}, which the repo does not define{}: it never syncs", external.name, if kind == "SecretStore" { format!(" in {namespace}") } else { String::new() }),
             );
         }
@@ -216,7 +212,7 @@ fn node_classes(context: &Context, findings: &mut Findings) {
         findings.add(
             "ref.node-class",
             &pool.file,
-            yaml::line_of_path(&pool.doc, &path),
+            pool.doc.line_at(&path),
             format!("NodePool {} uses EC2NodeClass {name}, which is not in the repo ({known}): it launches no node", pool.name),
         );
     }
@@ -292,7 +288,7 @@ fn service_monitors(context: &Context, findings: &mut Findings) {
             findings.add(
                 "ref.service-monitor",
                 &monitor.file,
-                yaml::line_of_path(&monitor.doc, &path(&["spec", "selector"])),
+                monitor.doc.line_at(&["spec", "selector"]),
                 format!("ServiceMonitor {} selects no Service of the repo in {}: Prometheus scrapes nothing for it", monitor.name, namespaces.join(", ")),
             );
             continue;
@@ -308,7 +304,7 @@ fn service_monitors(context: &Context, findings: &mut Findings) {
                 findings.add(
                     "ref.service-monitor",
                     &monitor.file,
-                    yaml::line_of_path(&monitor.doc, &path(&["spec", "endpoints", "port"])),
+                    monitor.doc.line_at(&["spec", "endpoints", "port"]),
                     format!("ServiceMonitor {} scrapes port {port}, which no Service it selects names: that endpoint has no target", monitor.name),
                 );
             }

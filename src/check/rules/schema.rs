@@ -111,7 +111,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
         match schema::lookup(&object.api_version, &object.kind) {
             Lookup::Schema(schema) => {
                 for v in schema::validate(object.value(), schema) {
-                    let line = yaml::line_of_path(&object.doc, &v.path);
+                    let line = object.doc.line_at(&v.path);
                     findings.add(
                         "k8s.schema",
                         &object.file,
