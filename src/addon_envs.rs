@@ -2,14 +2,16 @@
 //! answers its addons per environment, each environment's addons answer is its own
 //! (`Record::environments`); `--env` names some, none means all.
 use crate::blueprint::Blueprint;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::record::Record;
 
-/// The environments to change, or None for a repo whose addons are chosen once.
+/// The environments to change, or None for a repo whose addons are chosen once. `flag`
+/// names the option that gave `env` in refusals (`--env`, `--from/--to`).
 pub fn targets(
     blueprint: &Blueprint,
     record: &Record,
     env: &[String],
+    flag: &str,
 ) -> Result<Option<Vec<String>>> {
     let addons_key = blueprint.manifest.addons_answer();
     let per_environment = blueprint.manifest.environments_answer.is_some()
@@ -20,24 +22,26 @@ pub fn targets(
             .any(|q| q.key == addons_key && q.per_environment);
     if !per_environment || record.environments.is_empty() {
         return match env.first() {
-            Some(name) => Err(Error::Input(format!(
-                "--env {name}: this repo chooses its addons once for all; drop --env"
-            ))),
+            Some(name) => Err(Error::input(
+                Problem::new(format!(
+                    "{flag} {name}: this repo chooses its addons once for all"
+                ))
+                .fix(format!("drop {flag}")),
+            )),
             None => Ok(None),
         };
     }
     let known: Vec<&String> = record.environments.keys().collect();
     for name in env {
         if !record.environments.contains_key(name) {
-            return Err(Error::Input(format!(
-                "--env {name}: not an environment of this repo{}; its environments: {}",
-                crate::suggest::did_you_mean(name, known.iter().map(|k| k.as_str())),
-                known
-                    .iter()
-                    .map(|k| k.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+            let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
+            let suggestion = crate::suggest::did_you_mean(name, names.iter().copied());
+            return Err(Error::input(
+                Problem::new(format!(
+                    "{flag} {name}: not an environment of this repo{suggestion}"
+                ))
+                .fix(format!("its environments: {}", names.join(", "))),
+            ));
         }
     }
     Ok(Some(if env.is_empty() {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use git2::{AttrCheckFlags, AttrValue, Repository};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 
 /// What git does with one path's line endings (convert.c's `crlf_action`).
@@ -160,9 +160,7 @@ impl Eol {
                 name, clean: None, ..
             }) = self.driver(path)
             {
-                return Err(Error::Refused(format!(
-                    "`{path}` goes through the `{name}` filter, which has only `filter.{name}.process` configured; scaffold runs a filter's `clean` command: configure `filter.{name}.clean` too, or take scaffold's files out of that rule (`{path} !filter` in .gitattributes), then run scaffold again (nothing was changed)"
-                )));
+                return Err(Error::refused(Problem::new(format!("`{path}` goes through the `{name}` filter, which has only `filter.{name}.process` configured")).fix(format!("scaffold runs a filter's `clean` command: configure `filter.{name}.clean` too, or take scaffold's files out of that rule (`{path} !filter` in .gitattributes), then run scaffold again (nothing was changed)"))));
             }
         }
         Ok(())
@@ -248,10 +246,8 @@ impl Driver {
         let command = command.replace("%f", &quoted);
         let failed = |why: String| -> Result<Option<Vec<u8>>> {
             if self.required {
-                Err(Error::Refused(format!(
-                    "the `{}` filter (filter.{}.clean, required) failed on `{path}`: {why}; fix the filter (is its program installed?), then run scaffold again (nothing was changed)",
-                    self.name, self.name
-                )))
+                Err(Error::refused(Problem::new(format!("the `{}` filter (filter.{}.clean, required) failed on `{path}`: {why}",
+                    self.name, self.name)).fix("fix the filter (is its program installed?), then run scaffold again (nothing was changed)")))
             } else {
                 Ok(None)
             }
@@ -325,7 +321,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
     let mut converted = false;
     for (path, bytes) in files.iter_mut() {
         if let Cow::Owned(_) = eol.stored_form(path.as_str(), bytes) {
-            return Err(Error::Blueprint(format!(
+            return Err(Error::blueprint(format!(
                 "{}: the rendered {} has CRLF line endings, but its attributes make git store it with LF (the new repo would be dirty): convert the blueprint file to LF",
                 plan.sources.get(path).map_or(path.as_str(), String::as_str),
                 path.as_str()

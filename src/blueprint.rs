@@ -97,7 +97,7 @@ impl Blueprint {
     ) -> Result<Self> {
         let layer = read_layer(selector, relative_to)?;
         if seen.contains(&layer.origin) {
-            return Err(Error::Blueprint(format!(
+            return Err(Error::blueprint(format!(
                 "{}: `extends` makes a cycle ({} → {})",
                 layer.origin,
                 seen.join(" → "),

@@ -349,7 +349,7 @@ impl Catalog {
         let mut catalog = self.clone();
         for (name, setting) in settings {
             let fail = |m: String| {
-                Error::Input(format!(
+                Error::input(format!(
                     ".scaffold/answers.yaml: addon_settings.{name}: {m}"
                 ))
             };
@@ -470,7 +470,7 @@ impl Catalog {
             .collect();
         for name in chosen {
             if !self.entries.contains_key(name) {
-                return Err(Error::Input(format!("addons: {}", self.unknown(name))));
+                return Err(Error::input(format!("addons: {}", self.unknown(name))));
             }
             queue.push((name.clone(), None));
         }

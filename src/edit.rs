@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use similar::TextDiff;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::merge::{Hunk, conflicts, first_difference, merge3};
 use crate::plan::{Plan, RelPath};
 
@@ -118,7 +118,9 @@ pub fn changes(
 /// what is there now and what scaffold would write, so the user can act on it.
 fn refusal(path: &RelPath, why: &str, hunk: Option<Hunk>) -> Error {
     let Some(hunk) = hunk else {
-        return Error::Refused(format!("{}: {why}; nothing was changed", path.as_str()));
+        return Error::refused(
+            Problem::new(format!("{}: {why}", path.as_str())).fix("nothing was changed"),
+        );
     };
     let mut message = format!(
         "{}:{}: {why}; nothing was changed",
@@ -146,7 +148,7 @@ fn refusal(path: &RelPath, why: &str, hunk: Option<Hunk>) -> Error {
             message.push_str(&format!("\n    … {} more line(s)", lines.len() - 12));
         }
     }
-    Error::Refused(message)
+    Error::refused(message)
 }
 
 /// Every change from `old` to `new` onto the files as `read` finds them; `label` names the

@@ -7,9 +7,9 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum Error {
     #[error("{0}")]
-    Input(String),
+    Input(Problem),
     #[error("{0}")]
-    Refused(String),
+    Refused(Problem),
     #[error("{context}: {source}{}", io_hint(source))]
     Io {
         context: String,
@@ -27,18 +27,48 @@ pub enum Error {
     },
     /// The repository is in a state scaffold must not change (merge in progress, lock, …).
     #[error("{0}")]
-    RepoState(String),
+    RepoState(Problem),
     /// SIGINT or SIGTERM stopped the run before its commit point; everything was restored.
     #[error("interrupted; {0}")]
     Interrupted(String),
     #[error("blueprint {0}")]
-    Blueprint(String),
+    Blueprint(Problem),
     /// A blueprint bug at a place in one of its files (a template, the manifest, an entry).
     #[error("blueprint {0}")]
     Located(Located),
 }
 
 impl Error {
+    /// Bad input (a flag, an answer, a `--values` file): exit 2.
+    pub fn input(problem: impl Into<Problem>) -> Error {
+        Error::Input(problem.into())
+    }
+
+    /// Refused to protect the user's data: exit 3.
+    pub fn refused(problem: impl Into<Problem>) -> Error {
+        Error::Refused(problem.into())
+    }
+
+    /// The repository is in a state scaffold must not change: exit 3.
+    pub fn repo_state(problem: impl Into<Problem>) -> Error {
+        Error::RepoState(problem.into())
+    }
+
+    /// A blueprint that does not load or render: exit 5.
+    pub fn blueprint(problem: impl Into<Problem>) -> Error {
+        Error::Blueprint(problem.into())
+    }
+
+    /// What fixes it, when the error knows.
+    pub fn fix(&self) -> Option<&str> {
+        match self {
+            Error::Input(p) | Error::Refused(p) | Error::RepoState(p) | Error::Blueprint(p) => {
+                p.fix.as_deref()
+            }
+            _ => None,
+        }
+    }
+
     /// A libgit2 call that failed: what scaffold was doing, in which repository.
     pub fn git(op: &str, dir: &std::path::Path, source: git2::Error) -> Error {
         Error::Git {
@@ -91,6 +121,49 @@ impl From<git2::Error> for Error {
             path: std::path::PathBuf::from("."),
             source,
         }
+    }
+}
+
+/// What went wrong and, apart from it, what fixes it. An error prints as one line,
+/// `what; fix`; a report can give the fix as data (a fleet's `--json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub what: String,
+    pub fix: Option<String>,
+}
+
+impl Problem {
+    pub fn new(what: impl Into<String>) -> Problem {
+        Problem {
+            what: what.into(),
+            fix: None,
+        }
+    }
+
+    pub fn fix(mut self, fix: impl Into<String>) -> Problem {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.fix {
+            Some(fix) => write!(f, "{}; {fix}", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
+}
+
+impl From<String> for Problem {
+    fn from(what: String) -> Problem {
+        Problem::new(what)
+    }
+}
+
+impl From<&str> for Problem {
+    fn from(what: &str) -> Problem {
+        Problem::new(what)
     }
 }
 

@@ -5,14 +5,14 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::yaml;
 
 pub fn parse_pairs(pairs: &[String], flag: &str) -> Result<Vec<(String, String)>> {
     pairs
         .iter()
         .map(|pair| {
-            parse_pair(pair).ok_or_else(|| Error::Input(format!("{flag} `{pair}`: use KEY=VALUE")))
+            parse_pair(pair).ok_or_else(|| Error::input(format!("{flag} `{pair}`: use KEY=VALUE")))
         })
         .collect()
 }
@@ -33,7 +33,7 @@ pub fn read_values(path: &Path) -> Result<BTreeMap<String, Json>> {
 /// The text of a --values file: a mapping of answer keys to values.
 pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, Json>> {
     let not_yaml =
-        |e: yaml::Error| Error::Input(format!("--values `{}`: not YAML: {e}", path.display()));
+        |e: yaml::Error| Error::input(format!("--values `{}`: not YAML: {e}", path.display()));
     let Some(root) = yaml::parse_one(text).map_err(not_yaml)? else {
         return Ok(BTreeMap::new());
     };
@@ -53,15 +53,18 @@ pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, Json>> {
             .iter()
             .map(|(k, v)| match k.as_str() {
                 Some(key) => Ok((key.to_string(), v.to_json().map_err(not_yaml)?)),
-                None => Err(Error::Input(format!(
-                    "--values `{}`: key `{}` is not an answer key; keys are question names such as `name`",
-                    path.display(),
-                    k.text().unwrap_or_default()
-                ))),
+                None => Err(Error::input(
+                    Problem::new(format!(
+                        "--values `{}`: key `{}` is not an answer key",
+                        path.display(),
+                        k.text().unwrap_or_default()
+                    ))
+                    .fix("keys are question names such as `name`"),
+                )),
             })
             .collect(),
         _ if values.is_null() => Ok(BTreeMap::new()),
-        _ => Err(Error::Input(format!(
+        _ => Err(Error::input(format!(
             "--values `{}`: must be a mapping of answer keys to values",
             path.display()
         ))),

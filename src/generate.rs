@@ -105,7 +105,7 @@ pub fn render(
         rendering: Some(digest.clone()),
         ..record.clone()
     };
-    let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
+    let path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
     plan.add(path, record.to_yaml()?.into_bytes())?;
     Ok(Rendered {
         digest,
@@ -206,12 +206,12 @@ fn scoped(
     if let Some(unmet) = selection.unmet(answered) {
         // A yes/no question answered no: its requirement is `true`, not any answer.
         if let Some(Json::Bool(_)) = answers.values.get(&unmet.key) {
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "addons: {unmet} to be true: leave {} out of addons, or answer `{}` true (`--set {}=true` to new; `scaffold update --set {}=true` in an existing repo)",
                 unmet.chosen, unmet.key, unmet.key, unmet.key
             )));
         }
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "addons: {unmet}, and this repo's answers leave `{}` empty: leave {} out",
             unmet.key, unmet.chosen
         )));

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::identity::Signing;
 use crate::pack::PackBuilder;
 use crate::plan::Plan;
@@ -26,7 +26,7 @@ impl Author {
     /// Parses `Name <email>`.
     pub fn parse(text: &str) -> Result<Self> {
         let fail = || {
-            Error::Input(format!(
+            Error::input(format!(
                 "--author `{text}`: use the form \"Name <email@example.org>\""
             ))
         };
@@ -108,12 +108,15 @@ pub fn commit(
 ) -> Result<String> {
     let files = plan.files.len();
     if stats.len() != files || blobs.ids.len() != files {
-        return Err(Error::RepoState(format!(
-            "`{}`: {} files staged and {} hashed for a plan of {files}; nothing was committed",
-            dir.display(),
-            stats.len(),
-            blobs.ids.len(),
-        )));
+        return Err(Error::repo_state(
+            Problem::new(format!(
+                "`{}`: {} files staged and {} hashed for a plan of {files}",
+                dir.display(),
+                stats.len(),
+                blobs.ids.len(),
+            ))
+            .fix("nothing was committed"),
+        ));
     }
     let repo = init(dir)?;
     let fail = |e| Error::git("commit", dir, e);
@@ -285,12 +288,15 @@ pub fn signature(author: &Author) -> Result<Signature<'static>> {
 
 fn signature_of(person: &crate::identity::Person) -> Result<Signature<'static>> {
     person.signature().map_err(|e| {
-        Error::Input(format!(
-            "--author `{} <{}>`: {}; use the form \"Name <email@example.org>\"",
-            person.name,
-            person.email,
-            e.message()
-        ))
+        Error::input(
+            Problem::new(format!(
+                "--author `{} <{}>`: {}",
+                person.name,
+                person.email,
+                e.message()
+            ))
+            .fix("use the form \"Name <email@example.org>\""),
+        )
     })
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use git2::{Repository, RepositoryState, Status, StatusOptions, StatusShow};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 
 /// What the checks found that `--allow-dirty` lets through: files whose uncommitted edits
 /// go into scaffold's commit.
@@ -39,9 +39,7 @@ fn check_links(root: &Path, paths: &[&str]) -> Result<()> {
                     .unwrap_or(&prefix)
                     .display()
                     .to_string();
-                return Err(Error::Refused(format!(
-                    "`{link}` is a symbolic link, and scaffold must change `{path}`; scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)"
-                )));
+                return Err(Error::refused(Problem::new(format!("`{link}` is a symbolic link, and scaffold must change `{path}`")).fix("scaffold writes regular files and never replaces a link: replace the link with a regular file or directory and commit, then run scaffold again (nothing was changed)")));
             }
         }
     }
@@ -51,18 +49,23 @@ fn check_links(root: &Path, paths: &[&str]) -> Result<()> {
 /// What does not depend on the change: checked before anything reads the repo's files.
 pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
     if let Some((what, fix)) = operation_in_progress(repo.state()) {
-        return Err(Error::RepoState(format!(
-            "{} has {what} in progress; {fix}, then run scaffold again (nothing was changed)",
-            root.display()
-        )));
+        return Err(Error::repo_state(
+            Problem::new(format!("{} has {what} in progress", root.display())).fix(format!(
+                "{fix}, then run scaffold again (nothing was changed)"
+            )),
+        ));
     }
     let lock = repo.path().join("index.lock");
     if lock.exists() {
-        return Err(Error::RepoState(format!(
-            "`{}` exists: another git command is running in this repo, or one crashed; wait for it, or if no git is running remove it (`rm {}`), then run scaffold again",
-            lock.display(),
-            lock.display()
-        )));
+        let lock = lock.display();
+        return Err(Error::repo_state(
+            Problem::new(format!(
+                "`{lock}` exists: another git command is running in this repo, or one crashed"
+            ))
+            .fix(format!(
+                "wait for it, or if no git is running remove it (`rm {lock}`), then run scaffold again"
+            )),
+        ));
     }
     match repo.head() {
         Ok(head) if head.is_branch() => {
@@ -70,25 +73,35 @@ pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
             if let Ok(name) = head.name() {
                 let lock = repo.path().join(format!("{name}.lock"));
                 if lock.exists() {
-                    return Err(Error::RepoState(format!(
-                        "`{}` exists: another git command is moving the branch, or one crashed; wait for it, or if no git is running remove it (`rm {}`), then run scaffold again",
-                        lock.display(),
-                        lock.display()
-                    )));
+                    let lock = lock.display();
+                    return Err(Error::repo_state(
+                        Problem::new(format!(
+                            "`{lock}` exists: another git command is moving the branch, or one crashed"
+                        ))
+                        .fix(format!(
+                            "wait for it, or if no git is running remove it (`rm {lock}`), then run scaffold again"
+                        )),
+                    ));
                 }
             }
         }
         Ok(_) => {
-            return Err(Error::RepoState(format!(
-                "{}: HEAD is detached (not on a branch); switch to the branch to change (`git switch main`), then run scaffold again",
-                root.display()
-            )));
+            return Err(Error::repo_state(
+                Problem::new(format!(
+                    "{}: HEAD is detached (not on a branch)",
+                    root.display()
+                ))
+                .fix("switch to the branch to change (`git switch main`), then run scaffold again"),
+            ));
         }
         Err(e) if e.code() == git2::ErrorCode::UnbornBranch => {
-            return Err(Error::RepoState(format!(
-                "{}: the current branch has no commit yet; commit once (`git commit`), then run scaffold again",
-                root.display()
-            )));
+            return Err(Error::repo_state(
+                Problem::new(format!(
+                    "{}: the current branch has no commit yet",
+                    root.display()
+                ))
+                .fix("commit once (`git commit`), then run scaffold again"),
+            ));
         }
         Err(e) => return Err(Error::git("read HEAD", root, e)),
     }
@@ -105,10 +118,13 @@ fn check_files(
         .index()
         .map_err(|e| Error::git("read the index", root, e))?;
     if index.has_conflicts() {
-        return Err(Error::RepoState(format!(
-            "{}: the index has unresolved conflicts; resolve them and commit (or `git reset --merge`), then run scaffold again",
-            root.display()
-        )));
+        return Err(Error::repo_state(
+            Problem::new(format!(
+                "{}: the index has unresolved conflicts",
+                root.display()
+            ))
+            .fix("resolve them and commit (or `git reset --merge`), then run scaffold again"),
+        ));
     }
     // Two questions, asked so that the cost follows scaffold's files, not the repo: what
     // is staged anywhere (the index against HEAD, no work-tree scan), and the full status
@@ -148,14 +164,19 @@ fn check_files(
         }
     }
     if !foreign_staged.is_empty() {
-        return Err(Error::RepoState(format!(
-            "staged changes that are not scaffold's: {}; commit them or unstage them (`git restore --staged {}`), then run scaffold again",
-            foreign_staged.join(", "),
-            foreign_staged.join(" ")
-        )));
+        return Err(Error::repo_state(
+            Problem::new(format!(
+                "staged changes that are not scaffold's: {}",
+                foreign_staged.join(", ")
+            ))
+            .fix(format!(
+                "commit them or unstage them (`git restore --staged {}`), then run scaffold again",
+                foreign_staged.join(" ")
+            )),
+        ));
     }
     if !dirty.is_empty() && !allow_dirty {
-        return Err(Error::Refused(format!(
+        return Err(Error::refused(format!(
             "uncommitted changes in {}: commit or stash them first (`git stash`), or pass --allow-dirty to commit them together with scaffold's change",
             dirty.join(", ")
         )));

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 
 /// Where git is asked: a directory inside the repository, and for a repository that does
 /// not exist yet (`new`) the git directory it will have, so `includeIf "gitdir:…"` matches.
@@ -132,11 +132,9 @@ impl Person {
 pub fn check_person(name: &str, email: &str, source: &str, fix: &str) -> Result<()> {
     let bad = |s: &str| s.contains(['\n', '\r', '<', '>', '\0']);
     if bad(name) || bad(email) || name.trim().is_empty() || email.trim().is_empty() {
-        return Err(Error::Input(format!(
-            "{source} `{} <{}>`: a name and email must be non-empty and hold no newline, `<` or `>` (git rejects such a commit); {fix}",
+        return Err(Error::input(Problem::new(format!("{source} `{} <{}>`: a name and email must be non-empty and hold no newline, `<` or `>` (git rejects such a commit)",
             name.escape_debug(),
-            email.escape_debug()
-        )));
+            email.escape_debug())).fix(fix)));
     }
     Ok(())
 }
@@ -230,9 +228,12 @@ impl Signing {
             Some("x509") => Format::X509,
             Some("ssh") => Format::Ssh,
             Some(other) => {
-                return Err(Error::Input(format!(
-                    "gpg.format `{other}`: git knows openpgp, x509 and ssh; fix it with `git config gpg.format ssh` (or openpgp, x509)"
-                )));
+                return Err(Error::input(
+                    Problem::new(format!(
+                        "gpg.format `{other}`: git knows openpgp, x509 and ssh"
+                    ))
+                    .fix("fix it with `git config gpg.format ssh` (or openpgp, x509)"),
+                ));
             }
         };
         let program = match format {
@@ -281,8 +282,9 @@ impl Signing {
             .commit_create_buffer(author, committer, message, tree, parents)
             .map_err(&fail)?;
         let text = std::str::from_utf8(&buffer).map_err(|_| {
-            Error::Input(
-                "the commit message is not UTF-8; scaffold signs UTF-8 commits only".into(),
+            Error::input(
+                Problem::new("the commit message is not UTF-8")
+                    .fix("scaffold signs UTF-8 commits only"),
             )
         })?;
         let gpgsig = signing.sign(&buffer)?;
@@ -300,10 +302,8 @@ impl Signing {
     }
 
     fn refused(&self, why: &str) -> Error {
-        Error::Refused(format!(
-            "commit.gpgSign is true and `{}` could not sign the commit ({why}); nothing was committed: fix signing (`git commit --allow-empty -S -m test` shows the same failure), {SIGN_LATER}",
-            self.program
-        ))
+        Error::refused(Problem::new(format!("commit.gpgSign is true and `{}` could not sign the commit ({why})",
+            self.program)).fix(format!("nothing was committed: fix signing (`git commit --allow-empty -S -m test` shows the same failure), {SIGN_LATER}")))
     }
 
     fn sign_gpg(&self, buffer: &[u8]) -> Result<String> {
@@ -362,9 +362,14 @@ impl Signing {
 /// `gpg.ssh.defaultKeyCommand`'s first key, as git takes it when user.signingkey is unset.
 fn default_ssh_key(place: &Place) -> Result<String> {
     let missing = || {
-        Error::Refused(format!(
-            "commit.gpgSign is true with gpg.format ssh, but user.signingkey is not set; set it (`git config user.signingkey ~/.ssh/id_ed25519.pub`), {SIGN_LATER}"
-        ))
+        Error::refused(
+            Problem::new(
+                "commit.gpgSign is true with gpg.format ssh, but user.signingkey is not set",
+            )
+            .fix(format!(
+                "set it (`git config user.signingkey ~/.ssh/id_ed25519.pub`), {SIGN_LATER}"
+            )),
+        )
     };
     let command = place
         .config("gpg.ssh.defaultKeyCommand", false)

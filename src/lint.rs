@@ -520,10 +520,10 @@ pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::rend
     }
     let errors = findings.iter().filter(|f| f.is_error()).count();
     if errors > 0 {
-        return Err(crate::error::Error::Blueprint(format!(
-            "{}: {errors} lint error(s) above; fix them (scaffold blueprint lint {0})",
-            blueprint.origin
-        )));
+        let origin = &blueprint.origin;
+        let problem = crate::error::Problem::new(format!("{origin}: {errors} lint error(s) above"));
+        let fix = format!("fix them (scaffold blueprint lint {origin})");
+        return Err(crate::error::Error::blueprint(problem.fix(fix)));
     }
     crate::generate::renderer_for(blueprint)
 }

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 
 /// The lock file's name, in the git directory.
 pub const FILE: &str = "scaffold.lock";
@@ -113,10 +113,13 @@ fn take(dir: &Path, command: &str, read_only: bool) -> Result<RepoLock> {
             }
         }
     }
-    Err(Error::RepoState(format!(
-        "cannot take `{}`: other scaffold runs keep taking it; wait for them, then run scaffold again",
-        path.display()
-    )))
+    Err(Error::repo_state(
+        Problem::new(format!(
+            "cannot take `{}`: other scaffold runs keep taking it",
+            path.display()
+        ))
+        .fix("wait for them, then run scaffold again"),
+    ))
 }
 
 /// An exclusive lock on an existing directory that `new` fills in place, so a second `new`
@@ -132,10 +135,13 @@ pub fn acquire_dir(dir: &Path) -> Result<RepoLock> {
         // SAFETY: flock on a descriptor this function owns.
         let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
         if !taken {
-            return Err(Error::RepoState(format!(
-                "another scaffold new is writing into `{}`; wait for it to finish (nothing was written)",
-                dir.display()
-            )));
+            return Err(Error::repo_state(
+                Problem::new(format!(
+                    "another scaffold new is writing into `{}`",
+                    dir.display()
+                ))
+                .fix("wait for it to finish (nothing was written)"),
+            ));
         }
         Ok(RepoLock {
             path: None,
@@ -160,10 +166,12 @@ impl RepoLock {
 }
 
 fn busy(path: &Path, pid: u32, command: &str) -> Error {
-    Error::RepoState(format!(
-        "another scaffold run (pid {pid}, `{command}`) is using this repository; wait for it to finish, then run scaffold again (if no scaffold is running, remove `{}`)",
+    let what = format!("another scaffold run (pid {pid}, `{command}`) is using this repository");
+    let fix = format!(
+        "wait for it to finish, then run scaffold again (if no scaffold is running, remove `{}`)",
         path.display()
-    ))
+    );
+    Error::repo_state(Problem::new(what).fix(fix))
 }
 
 enum Holder {
@@ -270,10 +278,8 @@ pub fn check_not_sparse(dir: &Path) -> Result<()> {
         .and_then(|c| c.get_bool("core.sparseCheckout"))
         .unwrap_or(false);
     if sparse {
-        return Err(Error::RepoState(format!(
-            "`{}` is a sparse checkout, and scaffold reads and writes files outside it; run `git sparse-checkout disable`, run scaffold, then `git sparse-checkout reapply` (nothing was changed)",
-            repo.workdir().unwrap_or(repo.path()).display()
-        )));
+        return Err(Error::repo_state(Problem::new(format!("`{}` is a sparse checkout, and scaffold reads and writes files outside it",
+            repo.workdir().unwrap_or(repo.path()).display())).fix("run `git sparse-checkout disable`, run scaffold, then `git sparse-checkout reapply` (nothing was changed)")));
     }
     Ok(())
 }
@@ -311,7 +317,7 @@ mod tests {
         assert_eq!(text, format!("{} add-addon x\n", std::process::id()));
         // Same pid counts as alive: a nested take is refused, never shared.
         let second = acquire(dir.path(), "update");
-        assert!(matches!(second, Err(Error::RepoState(m)) if m.contains("add-addon x")));
+        assert!(matches!(second, Err(Error::RepoState(m)) if m.what.contains("add-addon x")));
         drop(lock);
         assert!(!path.exists(), "released on drop");
         // A pid that cannot exist (above the kernel's pid_max) is a dead holder.

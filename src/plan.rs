@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use serde_json::Value as Json;
 
 use crate::blueprint::{Blueprint, TreeScope};
-use crate::error::{Error, Located, Result};
+use crate::error::{Error, Located, Problem, Result};
 use crate::overrides;
 use crate::render::{Renderer, Scope};
 use crate::tree::FileTree;
@@ -19,7 +19,7 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
         for (path, bytes) in tree {
             if path.ends_with(".tera") {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
-                    Error::Blueprint(format!(
+                    Error::blueprint(format!(
                         "{prefix}{path}: a .tera template must be UTF-8 text"
                     ))
                 })?;
@@ -30,7 +30,7 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
     // Patches are templates too: they may read answers and `addon`.
     for (path, bytes) in blueprint.patches.values().flatten() {
         let text = std::str::from_utf8(bytes)
-            .map_err(|_| Error::Blueprint(format!("{path}: a patch must be UTF-8 text")))?;
+            .map_err(|_| Error::blueprint(format!("{path}: a patch must be UTF-8 text")))?;
         sources.push((path.clone(), text));
     }
     Ok(sources)
@@ -257,7 +257,7 @@ impl Files<'_> {
             let mut templates = Vec::new();
             for (path, bytes) in chunk.iter().filter(|(path, _)| path.ends_with(".tera")) {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
-                    Error::Blueprint(format!(
+                    Error::blueprint(format!(
                         "{prefix}{path}: a .tera template must be UTF-8 text"
                     ))
                 })?;
@@ -283,10 +283,8 @@ impl Files<'_> {
                         if let Some(name) =
                             custom.and_then(|a| a.get("name")).and_then(Json::as_str)
                         {
-                            return Err(Error::Input(format!(
-                                "addon name `{name}`: its files would be written at `{}`, which the blueprint's own `{first}` already writes; give the chart another addon name (add-addon NAME --chart …)",
-                                file.path.as_str()
-                            )));
+                            return Err(Error::input(Problem::new(format!("addon name `{name}`: its files would be written at `{}`, which the blueprint's own `{first}` already writes",
+                                file.path.as_str())).fix("give the chart another addon name (add-addon NAME --chart …)")));
                         }
                         let addon = addon
                             .and_then(|a| a.get("name"))
@@ -323,7 +321,7 @@ impl Files<'_> {
         let rendered_path = self.renderer.render_path(prefix, source_path, scope)?;
         let source = format!("{prefix}{source_path}");
         if rendered_path.starts_with('/') {
-            return Err(Error::Blueprint(format!(
+            return Err(Error::blueprint(format!(
                 "{source}: rendered path `{rendered_path}` is absolute"
             )));
         }
@@ -346,9 +344,9 @@ impl Files<'_> {
         };
         let contents = self.patched(&source, contents, scope)?;
         let path = RelPath::new(&path)
-            .map_err(|m| Error::Blueprint(format!("{source}: rendered path {m}")))?;
+            .map_err(|m| Error::blueprint(format!("{source}: rendered path {m}")))?;
         if let Some(rule) = crate::git_paths::content_rule(path.as_str(), &contents) {
-            return Err(Error::Blueprint(format!(
+            return Err(Error::blueprint(format!(
                 "{source}: git would reject the rendered {}: {rule}",
                 path.as_str()
             )));
@@ -366,7 +364,7 @@ impl Files<'_> {
             return Ok(contents);
         };
         let mut text = String::from_utf8(contents).map_err(|_| {
-            Error::Blueprint(format!("{source}: a patched file must be UTF-8 text"))
+            Error::blueprint(format!("{source}: a patched file must be UTF-8 text"))
         })?;
         for (patch, _) in patches {
             let rendered = self.renderer.render_in(patch, scope)?;

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature, TreeWalkResult};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::identity::Signing;
 use crate::plan::{Plan, RelPath};
 use crate::record;
@@ -269,9 +269,7 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
             .find_blob(id)
             .map_err(|e| failed("read the pristine base in", root, e))?;
         let path = RelPath::new(&path).map_err(|m| {
-            Error::RepoState(format!(
-                "{BASE_REF} holds a path scaffold cannot write: {m}; delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again"
-            ))
+            Error::repo_state(Problem::new(format!("{BASE_REF} holds a path scaffold cannot write: {m}")).fix(format!("delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again")))
         })?;
         plan.add(path, blob.content().to_vec())?;
     }

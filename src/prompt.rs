@@ -172,7 +172,7 @@ impl Prompter for Terminal {
                     .interact()
                     .map_err(failed)?;
                 check(&chosen(&text))
-                    .map_err(|_| Error::Input(format!("{}: invalid", question.key)))
+                    .map_err(|_| Error::input(format!("{}: invalid", question.key)))
             }
             _ => {
                 let check = prompt.check;
@@ -202,7 +202,7 @@ impl Prompter for Terminal {
                     })
                     .interact_text()
                     .map_err(failed)?;
-                check(&read(&text)).map_err(Error::Input)
+                check(&read(&text)).map_err(Error::input)
             }
         }
     }

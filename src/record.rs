@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 
 pub const PATH: &str = ".scaffold/answers.yaml";
 
@@ -50,7 +50,7 @@ pub struct BlueprintId {
 
 impl Record {
     pub fn to_yaml(&self) -> Result<String> {
-        let yaml = crate::yaml::to_string(self).map_err(|e| Error::Blueprint(e.to_string()))?;
+        let yaml = crate::yaml::to_string(self).map_err(|e| Error::blueprint(e.to_string()))?;
         Ok(format!(
             "# Written by scaffold: the answers this repo was generated from (secrets are never recorded).\n\
              # scaffold add-addon and remove-addon read and update it.\n{yaml}"
@@ -58,8 +58,9 @@ impl Record {
     }
 
     pub fn parse(text: &str) -> Result<Self> {
-        crate::yaml::from_str(text)
-            .map_err(|e| Error::Input(format!("{PATH}: {e}; restore it from git history")))
+        crate::yaml::from_str(text).map_err(|e| {
+            Error::input(Problem::new(format!("{PATH}: {e}")).fix("restore it from git history"))
+        })
     }
 
     /// Refuses a record that no longer renders what it rendered when committed (edited by
@@ -68,9 +69,7 @@ impl Record {
     /// `also` names a further cause (a secret answer that differs), or is empty.
     pub fn check_drift(&self, rendering: &str, also: &str) -> Result<()> {
         match &self.rendering {
-            Some(recorded) if recorded != rendering => Err(Error::Refused(format!(
-                "{PATH} no longer renders the files it recorded when committed: it was edited by hand (`scaffold update` applies your edits; or restore scaffold's version: `git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it), or the blueprint changed (run `scaffold update`){also}; nothing was changed"
-            ))),
+            Some(recorded) if recorded != rendering => Err(Error::refused(Problem::new(format!("{PATH} no longer renders the files it recorded when committed: it was edited by hand (`scaffold update` applies your edits; or restore scaffold's version: `git log -p -- {PATH}` shows it, `git checkout <commit> -- {PATH}` restores it), or the blueprint changed (run `scaffold update`){also}")).fix("nothing was changed"))),
             _ => Ok(()),
         }
     }

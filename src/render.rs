@@ -140,7 +140,7 @@ impl Renderer {
         let index = *self
             .engine_of
             .get(name)
-            .ok_or_else(|| Error::Blueprint(format!("{name}: no such template")))?;
+            .ok_or_else(|| Error::blueprint(format!("{name}: no such template")))?;
         let mut text = self.engines[index]
             .1
             .render(name, &scope.0)
@@ -167,11 +167,11 @@ impl Renderer {
         tera.render_str(source, &scope.0, false)
             .map_err(|e| match located(&e) {
                 // A one-off has no file of its own: say which field it is and where in it.
-                Some(at) => Error::Blueprint(format!(
+                Some(at) => Error::blueprint(format!(
                     "{what} `{source}` does not render: column {}: {}",
                     at.column, at.message
                 )),
-                None => Error::Blueprint(format!(
+                None => Error::blueprint(format!(
                     "{what} `{source}` does not render: {}",
                     flatten(&e)
                 )),
@@ -268,7 +268,7 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
         comment_start: delimiters.comment[0].clone().into(),
         comment_end: delimiters.comment[1].clone().into(),
     })
-    .map_err(|e| Error::Blueprint(format!("delimiters: {e}")))?;
+    .map_err(|e| Error::blueprint(format!("delimiters: {e}")))?;
     tera.autoescape_on(Vec::<&'static str>::new());
     tera.register_filter("to_yaml", to_yaml);
     tera.register_filter("to_json", to_json);
@@ -291,7 +291,7 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
 pub fn template_error(err: &tera::Error) -> Error {
     match located(err) {
         Some(at) => Error::Located(at),
-        None => Error::Blueprint(flatten(err)),
+        None => Error::blueprint(flatten(err)),
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 use crate::answers::{self, Answers, Sources};
 use crate::blueprint::Blueprint;
 use crate::edit::{self, Change};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::generate::{self, Rendered};
 use crate::lock::RepoLock;
 use crate::plan::{Plan, RelPath};
@@ -52,7 +52,7 @@ impl Repo {
         if blueprint.manifest.name != made_with.name
             || blueprint.manifest.version != made_with.version
         {
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "this repo is at blueprint {} {}, but scaffold has {} {}: run `scaffold update` first (it keeps your edits){}, or pass --blueprint with version {}",
                 made_with.name,
                 made_with.version,
@@ -75,7 +75,7 @@ impl Repo {
             && base.files != rendered.plan.files
         {
             let differ = differing(&base, &rendered.plan);
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "blueprint {} {} changed since this repo was last made from it ({} file(s) render differently, e.g. {}): run `scaffold update` first (it keeps your edits){}",
                 made_with.name,
                 made_with.version,
@@ -169,11 +169,9 @@ impl Found {
     pub fn open(start: &Path, _lock: &RepoLock) -> Result<Self> {
         let root = write::find_repo(start)?;
         if git2::Repository::discover(&root).is_err() {
-            return Err(Error::RepoState(format!(
-                "`{}` has {} but is not a git repository: scaffold changes a repo by committing to it; restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again",
+            return Err(Error::repo_state(Problem::new(format!("`{}` has {} but is not a git repository: scaffold changes a repo by committing to it",
                 root.display(),
-                record::PATH
-            )));
+                record::PATH)).fix("restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again")));
         }
         if let Some(recovered) = transaction::settle(&root)? {
             crate::ui::note(recovered);
@@ -249,7 +247,7 @@ impl Found {
             loaded.as_ref().filter(|b| is_recorded(b))
         };
         let Some(recorded) = recorded else {
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "this clone has no stored base ({}) and scaffold cannot find blueprint {} {} to re-render it: fetch the base with `{}` (push it from the repo that has it with `git push origin '{}'`), or run `scaffold update --blueprint DIR` once with blueprint {} {} to record it",
                 pristine::BASE_REF,
                 made_with.name,
@@ -269,16 +267,14 @@ impl Found {
         if let Some(digest) = &self.record.rendering
             && digest != &rendered.digest
         {
-            return Err(Error::Refused(format!(
-                "this clone has no stored base ({}), and blueprint {} {} no longer renders the files this repo was made from (the blueprint was edited in place, or {} was edited by hand{}): scaffold will not guess which lines are yours. Fetch the base: `{}` (push it first from the repo that has it: `git push origin '{}'`), then run scaffold again; nothing was changed",
+            return Err(Error::refused(Problem::new(format!("this clone has no stored base ({}), and blueprint {} {} no longer renders the files this repo was made from (the blueprint was edited in place, or {} was edited by hand{}): scaffold will not guess which lines are yours. Fetch the base: `{}` (push it first from the repo that has it: `git push origin '{}'`), then run scaffold again",
                 pristine::BASE_REF,
                 made_with.name,
                 made_with.version,
                 record::PATH,
                 secret_hint(recorded),
                 pristine::FETCH_HINT,
-                PUSH_REFS,
-            )));
+                PUSH_REFS,)).fix("nothing was changed")));
         }
         Ok(Base {
             plan: rendered.plan,
@@ -341,10 +337,8 @@ fn check_markers(root: &Path) -> Result<()> {
     if marked.is_empty() {
         return Ok(());
     }
-    Err(Error::RepoState(format!(
-        "unresolved conflict markers in {}: resolve them (keep the lines you want, delete the `<<<<<<<`, `|||||||`, `=======` and `>>>>>>>` lines) and commit, then run scaffold again; nothing was changed",
-        marked.join(", ")
-    )))
+    Err(Error::repo_state(Problem::new(format!("unresolved conflict markers in {}: resolve them (keep the lines you want, delete the `<<<<<<<`, `|||||||`, `=======` and `>>>>>>>` lines) and commit, then run scaffold again",
+        marked.join(", "))).fix("nothing was changed")))
 }
 
 /// The 1-based line of the first conflict marker block (`<<<<<<< ` … `>>>>>>> `), if any.
@@ -399,7 +393,7 @@ pub fn load_blueprint(record: &Record, selector: Option<&str>) -> Result<Bluepri
                 }
             })
             .map_err(|_| {
-            Error::Input(format!(
+            Error::input(format!(
                 "this repo was made with blueprint {} {}, which scaffold cannot find by name: pass --blueprint DIR, or put it on SCAFFOLD_BLUEPRINT_PATH",
                 record.blueprint.name, record.blueprint.version
             ))

@@ -211,9 +211,34 @@ pub fn new_summary(report: &NewReport) -> String {
     out
 }
 
+/// A repo of a fleet that could not be handled: its error line, that error's exit code
+/// and, when the error knows it, what fixes it (docs/json.md).
+pub fn fleet_error(root: &str, error: &crate::error::Error) -> serde_json::Value {
+    let mut entry =
+        serde_json::json!({"root": root, "error": error.to_string(), "exit": error.exit_code()});
+    if let (Some(fix), Some(map)) = (error.fix(), entry.as_object_mut()) {
+        map.insert("fix".into(), serde_json::Value::String(fix.to_string()));
+    }
+    entry
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fleet_error_gives_the_fix_apart_when_it_knows_it() {
+        use crate::error::{Error, Problem};
+        let known = Error::repo_state(Problem::new("a lock is held").fix("wait for it"));
+        let entry = fleet_error("r", &known);
+        assert_eq!(entry["error"], "a lock is held; wait for it");
+        assert_eq!(
+            (entry["exit"].as_u64(), entry["fix"].as_str()),
+            (Some(3), Some("wait for it"))
+        );
+        let unknown = fleet_error("r", &Error::input("`r` is not a directory"));
+        assert!(unknown.get("fix").is_none(), "{unknown}");
+    }
 
     fn report(paths: &[&str]) -> NewReport {
         NewReport {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::check::Filter;
 use crate::cli::{self, Cli, Command};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::ui::Verbosity;
 
 /// What `main` runs: the verbosity every line on stderr follows, and one command.
@@ -291,9 +291,12 @@ fn edit(args: cli::EditArgs) -> EditOptions {
 fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
     let name = args.name.into_string();
     if let Some(pair) = args.misplaced_set.first() {
-        return Err(Error::Input(format!(
-            "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE; an answer of this repo changes with `scaffold update --set KEY=VALUE`"
-        )));
+        return Err(Error::input(
+            Problem::new(format!(
+                "--set `{pair}`: add-addon takes Helm values as --helm-set KEY=VALUE"
+            ))
+            .fix("an answer of this repo changes with `scaffold update --set KEY=VALUE`"),
+        ));
     }
     let version = args.version.map(cli::Version::into_string);
     let chart = match args.chart {
@@ -308,7 +311,7 @@ fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
             .filter_map(|(flag, absent)| absent.then_some(flag))
             .collect();
             if !missing.is_empty() {
-                return Err(Error::Input(format!(
+                return Err(Error::input(format!(
                     "--chart {chart} needs {}: add-addon {name} --chart {chart} --repo URL --version V",
                     missing.join(" and ")
                 )));
@@ -345,9 +348,12 @@ fn update(args: cli::UpdateArgs) -> Result<UpdateOptions> {
             Vec::new()
         }
         n if !edit.dry_run => {
-            return Err(Error::Input(format!(
-                "{n} repos: several only with --dry-run (an update commits in each repo; run it in each, or add --dry-run to see what it would do)"
-            )));
+            return Err(Error::input(
+                Problem::new(format!(
+                    "{n} repos: several only with --dry-run (an update commits in each repo"
+                ))
+                .fix("run it in each, or add --dry-run to see what it would do)"),
+            ));
         }
         _ => repos,
     };

@@ -13,7 +13,7 @@ use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use crate::edit::Change;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::git::{self, Author};
 use crate::git_state;
 use crate::plan::{Plan, RelPath};
@@ -153,7 +153,9 @@ impl Prepared<'_> {
         let branch = head
             .name()
             .map_err(|_| {
-                Error::RepoState("the branch name is not UTF-8; switch to another branch".into())
+                Error::repo_state(
+                    Problem::new("the branch name is not UTF-8").fix("switch to another branch"),
+                )
             })?
             .to_string();
         let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;

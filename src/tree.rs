@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 
 /// Files of one tree, keyed by their path relative to the tree's root (`/`-separated).
 pub type FileTree = BTreeMap<String, Vec<u8>>;
@@ -86,10 +86,10 @@ impl Plan {
     }
     pub fn add(&mut self, path: RelPath, contents: Vec<u8>) -> Result<()> {
         if self.files.contains_key(&path) {
-            return Err(Error::Blueprint(format!(
-                "renders `{}` twice; make the paths distinct",
-                path.as_str()
-            )));
+            return Err(Error::blueprint(
+                Problem::new(format!("renders `{}` twice", path.as_str()))
+                    .fix("make the paths distinct"),
+            ));
         }
         self.files.insert(path, contents);
         Ok(())

@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 use crate::answers::{Prompter, Sources, as_text};
 use crate::blueprint::Blueprint;
 use crate::edit::{self, Merge};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::generate;
 use crate::plan::{Plan, RelPath};
 use crate::record::{self, BlueprintId};
@@ -82,7 +82,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let blueprint = load_blueprint(&found.record, request.blueprint)?;
     let addons_key = blueprint.manifest.addons_answer();
     if request.set.iter().any(|(k, _)| k == addons_key) || request.values.contains_key(addons_key) {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "{addons_key}: change addons with scaffold add-addon and remove-addon, not update"
         )));
     }
@@ -145,7 +145,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
             .map(RelPath::as_str)
             .chain(tracked.iter().map(String::as_str)),
     )
-    .map_err(Error::Blueprint)?;
+    .map_err(Error::blueprint)?;
     relocation.rename(&mut base.plan);
     migrations.extend(relocation.lines());
     let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
@@ -178,7 +178,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let up_to_date = next.plan.files == base.plan.files;
     if !up_to_date && next_record.scaffold_version != generate::VERSION {
         next_record.scaffold_version = generate::VERSION.into();
-        let path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
+        let path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
         next.plan
             .files
             .insert(path, next_record.to_yaml()?.into_bytes());
@@ -215,7 +215,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let eol = crate::attributes::Eol::of(&found.root);
     // The record is scaffold's own file: it is always the new one, never merged line by
     // line (its `rendering:` digest would conflict with any hand edit).
-    let record_path = RelPath::new(record::PATH).map_err(Error::Blueprint)?;
+    let record_path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
     let read = |path: &RelPath| write::read_canonical(&found.root, path, &eol);
     let mut merge = edit::merge(
         &base.plan,
@@ -434,11 +434,12 @@ fn hand_edits(
     addons_key: &str,
 ) -> Result<BTreeMap<String, Json>> {
     if from.chosen_addons(addons_key) != edited.chosen_addons(addons_key) {
-        return Err(Error::Input(format!(
-            "{}: `{addons_key}` was edited by hand; change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {}`)",
-            record::PATH,
-            record::PATH
-        )));
+        let path = record::PATH;
+        return Err(Error::input(
+            Problem::new(format!("{path}: `{addons_key}` was edited by hand")).fix(format!(
+                "change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {path}`)"
+            )),
+        ));
     }
     let mut out = BTreeMap::new();
     let empty = Map::new();

@@ -48,7 +48,7 @@ pub fn matches(range: &str, version: &str) -> Result<bool> {
             None => ("", clause),
         };
         if rest.is_empty() || tuple(rest) == (0, 0, 0) && !rest.starts_with('0') {
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "extends_version: `{clause}` is not a version clause (e.g. `>=1.2, <2`, `^1.4`, `~1.4.0`)"
             )));
         }
@@ -63,7 +63,7 @@ pub fn matches(range: &str, version: &str) -> Result<bool> {
             "^" => have.0 == want.0 && have >= want,
             "~" => have.0 == want.0 && have.1 == want.1 && have >= want,
             other => {
-                return Err(Error::Input(format!(
+                return Err(Error::input(format!(
                     "extends_version: unknown operator `{other}` in `{clause}` (use >=, >, <=, <, =, ^ or ~)"
                 )));
             }

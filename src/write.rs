@@ -9,7 +9,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
 
 const STAGING: &str = ".scaffold-new-";
@@ -23,25 +23,26 @@ const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 360
 pub fn check_target(target: &Path) -> Result<()> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(Error::Input(format!(
-            "`{}`: a part of this path is a file, not a directory; choose a path under a directory",
-            target.display()
-        ))),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(Error::input(
+            Problem::new(format!(
+                "`{}`: a part of this path is a file, not a directory",
+                target.display()
+            ))
+            .fix("choose a path under a directory"),
+        )),
         Err(e) => Err(Error::io_path("inspect", target, e)),
         Ok(meta) if meta.is_dir() => {
             if is_empty_dir(target)? {
                 Ok(())
             } else {
-                Err(Error::Refused(format!(
-                    "`{}` exists and is not empty; choose a new or empty directory (scaffold never overwrites or deletes files)",
-                    target.display()
-                )))
+                Err(Error::refused(Problem::new(format!("`{}` exists and is not empty",
+                    target.display())).fix("choose a new or empty directory (scaffold never overwrites or deletes files)")))
             }
         }
         // The repo is staged beside the target and moved into place: a link would be
         // replaced, not written through. Its target is the directory the user meant.
         Ok(meta) if meta.file_type().is_symlink() => {
-            Err(Error::Refused(match fs::read_link(target) {
+            Err(Error::refused(match fs::read_link(target) {
                 Ok(to) => format!(
                     "`{}` is a symbolic link (to `{}`); scaffold writes a new repo into a real directory: pass the link's target instead",
                     target.display(),
@@ -53,10 +54,13 @@ pub fn check_target(target: &Path) -> Result<()> {
                 ),
             }))
         }
-        Ok(_) => Err(Error::Refused(format!(
-            "`{}` exists and is not a directory; choose a new or empty directory",
-            target.display()
-        ))),
+        Ok(_) => Err(Error::refused(
+            Problem::new(format!(
+                "`{}` exists and is not a directory",
+                target.display()
+            ))
+            .fix("choose a new or empty directory"),
+        )),
     }
 }
 
@@ -83,10 +87,13 @@ impl Staged {
             self.move_entries_in()?;
         } else {
             if fs::symlink_metadata(&self.target).is_ok() {
-                return Err(Error::Refused(format!(
-                    "`{}` appeared while scaffold ran; nothing was written there",
-                    self.target.display()
-                )));
+                return Err(Error::refused(
+                    Problem::new(format!(
+                        "`{}` appeared while scaffold ran",
+                        self.target.display()
+                    ))
+                    .fix("nothing was written there"),
+                ));
             }
             fs::rename(&self.dir, &self.target)
                 .map_err(|e| Error::io_path("move the new repository to", &self.target, e))?;
@@ -145,10 +152,10 @@ pub fn staging_parent(target: &Path) -> Result<(PathBuf, bool)> {
         _ => PathBuf::from("."),
     };
     if !parent.is_dir() {
-        return Err(Error::Input(format!(
-            "`{}` does not exist; create the parent directory first",
-            parent.display()
-        )));
+        return Err(Error::input(
+            Problem::new(format!("`{}` does not exist", parent.display()))
+                .fix("create the parent directory first"),
+        ));
     }
     Ok((parent, false))
 }
@@ -305,9 +312,12 @@ pub fn find_repo(start: &Path) -> Result<PathBuf> {
             return Ok(dir.to_path_buf());
         }
     }
-    Err(Error::Input(format!(
-        "not inside a scaffold repo: no {} in `{}` or above; run this in a repo made by scaffold new",
-        crate::record::PATH,
-        start.display()
-    )))
+    Err(Error::input(
+        Problem::new(format!(
+            "not inside a scaffold repo: no {} in `{}` or above",
+            crate::record::PATH,
+            start.display()
+        ))
+        .fix("run this in a repo made by scaffold new"),
+    ))
 }

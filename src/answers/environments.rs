@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 
 use super::{Answers, Sources, collect};
 use crate::blueprint::Blueprint;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::render::Renderer;
 
 pub use crate::manifest::ENVIRONMENT;
@@ -83,10 +83,13 @@ pub fn split<'a>(blueprint: &Blueprint, mut sources: Sources<'a>) -> Result<(Sou
 fn per_environment_key(blueprint: &Blueprint, env: &str, key: &str, flag: &str) -> Result<()> {
     match blueprint.manifest.questions.iter().find(|q| q.key == key) {
         Some(q) if q.per_environment => Ok(()),
-        Some(_) => Err(Error::Input(format!(
-            "{flag} {env}.{key}: `{key}` is shared by every environment; set it without `{env}.`"
-        ))),
-        None => Err(Error::Input(format!(
+        Some(_) => Err(Error::input(
+            Problem::new(format!(
+                "{flag} {env}.{key}: `{key}` is shared by every environment"
+            ))
+            .fix(format!("set it without `{env}.`")),
+        )),
+        None => Err(Error::input(format!(
             "{flag} {env}.{key}: `{key}` is not a question of the blueprint{}",
             crate::suggest::did_you_mean(
                 key,
@@ -120,12 +123,10 @@ pub fn gather_each(
         .iter()
         .find(|n| blueprint.manifest.questions.iter().any(|q| &q.key == *n))
     {
-        return Err(Error::Input(format!(
-            "{list_key}: `{clash}` is the name of a question, so `{clash}.KEY` would be ambiguous; name the environment otherwise"
-        )));
+        return Err(Error::input(Problem::new(format!("{list_key}: `{clash}` is the name of a question, so `{clash}.KEY` would be ambiguous")).fix("name the environment otherwise")));
     }
     if let Some(unknown) = given.by_environment.keys().find(|e| !names.contains(e)) {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "{unknown}.…: `{unknown}` is not an environment of this repo ({list_key}: {})",
             names.join(", ")
         )));
@@ -151,9 +152,14 @@ pub fn gather_each(
                 o.set.iter().any(|(k, _)| k == ENVIRONMENT) || o.values.contains_key(ENVIRONMENT)
             }))
     {
-        return Err(Error::Input(format!(
-            "{ENVIRONMENT}: each environment answers it with its own name; name the environments with {list_key} (e.g. --set {list_key}=staging)"
-        )));
+        return Err(Error::input(
+            Problem::new(format!(
+                "{ENVIRONMENT}: each environment answers it with its own name"
+            ))
+            .fix(format!(
+                "name the environments with {list_key} (e.g. --set {list_key}=staging)"
+            )),
+        ));
     }
     // One environment needs no naming in messages.
     let several = names.len() > 1;
@@ -197,9 +203,10 @@ pub fn gather_each(
             false,
         )
         .map_err(|e| match e {
-            Error::Input(message) if several => {
-                Error::Input(format!("environment `{name}`: {message}"))
-            }
+            Error::Input(problem) if several => Error::Input(Problem {
+                what: format!("environment `{name}`: {}", problem.what),
+                ..problem
+            }),
             other => other,
         })?;
         answers.recorded.retain(|k| per_env(k));
@@ -230,10 +237,12 @@ fn distinct(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
             };
             let text = super::show(value);
             if let Some(first) = seen.insert(text.clone(), env) {
-                return Err(Error::Input(format!(
-                    "{env}.{key}: `{text}` is {first}'s too; each environment needs its own {key} (--set {env}.{key}=…)",
-                    key = question.key
-                )));
+                let key = &question.key;
+                return Err(Error::input(
+                    Problem::new(format!("{env}.{key}: `{text}` is {first}'s too")).fix(format!(
+                        "each environment needs its own {key} (--set {env}.{key}=…)"
+                    )),
+                ));
             }
         }
     }

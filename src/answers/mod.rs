@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value as Json};
 
 use crate::blueprint::{Blueprint, Question, QuestionType};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::render::Renderer;
 
 mod check;
@@ -118,9 +118,12 @@ pub fn secrets(
     let mut out = Vec::new();
     for (key, value) in flags {
         if !questions.iter().any(|q| q.secret && &q.key == key) {
-            return Err(Error::Input(format!(
-                "--secret `{key}`: not a secret question of this blueprint; use --set for ordinary answers"
-            )));
+            return Err(Error::input(
+                Problem::new(format!(
+                    "--secret `{key}`: not a secret question of this blueprint"
+                ))
+                .fix("use --set for ordinary answers"),
+            ));
         }
         out.push((key.clone(), value.clone()));
     }
@@ -212,7 +215,7 @@ fn collect(
         .chain(sources.values.keys())
     {
         if !questions.iter().any(|q| &q.key == key) {
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "unknown answer key `{key}`: the blueprint asks {}",
                 questions
                     .iter()
@@ -238,9 +241,10 @@ fn collect(
             && !renderer.truth(&format!("question `{key}` when"), when, &context)?
         {
             if set.contains_key(key) || sources.values.contains_key(key) {
-                return Err(Error::Input(format!(
-                    "{key}: only applies when {when}; drop it or change the answers it depends on"
-                )));
+                return Err(Error::input(
+                    Problem::new(format!("{key}: only applies when {when}"))
+                        .fix("drop it or change the answers it depends on"),
+                ));
             }
             answers.values.insert(key.clone(), empty_of(question.kind));
             continue;
@@ -338,7 +342,7 @@ fn collect(
                         // Re-rendering a repo: its files hold the real secret's output, and
                         // a default would silently replace it.
                         Some(_) if question.secret && !recorded.is_empty() => {
-                            return Err(Error::Input(format!(
+                            return Err(Error::input(format!(
                                 "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
                                 question.prompt,
                                 secret_env(key)
@@ -361,14 +365,14 @@ fn collect(
                             empty_of(question.kind)
                         }
                         None if question.secret => {
-                            return Err(Error::Input(format!(
+                            return Err(Error::input(format!(
                                 "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
                                 question.prompt,
                                 secret_env(key)
                             )));
                         }
                         None => {
-                            return Err(Error::Input(format!(
+                            return Err(Error::input(format!(
                                 "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
                                 question.prompt
                             )));
@@ -401,7 +405,7 @@ fn collect(
             let value = answers.values.get(&check.key).map(show).unwrap_or_default();
             let line = format!("{}: `{value}` {message}", check.key);
             if check.severity.is_error() {
-                return Err(Error::Input(line));
+                return Err(Error::input(line));
             }
             answers.warnings.push(line);
         }
@@ -415,9 +419,7 @@ fn ask(prompter: &mut dyn Prompter, key: &str, prompt: &Prompt<'_>) -> Result<Js
     let mut tries = 0;
     loop {
         match prompter.ask(prompt) {
-            Err(Error::Input(message))
-                if tries < ASK_AGAIN && !message.starts_with("prompt failed") =>
-            {
+            Err(Error::Input(message)) if tries < ASK_AGAIN => {
                 tries += 1;
                 prompter.refused(&format!("{key}: {message}; try again"));
             }
@@ -563,7 +565,7 @@ fn bad(key: &str, message: &str, source: &str) -> Error {
     } else {
         String::new()
     };
-    Error::Input(format!("{key}: {message} (from {source}{fix})"))
+    Error::input(format!("{key}: {message} (from {source}{fix})"))
 }
 
 /// The answers so far plus built-ins, as the template context for defaults and checks.
@@ -632,7 +634,7 @@ fn default_of(
     };
     parsed
         .map(Some)
-        .map_err(|m| Error::Blueprint(format!("{what}: {m}")))
+        .map_err(|m| Error::blueprint(format!("{what}: {m}")))
 }
 
 fn empty_of(kind: QuestionType) -> Json {

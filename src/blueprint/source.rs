@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use include_dir::{Dir, include_dir};
 
 use super::{FileTree, slash_path};
-use crate::error::{Error, Located, Result};
+use crate::error::{Error, Located, Problem, Result};
 use crate::manifest::Manifest;
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/blueprints");
@@ -83,7 +83,7 @@ pub(super) fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<L
         }
     }
     let dir = EMBEDDED.get_dir(selector).ok_or_else(|| {
-        Error::Input(format!(
+        Error::input(format!(
             "unknown blueprint `{selector}`: use one of {} or a path to a directory with a blueprint.yaml",
             available().into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
         ))
@@ -95,10 +95,13 @@ pub(super) fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<L
 
 fn read_dir_layer(root: &Path) -> Result<Layer> {
     if !root.join("blueprint.yaml").is_file() {
-        return Err(Error::Input(format!(
-            "blueprint `{}`: no blueprint.yaml there; pass an embedded name or a blueprint directory",
-            root.display()
-        )));
+        return Err(Error::input(
+            Problem::new(format!(
+                "blueprint `{}`: no blueprint.yaml there",
+                root.display()
+            ))
+            .fix("pass an embedded name or a blueprint directory"),
+        ));
     }
     let root = root
         .canonicalize()
@@ -106,12 +109,12 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
     let mut tree = FileTree::new();
     let mut executable = BTreeSet::new();
     for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
-        let entry = entry.map_err(|e| Error::Input(format!("cannot read blueprint: {e}")))?;
+        let entry = entry.map_err(|e| Error::input(format!("cannot read blueprint: {e}")))?;
         let rel = slash_path(
             entry
                 .path()
                 .strip_prefix(&root)
-                .map_err(|e| Error::Input(e.to_string()))?,
+                .map_err(|e| Error::input(e.to_string()))?,
         );
         if entry.path_is_symlink() {
             let target = entry
@@ -119,11 +122,14 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
                 .canonicalize()
                 .map_err(|e| Error::io_path("follow the symlink", entry.path(), e))?;
             if !target.starts_with(&root) {
-                return Err(Error::Blueprint(format!(
-                    "{}/{rel}: symlink points outside the blueprint ({}); copy the file in instead",
-                    root.display(),
-                    target.display()
-                )));
+                return Err(Error::blueprint(
+                    Problem::new(format!(
+                        "{}/{rel}: symlink points outside the blueprint ({})",
+                        root.display(),
+                        target.display()
+                    ))
+                    .fix("copy the file in instead"),
+                ));
             }
             if !target.is_file() {
                 continue;
@@ -157,7 +163,7 @@ fn is_executable(_: &Path) -> bool {
 fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Result<Layer> {
     let bytes = tree
         .get("blueprint.yaml")
-        .ok_or_else(|| Error::Blueprint(format!("{origin}: blueprint.yaml is missing")))?;
+        .ok_or_else(|| Error::blueprint(format!("{origin}: blueprint.yaml is missing")))?;
     let manifest: Manifest = crate::yaml::from_slice(bytes).map_err(|e| {
         Error::Located(Located::new(
             format!("{origin}/blueprint.yaml"),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value as Json};
 use super::ExitStatus;
 use crate::addon_envs;
 use crate::edit_session::{change_to, edit_report, open};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::generate;
 use crate::helm_values::{self, Typing};
 use crate::repo::{Repo, addon_version};
@@ -19,7 +19,7 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let addons_key = repo.blueprint.manifest.addons_answer();
-    let targets = addon_envs::targets(&repo.blueprint, &repo.record, &args.env)?;
+    let targets = addon_envs::targets(&repo.blueprint, &repo.record, &args.env, "--env")?;
     // The environments asked for that do not run it yet (none: one choice for the repo).
     let missing_in: Vec<String> = targets
         .iter()
@@ -33,9 +33,12 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let present = addon_version(&repo.rendered, name);
     if let Some(current) = present.clone().filter(|_| !env_specific) {
         return match &args.version {
-            Some(wanted) if wanted != &current => Err(Error::Input(format!(
-                "--version: {name} is already in this repo at {current}; changing versions belongs to a later update command"
-            ))),
+            Some(wanted) if wanted != &current => Err(Error::input(
+                Problem::new(format!(
+                    "--version: {name} is already in this repo at {current}"
+                ))
+                .fix("changing versions belongs to a later update command"),
+            )),
             _ if !missing_in.is_empty() => {
                 add_in_environments(&args, &repo, &missing_in, &current, out)
             }
@@ -55,7 +58,7 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     match &args.chart {
         Some(custom) => {
             if repo.blueprint.catalog.get(name).is_some() {
-                return Err(Error::Input(format!(
+                return Err(Error::input(format!(
                     "{name} is a catalog addon: drop --chart/--repo to add it, or pick another name"
                 )));
             }
@@ -64,17 +67,20 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
             if let Some(layer) = &custom.layer {
                 let layers = &repo.blueprint.manifest.layers;
                 if !layers.contains_key(layer) {
-                    return Err(Error::Input(format!(
-                        "--layer: `{layer}` is not a layer of the blueprint{}; its layers: {}",
-                        crate::suggest::did_you_mean(layer, layers.keys().map(String::as_str)),
-                        layers.keys().cloned().collect::<Vec<_>>().join(", ")
-                    )));
+                    let names: Vec<&str> = layers.keys().map(String::as_str).collect();
+                    let suggestion = crate::suggest::did_you_mean(layer, names.iter().copied());
+                    return Err(Error::input(
+                        Problem::new(format!(
+                            "--layer: `{layer}` is not a layer of the blueprint{suggestion}"
+                        ))
+                        .fix(format!("its layers: {}", names.join(", "))),
+                    ));
                 }
                 setting.insert("layer".into(), Json::String(layer.clone()));
             }
         }
         None if catalog.get(name).is_none() => {
-            return Err(Error::Input(format!(
+            return Err(Error::input(format!(
                 "{}, --chart/--repo add any other chart",
                 catalog.unknown(name)
             )));
@@ -211,7 +217,7 @@ pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
     let addons_key = repo.blueprint.manifest.addons_answer();
-    if let Some(targets) = addon_envs::targets(&repo.blueprint, &repo.record, &args.env)? {
+    if let Some(targets) = addon_envs::targets(&repo.blueprint, &repo.record, &args.env, "--env")? {
         return remove_in_environments(&args, &repo, &catalog, &targets, out);
     }
     let mut chosen = repo.record.chosen_addons(addons_key);
@@ -231,11 +237,11 @@ pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
         .cloned()
         .collect();
     if !dependants.is_empty() {
-        return Err(Error::Input(format!(
-            "{name} is needed by {}; remove {} first",
-            dependants.join(", "),
-            if dependants.len() == 1 { "it" } else { "them" }
-        )));
+        let pronoun = if dependants.len() == 1 { "it" } else { "them" };
+        return Err(Error::input(
+            Problem::new(format!("{name} is needed by {}", dependants.join(", ")))
+                .fix(format!("remove {pronoun} first")),
+        ));
     }
     let version = addon_version(&repo.rendered, name).unwrap_or_default();
     let mut record = repo.record.clone();
@@ -276,7 +282,7 @@ fn not_chosen(
         }
         return Ok(ExitStatus::Success);
     }
-    Err(Error::Input(
+    Err(Error::input(
         match (repo.rendered.addons.contains_key(name), catalog.get(name)) {
             (true, Some(entry)) if entry.spec.always => {
                 format!("{name} is part of every repo this blueprint makes; it cannot be removed")
@@ -334,16 +340,19 @@ fn remove_in_environments(
             })
             .collect();
         if !dependants.is_empty() {
-            return Err(Error::Input(format!(
-                "{name} is needed by {}{}; remove {} first",
-                dependants.join(", "),
-                if repo.record.environments.len() > 1 {
-                    format!(" in {env}")
-                } else {
-                    String::new()
-                },
-                if dependants.len() == 1 { "it" } else { "them" }
-            )));
+            let place = if repo.record.environments.len() > 1 {
+                format!(" in {env}")
+            } else {
+                String::new()
+            };
+            let pronoun = if dependants.len() == 1 { "it" } else { "them" };
+            return Err(Error::input(
+                Problem::new(format!(
+                    "{name} is needed by {}{place}",
+                    dependants.join(", ")
+                ))
+                .fix(format!("remove {pronoun} first")),
+            ));
         }
     }
     let version = addon_version(&repo.rendered, name).unwrap_or_default();
@@ -382,7 +391,7 @@ fn helm_values(flags: &[(&str, Typing, &Vec<String>)]) -> Result<Map<String, Jso
     for (flag, typing, exprs) in flags {
         for expr in *exprs {
             helm_values::apply(&mut values, expr, *typing)
-                .map_err(|why| Error::Input(format!("{flag} {why}")))?;
+                .map_err(|why| Error::input(format!("{flag} {why}")))?;
         }
     }
     Ok(values)

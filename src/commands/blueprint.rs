@@ -5,7 +5,7 @@ use super::ExitStatus;
 use crate::blueprint::{self, Blueprint};
 use crate::blueprint_test;
 use crate::diagnostic::Diagnostic;
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::generate;
 use crate::lint;
 use crate::overrides::OverrideKind;
@@ -24,7 +24,7 @@ pub fn list(out: &Reporter) -> Result<ExitStatus> {
 pub fn show(selector: &str, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(selector)?;
     let manifest =
-        crate::yaml::to_string(&blueprint.manifest).map_err(|e| Error::Blueprint(e.to_string()))?;
+        crate::yaml::to_string(&blueprint.manifest).map_err(|e| Error::blueprint(e.to_string()))?;
     out.line(format!(
         "# {} {} from {}, `extends` resolved",
         blueprint.manifest.name, blueprint.manifest.version, blueprint.origin
@@ -144,17 +144,18 @@ pub fn cat(selector: &str, path: &str, out: &Reporter) -> Result<ExitStatus> {
         .map(|(own, _)| own)
     {
         let base = blueprint.base.as_ref().map_or("BASE", |b| b.name.as_str());
-        return Err(Error::Input(format!(
-            "{path}: blueprint {} replaces it with `{own}` (`scaffold blueprint cat {selector} {own}`); the base's copy: `scaffold blueprint cat {base} {path}`",
-            blueprint.manifest.name
-        )));
+        return Err(Error::input(Problem::new(format!("{path}: blueprint {} replaces it with `{own}` (`scaffold blueprint cat {selector} {own}`)",
+            blueprint.manifest.name)).fix(format!("the base's copy: `scaffold blueprint cat {base} {path}`"))));
     }
     let bytes = blueprint.file(path).ok_or_else(|| {
-        Error::Input(format!(
-            "{path}: not a file of blueprint {}{}; `scaffold blueprint files {selector}` lists them",
-            blueprint.manifest.name,
-            crate::suggest::did_you_mean(path, blueprint.origins.keys().map(String::as_str))
-        ))
+        Error::input(
+            Problem::new(format!(
+                "{path}: not a file of blueprint {}{}",
+                blueprint.manifest.name,
+                crate::suggest::did_you_mean(path, blueprint.origins.keys().map(String::as_str))
+            ))
+            .fix(format!("`scaffold blueprint files {selector}` lists them")),
+        )
     })?;
     out.bytes(&bytes)?;
     Ok(ExitStatus::Success)
@@ -167,7 +168,7 @@ pub fn export(selector: &str, dir: &Path, out: &Reporter) -> Result<ExitStatus> 
     write::check_target(dir)?;
     let mut plan = Plan::default();
     for (path, bytes) in tree {
-        let rel = crate::plan::RelPath::new(&path).map_err(Error::Blueprint)?;
+        let rel = crate::plan::RelPath::new(&path).map_err(Error::blueprint)?;
         if executable.contains(&path) {
             plan.executable.insert(rel.clone());
         }
@@ -191,7 +192,7 @@ pub fn rebase(dir: &Path, from: &str, out: &Reporter) -> Result<ExitStatus> {
     let layer = Blueprint::load(&dir.display().to_string())?;
     let old_base = Blueprint::load(from)?;
     let Some(extends) = &layer.manifest.extends else {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "{}: extends nothing, so there is no base to rebase on",
             dir.display()
         )));
@@ -293,7 +294,7 @@ pub fn init(dir: &Path, extends: Option<&str>, out: &Reporter) -> Result<ExitSta
     let mut plan = Plan::default();
     let add = |plan: &mut Plan, path: &str, text: String| {
         plan.add(
-            crate::plan::RelPath::new(path).map_err(Error::Blueprint)?,
+            crate::plan::RelPath::new(path).map_err(Error::blueprint)?,
             text.into_bytes(),
         )
     };
@@ -421,7 +422,7 @@ pub fn test(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus>
     }
     let renderer = generate::renderer_for(&blueprint)?;
     if blueprint.tests.is_empty() {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "blueprint {}: no answer sets in tests/ (add tests/<case>.yaml)",
             blueprint.origin
         )));

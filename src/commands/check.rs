@@ -7,7 +7,7 @@ use serde_json::json;
 use super::ExitStatus;
 use crate::check::{self, Filter, Repo, report};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::settings::{CheckFormat, CheckOptions};
 use crate::ui::Reporter;
 
@@ -31,24 +31,24 @@ pub fn run(options: CheckOptions, out: &Reporter) -> Result<ExitStatus> {
     }
     let unknown = check::unknown_rules(&options.filter);
     if !unknown.is_empty() {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "unknown rule {}: see `scaffold check --list-rules`",
             unknown.join(", ")
         )));
     }
     match options.dirs.as_slice() {
         [dir] => single(dir, &options, out),
-        dirs if options.format == CheckFormat::Sarif => Err(Error::Input(format!(
-            "--format sarif: one SARIF document per repo; check the {} repos one by one",
-            dirs.len()
-        ))),
+        dirs if options.format == CheckFormat::Sarif => Err(Error::input(
+            Problem::new("--format sarif: one SARIF document per repo")
+                .fix(format!("check the {} repos one by one", dirs.len())),
+        )),
         dirs => fleet(dirs, &options, out),
     }
 }
 
 fn check_one(dir: &Path, filter: &Filter) -> Result<Checked> {
     if !dir.is_dir() {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "`{}` is not a directory: give the platform repo to check",
             dir.display()
         )));
@@ -56,11 +56,9 @@ fn check_one(dir: &Path, filter: &Filter) -> Result<Checked> {
     let _lock = crate::lock::acquire_to_read(dir, "check")?;
     let repo = Repo::read(dir)?;
     if !repo.is_platform() {
-        return Err(Error::Input(format!(
-            "`{}` is not a scaffold platform repo: it holds no Flux Kustomization, Terraform module or kops template ({} files); give the platform repo's root",
+        return Err(Error::input(Problem::new(format!("`{}` is not a scaffold platform repo: it holds no Flux Kustomization, Terraform module or kops template ({} files)",
             dir.display(),
-            repo.files.len()
-        )));
+            repo.files.len())).fix("give the platform repo's root")));
     }
     Ok(Checked {
         files: repo.files.len(),
@@ -170,7 +168,7 @@ fn fleet(given: &[PathBuf], options: &CheckOptions, out: &Reporter) -> Result<Ex
                         }
                         value
                     }
-                    Err(e) => json!({"root": root, "error": e.to_string(), "exit": e.exit_code()}),
+                    Err(e) => crate::report::fleet_error(&root, e),
                 }
             })
             .collect();

@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 
 use super::ExitStatus;
 use crate::edit_session::{change_to, edit_report, open};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::record::Record;
 use crate::repo::Repo;
 use crate::settings::{EnvAddOptions, EnvRemoveOptions};
@@ -14,10 +14,13 @@ use crate::ui::Reporter;
 /// The key of the environments answer and the environments the record lists.
 fn environments(repo: &Repo) -> Result<(String, Vec<String>)> {
     let Some(key) = repo.blueprint.manifest.environments_answer.clone() else {
-        return Err(Error::Input(format!(
-            "blueprint {} has one environment per repo (it names no environments_answer); a blueprint with environments is needed (docs/environments.md)",
-            repo.blueprint.manifest.name
-        )));
+        return Err(Error::input(
+            Problem::new(format!(
+                "blueprint {} has one environment per repo (it names no environments_answer)",
+                repo.blueprint.manifest.name
+            ))
+            .fix("a blueprint with environments is needed (docs/environments.md)"),
+        ));
     };
     let names = crate::json::strings(repo.record.answers.get(&key));
     Ok((key, names))
@@ -37,7 +40,7 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
     let repo = open(&args.edit, &lock)?;
     let (key, mut names) = environments(&repo)?;
     if names.contains(name) {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "{name} is an environment of this repo already ({key}: {})",
             names.join(", ")
         )));
@@ -45,11 +48,13 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
     let mut record = repo.record.clone();
     if let Some(from) = &args.from {
         if !names.contains(from) {
-            return Err(Error::Input(format!(
-                "--from {from}: not an environment of this repo{}; its environments: {}",
-                crate::suggest::did_you_mean(from, names.iter().map(String::as_str)),
-                names.join(", ")
-            )));
+            let suggestion = crate::suggest::did_you_mean(from, names.iter().map(String::as_str));
+            return Err(Error::input(
+                Problem::new(format!(
+                    "--from {from}: not an environment of this repo{suggestion}"
+                ))
+                .fix(format!("its environments: {}", names.join(", "))),
+            ));
         }
         record
             .environments
@@ -126,22 +131,23 @@ pub fn remove(args: EnvRemoveOptions, out: &Reporter) -> Result<ExitStatus> {
     let repo = open(&args.edit, &lock)?;
     let (key, mut names) = environments(&repo)?;
     if !names.contains(name) {
-        return Err(Error::Input(format!(
-            "{name} is not an environment of this repo{}; its environments: {}",
-            crate::suggest::did_you_mean(name, names.iter().map(String::as_str)),
-            names.join(", ")
-        )));
+        let suggestion = crate::suggest::did_you_mean(name, names.iter().map(String::as_str));
+        return Err(Error::input(
+            Problem::new(format!(
+                "{name} is not an environment of this repo{suggestion}"
+            ))
+            .fix(format!("its environments: {}", names.join(", "))),
+        ));
     }
     if names.len() == 1 {
-        return Err(Error::Input(format!(
-            "{name} is the only environment of this repo; a repo keeps at least one"
-        )));
+        return Err(Error::input(
+            Problem::new(format!("{name} is the only environment of this repo"))
+                .fix("a repo keeps at least one"),
+        ));
     }
     if !args.force {
-        return Err(Error::Refused(format!(
-            "env remove {name} deletes the environment's files from this repo, not its cluster or cloud resources: tear those down first{}, then run `scaffold env remove {name} --force`; nothing was changed",
-            teardown(&repo, name)?
-        )));
+        return Err(Error::refused(Problem::new(format!("env remove {name} deletes the environment's files from this repo, not its cluster or cloud resources: tear those down first{}, then run `scaffold env remove {name} --force`",
+            teardown(&repo, name)?)).fix("nothing was changed")));
     }
     let mut record = repo.record.clone();
     names.retain(|n| n != name);

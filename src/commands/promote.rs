@@ -6,24 +6,24 @@ use serde_json::{Map, Value as Json};
 use super::ExitStatus;
 use crate::addon_envs;
 use crate::edit_session::{change_to, edit_report, open};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::settings::PromoteOptions;
 use crate::ui::Reporter;
 
 pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
     let (from, to) = (&args.from, &args.to);
     if from == to {
-        return Err(Error::Input(format!(
+        return Err(Error::input(format!(
             "--from and --to are both {from}: name two environments"
         )));
     }
     let lock = crate::lock::acquire(&args.edit.directory, &format!("promote {from} {to}"))?;
     let repo = open(&args.edit, &lock)?;
-    let Some(_) = addon_envs::targets(&repo.blueprint, &repo.record, &[from.clone(), to.clone()])
-        .map_err(|e| Error::Input(e.to_string().replace("--env", "--from/--to")))?
-    else {
-        return Err(Error::Input(
-            "this repo has one environment (its blueprint chooses addons once); there is nothing to promote between".into(),
+    let both = [from.clone(), to.clone()];
+    let Some(_) = addon_envs::targets(&repo.blueprint, &repo.record, &both, "--from/--to")? else {
+        return Err(Error::input(
+            Problem::new("this repo has one environment (its blueprint chooses addons once)")
+                .fix("there is nothing to promote between"),
         ));
     };
     let addons_key = repo.blueprint.manifest.addons_answer();
@@ -39,7 +39,7 @@ pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
         for name in &args.addons {
             for (env, runs) in [(from, &runs_from), (to, &runs_to)] {
                 if !runs.contains(name) {
-                    return Err(Error::Input(format!(
+                    return Err(Error::input(format!(
                         "{name} is not in {env} (add it with `scaffold add-addon {name} --env {env}`)"
                     )));
                 }
@@ -235,9 +235,9 @@ fn overlay_of(
             .render_str("environment_overlay file", &spec.file, &context)?;
         let Some(text) = read(&path)? else { continue };
         let doc: Json = crate::yaml::from_str(&text).map_err(|e| {
-            Error::Input(format!(
-                "{path}: not YAML ({e}); fix it, then promote again"
-            ))
+            Error::input(
+                Problem::new(format!("{path}: not YAML ({e})")).fix("fix it, then promote again"),
+            )
         })?;
         let at = |keys: &str| doc.pointer(&format!("/{keys}")).cloned();
         if version.is_none() {

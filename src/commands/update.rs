@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use super::ExitStatus;
 use crate::edit::{Change, Conflict, ConflictKind};
 use crate::edit_session::{apply, change_entry};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::flags::read_values;
 use crate::plan::RelPath;
 use crate::pristine;
@@ -102,8 +102,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
     out.problem_text(&describe(&merge.conflicts, &to));
     let paths: Vec<&str> = merge.conflicts.iter().map(|c| c.path.as_str()).collect();
     match args.conflicts {
-        OnConflict::Refuse => Err(Error::Refused(format!(
-            "update conflicts with your edits in {} ({} hunk(s) above); nothing was written: undo those edits, or rerun with --conflicts=markers to resolve them in the files",
+        OnConflict::Refuse => Err(Error::refused(Problem::new(format!("update conflicts with your edits in {} ({} hunk(s) above)",
             paths.join(", "),
             merge
                 .conflicts
@@ -112,8 +111,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
                     ConflictKind::Lines { hunks, .. } => hunks.len(),
                     _ => 1,
                 })
-                .sum::<usize>()
-        ))),
+                .sum::<usize>())).fix("nothing was written: undo those edits, or rerun with --conflicts=markers to resolve them in the files"))),
         OnConflict::Markers => {
             let mut changes = merge.changes.clone();
             // The blueprint's version of a file-level conflict, written beside yours so it
@@ -141,7 +139,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
                     (ConflictKind::Binary | ConflictKind::Exists, Some(contents)) => {
                         let copy =
                             RelPath::new(&format!("{}{BLUEPRINT_COPY}", conflict.path.as_str()))
-                                .map_err(Error::Blueprint)?;
+                                .map_err(Error::blueprint)?;
                         out.problem(format!(
                             "  the blueprint's version of {} is in {}",
                             conflict.path.as_str(),
@@ -255,9 +253,7 @@ fn fleet(args: &UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
                 let root = repos[*i].display().to_string();
                 match result {
                     Ok(r) => serde_json::json!({"root": root, "update": r}),
-                    Err(e) => {
-                        serde_json::json!({"root": root, "error": e.to_string(), "exit": e.exit_code()})
-                    }
+                    Err(e) => report::fleet_error(&root, e),
                 }
             })
             .collect();

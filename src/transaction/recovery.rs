@@ -6,7 +6,7 @@ use std::path::Path;
 use git2::{Oid, Repository};
 
 use super::{JOURNAL, Journal, remove_file, remove_journal, set_mode, update_index};
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 use crate::lock::process_alive;
 use crate::pristine;
 use crate::signals;
@@ -49,17 +49,22 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<Option<Recovered
         Err(_) => return Ok(None),
     };
     let journal: Journal = serde_json::from_slice(&text).map_err(|e| {
-        Error::RepoState(format!(
-            "`{}` is damaged ({e}); restore the files with `git status`/`git restore`, then remove that directory",
-            dir.display()
-        ))
+        Error::repo_state(
+            Problem::new(format!("`{}` is damaged ({e})", dir.display())).fix(
+                "restore the files with `git status`/`git restore`, then remove that directory",
+            ),
+        )
     })?;
     if journal.pid != std::process::id() && process_alive(journal.pid) {
-        return Err(Error::RepoState(format!(
-            "another scaffold run (pid {}) is changing this repo; wait for it to finish (if it is gone, remove `{}`)",
-            journal.pid,
+        let what = format!(
+            "another scaffold run (pid {}) is changing this repo",
+            journal.pid
+        );
+        let fix = format!(
+            "wait for it to finish (if it is gone, remove `{}`)",
             dir.display()
-        )));
+        );
+        return Err(Error::repo_state(Problem::new(what).fix(fix)));
     }
     let _guard = signals::TransactionGuard::enter();
     // Locks the dead run held: the base ref's (only scaffold writes that ref), and the
@@ -84,11 +89,14 @@ pub(super) fn recover(repo: &Repository, root: &Path) -> Result<Option<Recovered
         roll_forward(repo, root, &journal, &dir)?;
         Ok(Some(Recovered::Finished { pid: journal.pid }))
     } else {
-        Err(Error::RepoState(format!(
-            "an interrupted scaffold run left `{}`, and {} has moved since; check `git status`, restore what you need, then remove that directory",
-            dir.display(),
-            journal.branch
-        )))
+        Err(Error::repo_state(
+            Problem::new(format!(
+                "an interrupted scaffold run left `{}`, and {} has moved since",
+                dir.display(),
+                journal.branch
+            ))
+            .fix("check `git status`, restore what you need, then remove that directory"),
+        ))
     }
 }
 
