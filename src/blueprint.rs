@@ -717,22 +717,14 @@ mod tree_tests {
 
     /// A blueprint on disk with `manifest_tail` appended to its manifest and `files`.
     fn blueprint_dir(manifest_tail: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::TempDir::new().expect("dir");
-        let write = |path: &str, text: &str| {
-            let full = dir.path().join(path);
-            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-            std::fs::write(full, text).expect("write");
-        };
-        write(
-            "blueprint.yaml",
-            &format!(
-                "name: shaped\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n{manifest_tail}"
-            ),
+        let manifest = format!(
+            "name: shaped\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n{manifest_tail}"
         );
-        for (path, text) in files {
-            write(path, text);
-        }
-        dir
+        let all: Vec<(&str, &str)> = [("blueprint.yaml", manifest.as_str())]
+            .into_iter()
+            .chain(files.iter().copied())
+            .collect();
+        crate::tree::temp_dir_with(&all)
     }
 
     fn load(dir: &tempfile::TempDir) -> Result<Blueprint> {

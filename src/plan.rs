@@ -399,31 +399,27 @@ mod tests {
     /// A blueprint on disk with `n` templated files under `files/` (more than one chunk),
     /// `broken` ones reading an undefined name, and `extra` files as given.
     fn big_blueprint(n: usize, broken: &[usize], extra: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::TempDir::new().expect("dir");
-        let write = |path: &str, text: &str| {
-            let full = dir.path().join(path);
-            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-            std::fs::write(full, text).expect("write");
-        };
-        write(
-            "blueprint.yaml",
-            "name: big\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n",
-        );
+        let mut files: Vec<(String, String)> = vec![(
+            "blueprint.yaml".into(),
+            "name: big\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n".into(),
+        )];
         for i in 0..n {
             let text = if broken.contains(&i) {
                 format!("[[ missing_{i} ]]")
             } else {
                 format!("n: [[ name ]]-{i}\n")
             };
-            write(
-                &format!("files/d{}/[[ name ]]-{i:04}.yaml.tera", i % 7),
-                &text,
-            );
+            files.push((
+                format!("files/d{}/[[ name ]]-{i:04}.yaml.tera", i % 7),
+                text,
+            ));
         }
-        for (path, text) in extra {
-            write(path, text);
-        }
-        dir
+        files.extend(extra.iter().map(|(p, t)| (p.to_string(), t.to_string())));
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        crate::tree::temp_dir_with(&files)
     }
 
     fn render(dir: &tempfile::TempDir) -> Result<Plan> {

@@ -146,6 +146,18 @@ impl Plan {
     }
 }
 
+/// A directory of files for unit tests (a blueprint on disk, say).
+#[cfg(test)]
+pub fn temp_dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::TempDir::new().expect("dir");
+    for (path, text) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(full, text).expect("write");
+    }
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

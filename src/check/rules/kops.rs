@@ -164,15 +164,7 @@ fn api_access(context: &Context, findings: &mut Findings) {
             if rfc1918(cidr) != Some(false) {
                 continue;
             }
-            let rendered = context.kops.iter().find(|r| r.template == template);
-            let (file, line) = rendered
-                .into_iter()
-                .flat_map(|r| r.values_files.iter())
-                .find_map(|f| {
-                    let docs = context.repo.yaml.get(f)?;
-                    let at = docs.iter().find_map(|d| d.node.find_scalar(cidr))?;
-                    Some((f.clone(), at.line))
-                })
+            let (file, line) = in_values_files(context, template, |node| node.find_scalar(cidr))
                 .unwrap_or_else(|| {
                     let text = context.repo.text(template).unwrap_or("");
                     (
@@ -251,22 +243,29 @@ fn irsa(context: &Context, findings: &mut Findings) {
                     .objects("ServiceAccount")
                     .any(|(o, ns)| ns == namespace && o.name == name);
             if !used {
-                let rendered = context.kops.iter().find(|r| r.template == template);
-                let (file, line) = rendered
-                    .into_iter()
-                    .flat_map(|r| r.values_files.iter())
-                    .find_map(|f| {
-                        let docs = context.repo.yaml.get(f)?;
-                        let at = docs
-                            .iter()
-                            .find_map(|d| d.node.find_entry("serviceAccount", name))?;
-                        Some((f.clone(), at.line))
-                    })
-                    .unwrap_or_else(|| (template.to_string(), 0));
+                let (file, line) = in_values_files(context, template, |node| {
+                    node.find_entry("serviceAccount", name)
+                })
+                .unwrap_or_else(|| (template.to_string(), 0));
                 findings.add("kops.irsa", &file, line, format!("IRSA role for ServiceAccount {namespace}/{name}: no HelmRelease in {namespace} uses a ServiceAccount of that name"));
             }
         }
     }
+}
+
+/// The first place in the values files of kops template `template` that `find` finds:
+/// where an operator changes what the rendered cluster spec says.
+fn in_values_files(
+    context: &Context,
+    template: &str,
+    find: impl Fn(&crate::yaml::Node) -> Option<crate::yaml::Pos>,
+) -> Option<(String, usize)> {
+    let rendered = context.kops.iter().find(|r| r.template == template)?;
+    rendered.values_files.iter().find_map(|file| {
+        let docs = context.repo.yaml.get(file)?;
+        let at = docs.iter().find_map(|d| find(&d.node))?;
+        Some((file.clone(), at.line))
+    })
 }
 
 #[cfg(test)]
