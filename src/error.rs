@@ -28,6 +28,14 @@ pub enum Error {
     /// The repository is in a state scaffold must not change (merge in progress, lock, …).
     #[error("{0}")]
     RepoState(Problem),
+    /// The change failed and undoing it failed too: the cause is what to fix (and decides
+    /// the exit code); the journal stays, and the next run finishes the rollback.
+    #[error("{cause}; the rollback stopped too ({undo}): `{}` stays, and the next scaffold command in this repo finishes the rollback once that is fixed", journal.display())]
+    Unfinished {
+        cause: Box<Error>,
+        undo: Box<Error>,
+        journal: std::path::PathBuf,
+    },
     /// SIGINT or SIGTERM stopped the run before its commit point; everything was restored.
     #[error("interrupted; {0}")]
     Interrupted(String),
@@ -84,6 +92,7 @@ impl Error {
             Error::Refused(_) | Error::RepoState(_) => 3,
             Error::Io { .. } | Error::Git { .. } => 4,
             Error::Interrupted(_) => 130,
+            Error::Unfinished { cause, .. } => cause.exit_code(),
             Error::Blueprint(_) | Error::Located(_) => 5,
         }
     }
@@ -236,3 +245,26 @@ fn explain(source: &git2::Error) -> String {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unfinished_rollback_is_one_line_with_its_cause_and_code() {
+        let cause = Error::repo_state(Problem::new("the branch moved").fix("run it again"));
+        let undo = Error::io("cannot write `a`", std::io::Error::other("disk full"));
+        let error = Error::Unfinished {
+            cause: Box::new(cause),
+            undo: Box::new(undo),
+            journal: std::path::PathBuf::from(".git/scaffold-journal"),
+        };
+        let line = error.to_string();
+        assert_eq!(error.exit_code(), 3);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("the branch moved; run it again; the rollback stopped too (cannot write `a`: disk full): `.git/scaffold-journal` stays"),
+            "{line}"
+        );
+    }
+}

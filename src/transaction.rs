@@ -191,10 +191,11 @@ impl Prepared<'_> {
                 // too (the same cause, usually) is said after it, and the journal stays
                 // for the next run to finish.
                 if let Err(undo) = rollback(repo, root, &journal, &journal_dir) {
-                    eprintln!(
-                        "error: {err}\nnote: the rollback stopped too ({undo}); {} stays, and the next scaffold command in this repo finishes the rollback once that is fixed",
-                        journal_dir.display()
-                    );
+                    return Err(Error::Unfinished {
+                        cause: Box::new(err),
+                        undo: Box::new(undo),
+                        journal: journal_dir,
+                    });
                 }
                 Err(err)
             }
