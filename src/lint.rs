@@ -148,6 +148,12 @@ impl Findings {
 }
 
 pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
+    lint_dir(dir, None)
+}
+
+/// `lint` of the blueprint at `dir`; `loaded` is that blueprint when the caller has loaded
+/// it already (`new`), so its files are not read and merged a second time.
+fn lint_dir(dir: &Path, loaded: Option<&Blueprint>) -> Result<Vec<Diagnostic>> {
     let mut found = Findings::new(rule::MANIFEST);
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
@@ -184,14 +190,21 @@ pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
     let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     found.root = format!("{}/", root.display());
     found.rule = rule::MANIFEST;
-    let blueprint = match Blueprint::load(&dir.display().to_string()) {
-        Ok(b) => b,
-        Err(e) => {
-            found.report_error(&e);
-            return Ok(found.found);
-        }
+    let reloaded;
+    let blueprint = match loaded {
+        Some(blueprint) => blueprint,
+        None => match Blueprint::load(&dir.display().to_string()) {
+            Ok(b) => {
+                reloaded = b;
+                &reloaded
+            }
+            Err(e) => {
+                found.report_error(&e);
+                return Ok(found.found);
+            }
+        },
     };
-    found.found.extend(lint_loaded(&blueprint, &text));
+    found.found.extend(lint_loaded(blueprint, &text));
     for finding in &mut found.found {
         if let Some(rel) = finding.file.strip_prefix(found.root.as_str()) {
             finding.file = rel.to_string();
@@ -233,7 +246,8 @@ pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Diagnostic>> {
     if blueprint.origin.starts_with("embedded:") {
         return Ok(Vec::new());
     }
-    lint(Path::new(&blueprint.origin))
+    // `origin` is the blueprint's canonical directory: the one `lint` would load again.
+    lint_dir(Path::new(&blueprint.origin), Some(blueprint))
 }
 
 fn check_regexes(manifest: &Manifest, places: &Places, found: &mut Findings) {
