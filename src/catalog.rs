@@ -188,24 +188,23 @@ impl Catalog {
             let fail = |at: (usize, usize), msg: String| {
                 Error::Located(crate::error::Located::new(file.clone(), at, msg))
             };
-            let raw: Json = yaml::from_slice(bytes).map_err(|e| fail(e.pair(), e.message))?;
-            // Read from the YAML itself, so a missing or wrong field has a place (a missing
-            // `chart.version` points at `chart:`'s mapping).
-            let spec: EntrySpec = yaml::from_slice(bytes).map_err(|e| fail(e.pair(), e.message))?;
-            let places = yaml::Places::of(&text);
+            let (raw, spec) = raw_and_spec(bytes).map_err(|e| fail(e.pair(), e.message))?;
+            // Places are found again only for an error: parsing is most of loading the
+            // default blueprint (a third of `new --dry-run`, BENCHMARKS.md).
+            let places = || yaml::Places::of(&text);
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()
                     .find(|k| !tree.contains_key(&format!("{k}.yaml")) && !removed.contains(*k))
             {
                 return Err(fail(
-                    places.at(&["values_when", other.as_str()]),
+                    places().at(&["values_when", other.as_str()]),
                     format!("values_when names unknown addon `{other}`"),
                 ));
             }
             if spec.name != stem {
                 return Err(fail(
-                    places.at(&["name"]),
+                    places().at(&["name"]),
                     format!("name `{}` differs from the file name", spec.name),
                 ));
             }
@@ -269,7 +268,8 @@ impl Catalog {
     /// without them gets a controller watching an API nobody installs (review N-B1).
     fn check_features(&self, origin: &str, entry: &Entry) -> Result<()> {
         let text = String::from_utf8_lossy(&entry.source);
-        let places = yaml::Places::of(&text);
+        // Parsed again only for an error's place.
+        let places = || yaml::Places::of(&text);
         let fail = |at: (usize, usize), msg: String| {
             Error::Located(crate::error::Located::new(
                 format!("{origin}/addons/{}.yaml", entry.spec.name),
@@ -290,13 +290,16 @@ impl Catalog {
             }
         }
         for feature in &entry.spec.features {
-            let needs = places
-                .item_field("features", "name", &feature.name, "needs")
-                .unwrap_or_else(|| places.at(&["features"]));
+            let needs = || {
+                let places = places();
+                places
+                    .item_field("features", "name", &feature.name, "needs")
+                    .unwrap_or_else(|| places.at(&["features"]))
+            };
             for addon in &feature.needs.addons {
                 if !self.entries.contains_key(addon) && !self.removed.contains(addon) {
                     return Err(fail(
-                        needs,
+                        needs(),
                         format!("feature `{}` needs unknown addon `{addon}`", feature.name),
                     ));
                 }
@@ -308,7 +311,7 @@ impl Catalog {
                 .find(|a| !entry.spec.requires.contains(a))
             {
                 return Err(fail(
-                    needs,
+                    needs(),
                     format!(
                         "feature `{}` needs answer `{answer}`: add it to `requires`",
                         feature.name
@@ -326,7 +329,7 @@ impl Catalog {
                     path.extend(trigger.path.split('.').map(String::from));
                     let place = place.join(".");
                     return Err(fail(
-                        places.at(&path),
+                        places().at(&path),
                         format!(
                             "`{place}` turns on feature `{}` ({}: {value}), which needs addon `{missing}` that a repo with {} may lack: set it under `values_when: {missing}:` instead",
                             feature.name, trigger.path, entry.spec.name
@@ -555,5 +558,21 @@ pub fn merge_into(target: &mut Json, overlay: &Json) {
             }
         }
         (target, overlay) => *target = overlay.clone(),
+    }
+}
+
+/// An entry file as JSON and as its typed spec, from one parse: what `yaml::from_slice`
+/// gives for each (the spec read from the YAML itself, so a missing or wrong field has a
+/// place: a missing `chart.version` points at `chart:`'s mapping).
+fn raw_and_spec(bytes: &[u8]) -> std::result::Result<(Json, EntrySpec), yaml::Error> {
+    let node = std::str::from_utf8(bytes)
+        .ok()
+        .map(yaml::parse_one)
+        .transpose()?
+        .flatten();
+    match node {
+        Some(node) => Ok((yaml::from_node(&node)?, yaml::from_node(&node)?)),
+        // Not UTF-8, or empty: the errors and defaults are `from_slice`'s own.
+        None => Ok((yaml::from_slice(bytes)?, yaml::from_slice(bytes)?)),
     }
 }

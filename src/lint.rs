@@ -148,6 +148,12 @@ impl Findings {
 }
 
 pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
+    lint_dir(dir, None)
+}
+
+/// `lint` of the blueprint at `dir`; `loaded` is that blueprint when the caller has loaded
+/// it already (`new`), so its files are not read and merged a second time.
+fn lint_dir(dir: &Path, loaded: Option<&Blueprint>) -> Result<Vec<Diagnostic>> {
     let mut found = Findings::new(rule::MANIFEST);
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
@@ -184,14 +190,21 @@ pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
     let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     found.root = format!("{}/", root.display());
     found.rule = rule::MANIFEST;
-    let blueprint = match Blueprint::load(&dir.display().to_string()) {
-        Ok(b) => b,
-        Err(e) => {
-            found.report_error(&e);
-            return Ok(found.found);
-        }
+    let reloaded;
+    let blueprint = match loaded {
+        Some(blueprint) => blueprint,
+        None => match Blueprint::load(&dir.display().to_string()) {
+            Ok(b) => {
+                reloaded = b;
+                &reloaded
+            }
+            Err(e) => {
+                found.report_error(&e);
+                return Ok(found.found);
+            }
+        },
     };
-    found.found.extend(lint_loaded(&blueprint, &text));
+    found.found.extend(lint_loaded(blueprint, &text));
     for finding in &mut found.found {
         if let Some(rel) = finding.file.strip_prefix(found.root.as_str()) {
             finding.file = rel.to_string();
@@ -233,7 +246,8 @@ pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Diagnostic>> {
     if blueprint.origin.starts_with("embedded:") {
         return Ok(Vec::new());
     }
-    lint(Path::new(&blueprint.origin))
+    // `origin` is the blueprint's canonical directory: the one `lint` would load again.
+    lint_dir(Path::new(&blueprint.origin), Some(blueprint))
 }
 
 fn check_regexes(manifest: &Manifest, places: &Places, found: &mut Findings) {
@@ -460,6 +474,16 @@ fn check_defaults_and_render(
 /// and patch files, Flux Kustomizations' paths), each finding moved to the blueprint file
 /// the rendered file came from, at the first line there that reads as the rendered one.
 fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
+    // `flux.path` judges Flux Kustomizations: a render without one has no finding, and the
+    // model of every rendered file (most of `new`'s time and memory at 2,000 files,
+    // BENCHMARKS.md) is not built.
+    if !plan
+        .files
+        .values()
+        .any(|bytes| may_declare_kustomization(bytes))
+    {
+        return Vec::new();
+    }
     let repo = crate::check::Repo::from_plan(plan);
     let filter = crate::check::Filter {
         only: vec![FLUX_PATH.to_string()],
@@ -510,6 +534,13 @@ fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
 /// The `check` rule whose findings lint reports on the rendering with every default.
 const FLUX_PATH: &str = "flux.path";
 
+/// Whether a rendered file may hold an object of kind `Kustomization`: its text says so,
+/// or has a backslash (a YAML escape could spell it). `check` reads only UTF-8 files.
+fn may_declare_kustomization(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes)
+        .is_ok_and(|text| text.contains("Kustomization") || text.contains('\\'))
+}
+
 /// What `new` does first: a blueprint with lint errors (those found by rendering its
 /// defaults included) is refused before anything is asked (warnings are shown); then its
 /// renderer.
@@ -531,6 +562,19 @@ pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::rend
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_files_that_could_spell_kustomization_need_the_flux_model() {
+        assert!(may_declare_kustomization(b"kind: Kustomization\n"));
+        // A YAML escape can spell the kind without its letters.
+        assert!(may_declare_kustomization(
+            b"kind: \"Kustom\\u0069zation\"\n"
+        ));
+        assert!(!may_declare_kustomization(b"kind: ConfigMap\n"));
+        assert!(!may_declare_kustomization(b"\xff kind: Kustomization"));
+        let parsed = crate::check::yaml::parse("kind: \"Kustom\\u0069zation\"\n").expect("parses");
+        assert_eq!(parsed[0].value["kind"], "Kustomization");
+    }
 
     #[test]
     fn every_rule_is_documented_once() {

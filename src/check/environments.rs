@@ -121,6 +121,12 @@ fn views(repo: &Repo, all: &[String]) -> Vec<Repo> {
 pub fn run(repo: &Repo, judge: impl Fn(&Repo) -> Vec<Diagnostic> + Sync) -> Vec<Diagnostic> {
     let all = names(repo);
     if all.len() < 2 {
+        // One environment or none: the view is the whole repo, so it is copied (a copy of
+        // every parsed object, a tenth of `new`'s lint at 2,000 files) only when patches
+        // would change it.
+        if repo.unmatched_patches.is_empty() && !kustomize::has_patches(repo) {
+            return judge(repo);
+        }
         return judge(&view(repo, all.first().map(String::as_str), &all));
     }
     let views = views(repo, &all);

@@ -154,15 +154,10 @@ fn build_into(
     }
 }
 
-/// Applies each kustomization's strategic-merge patch files (`patches: [{path}]`,
-/// `patchesStrategicMerge`) to the objects its resources build to, as kustomize does for
-/// custom resources (maps merge, anything else is replaced, `null` deletes). The patched
-/// object keeps its file and text, and remembers the patch (`overlay`), so findings about
-/// what the patch sets (an environment's values and versions) point at the patch; the
-/// patch file holds no object of its own. JSON 6902
-/// patches and targets that select by label are left alone.
-pub fn apply_patches(repo: &mut Repo) {
-    let files: Vec<(String, String)> = repo
+/// Each kustomization with strategic-merge patch files: its directory, its file and the
+/// patch paths it names (as written), in path order.
+fn patch_paths(repo: &Repo) -> Vec<(String, String, Vec<String>)> {
+    let files = repo
         .yaml
         .keys()
         .filter(|p| {
@@ -170,15 +165,14 @@ pub fn apply_patches(repo: &mut Repo) {
                 .iter()
                 .any(|n| *p == n || p.ends_with(&format!("/{n}")))
         })
-        .map(|p| (model::parent(p).to_string(), p.clone()))
-        .collect();
-    let mut patch_files = BTreeSet::new();
+        .map(|p| (model::parent(p).to_string(), p.clone()));
+    let mut out = Vec::new();
     for (dir, file) in files {
         let Some(k) = repo
             .yaml
             .get(&file)
             .and_then(|d| d.first())
-            .map(|d| d.value.clone())
+            .map(|d| &d.value)
         else {
             continue;
         };
@@ -196,9 +190,28 @@ pub fn apply_patches(repo: &mut Repo) {
                     .filter_map(|p| yaml::str_at(p, "path").map(String::from)),
             );
         }
-        if paths.is_empty() {
-            continue;
+        if !paths.is_empty() {
+            out.push((dir, file, paths));
         }
+    }
+    out
+}
+
+/// Whether `apply_patches` would change anything: some kustomization names patch files.
+pub fn has_patches(repo: &Repo) -> bool {
+    !patch_paths(repo).is_empty()
+}
+
+/// Applies each kustomization's strategic-merge patch files (`patches: [{path}]`,
+/// `patchesStrategicMerge`) to the objects its resources build to, as kustomize does for
+/// custom resources (maps merge, anything else is replaced, `null` deletes). The patched
+/// object keeps its file and text, and remembers the patch (`overlay`), so findings about
+/// what the patch sets (an environment's values and versions) point at the patch; the
+/// patch file holds no object of its own. JSON 6902
+/// patches and targets that select by label are left alone.
+pub fn apply_patches(repo: &mut Repo) {
+    let mut patch_files = BTreeSet::new();
+    for (dir, file, paths) in patch_paths(repo) {
         let built = build(repo, &dir);
         for path in paths {
             let Some(path) = model::join(&dir, &path) else {

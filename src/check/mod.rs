@@ -71,7 +71,7 @@ pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
 /// Every rule on one view of the repo (the whole of it, or one environment's).
 fn run_view(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
     let mut findings = Findings::default();
-    rules::run_all(repo, &mut findings);
+    rules::run_for(repo, &filter.only, &mut findings);
     let findings = without_guesses(repo, findings);
     let mut out: Vec<Diagnostic> = findings
         .0
