@@ -507,18 +507,7 @@ impl Entry {
 
     /// The API groups whose CRDs the chart installs (`crds.provides`).
     pub fn provides(&self) -> Vec<String> {
-        self.raw
-            .get("crds")
-            .and_then(|c| c.get("provides"))
-            .and_then(Json::as_array)
-            .map(|groups| {
-                groups
-                    .iter()
-                    .filter_map(Json::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default()
+        crate::json::strings(self.raw.get("crds").and_then(|c| c.get("provides")))
     }
 
     /// The entry as templates see it: the catalog data plus `dir`, where its layer's

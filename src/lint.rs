@@ -506,10 +506,8 @@ fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
                 return finding;
             };
             let text = blueprint
-                .template_trees()
-                .iter()
-                .find_map(|(prefix, tree)| source.strip_prefix(prefix).and_then(|p| tree.get(p)))
-                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .file(&source)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             // The rendered line as written, else its key (`path:`), else the file.
             let key = rendered_line
