@@ -41,7 +41,7 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
 /// is `component`, after the block delimiter and an optional `-`.
 fn is_shared(name: &str, text: &str, block_start: &str) -> bool {
     name.starts_with("partials/")
-        || text.match_indices(block_start).any(|(at, _)| {
+        || memchr::memmem::find_iter(text.as_bytes(), block_start.as_bytes()).any(|at| {
             let tag = text[at + block_start.len()..].trim_start_matches('-');
             let tag = tag.trim_start();
             tag.strip_prefix("component")
@@ -254,6 +254,8 @@ impl Files<'_> {
     ) -> Result<()> {
         let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
         for chunk in entries.chunks(TEMPLATES_PER_CHUNK) {
+            // Plain templates render without Tera (`render::plain`); the others of the
+            // chunk share one engine, built only when there is one.
             let mut templates = Vec::new();
             for (path, bytes) in chunk.iter().filter(|(path, _)| path.ends_with(".tera")) {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
@@ -261,12 +263,19 @@ impl Files<'_> {
                         "{prefix}{path}: a .tera template must be UTF-8 text"
                     ))
                 })?;
-                templates.push((format!("{prefix}{path}"), text));
+                let name = format!("{prefix}{path}");
+                if !crate::render::is_plain(text, &self.blueprint.delimiters_for(&name)) {
+                    templates.push((name, text));
+                }
             }
-            let compiled = compile_chunk(self.blueprint, &templates, &self.shared)?;
+            let compiled = if templates.is_empty() {
+                None
+            } else {
+                Some(compile_chunk(self.blueprint, &templates, &self.shared)?)
+            };
             for (addon, scope) in scopes {
                 for (path, bytes) in chunk {
-                    let rendered = self.render_one(&compiled, prefix, path, bytes, scope);
+                    let rendered = self.render_one(compiled.as_ref(), prefix, path, bytes, scope);
                     let file = match (rendered, addon) {
                         (Err(e), Some(addon)) => return Err(for_addon(e, addon)),
                         (rendered, _) => rendered?,
@@ -312,7 +321,7 @@ impl Files<'_> {
     /// conditional and renders away (an empty path segment, or an empty template).
     fn render_one(
         &self,
-        compiled: &Renderer,
+        compiled: Option<&Renderer>,
         prefix: &str,
         source_path: &str,
         bytes: &[u8],
@@ -334,7 +343,7 @@ impl Files<'_> {
         }
         let (path, contents) = match rendered_path.strip_suffix(".tera") {
             Some(stripped) => {
-                let text = compiled.render_in(&source, scope)?;
+                let text = self.render_template(compiled, &source, bytes, scope)?;
                 if text.trim().is_empty() {
                     return Ok(None);
                 }
@@ -356,6 +365,30 @@ impl Files<'_> {
             contents,
             source,
         }))
+    }
+
+    /// A file template rendered: plain ones here, the others by the chunk's engine. A
+    /// plain template whose values only Tera can write is compiled alone, so Tera renders
+    /// it or reports its error at its own file.
+    fn render_template(
+        &self,
+        compiled: Option<&Renderer>,
+        name: &str,
+        bytes: &[u8],
+        scope: &Scope,
+    ) -> Result<String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            Error::blueprint(format!("{name}: a .tera template must be UTF-8 text"))
+        })?;
+        let delimiters = self.blueprint.delimiters_for(name);
+        if let Some(text) = scope.render_plain(text, &delimiters) {
+            return Ok(text);
+        }
+        match compiled {
+            Some(renderer) if renderer.has(name) => renderer.render_in(name, scope),
+            _ => compile_chunk(self.blueprint, &[(name.to_string(), text)], &self.shared)?
+                .render_in(name, scope),
+        }
     }
 
     /// The file with the patches of every layer applied in order (base layers first).

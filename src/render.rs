@@ -14,6 +14,9 @@ use crate::manifest::Delimiters;
 
 use crate::error::{Error, Located, Result};
 
+mod plain;
+pub use plain::{is_plain, variables as plain_variables};
+
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.
     engines: Vec<(Delimiters, Tera)>,
@@ -33,6 +36,11 @@ pub struct Scope(Context);
 impl Scope {
     pub fn new(json: &Json) -> Self {
         Scope(to_context(json))
+    }
+
+    /// `text` rendered here when it is plain (`render::plain`), else None: Tera must.
+    pub fn render_plain(&self, text: &str, delimiters: &Delimiters) -> Option<String> {
+        plain::render(text, delimiters, &self.0)
     }
 
     /// This scope with one more variable (e.g. `addon`).
@@ -108,7 +116,7 @@ impl Renderer {
         let paths: Vec<(String, &str)> = names
             .into_iter()
             .map(|name| (name, name.split_once('/').map_or(name, |(_, rest)| rest)))
-            .filter(|(_, path)| is_template(delimiters, path))
+            .filter(|(_, path)| is_template(delimiters, path) && !is_plain(path, delimiters))
             .map(|(name, path)| (path_template(name), path))
             .collect();
         let keys: Vec<String> = paths.iter().map(|(key, _)| key.clone()).collect();
@@ -133,6 +141,11 @@ impl Renderer {
 
     pub fn render(&self, name: &str, context: &Json) -> Result<String> {
         self.render_in(name, &Scope::new(context))
+    }
+
+    /// Whether `name` is one of its templates.
+    pub fn has(&self, name: &str) -> bool {
+        self.engine_of.contains_key(name)
     }
 
     /// Renders a registered template in a prepared scope.
@@ -185,6 +198,9 @@ impl Renderer {
         let (delimiters, tera) = &self.engines[0];
         if !is_template(delimiters, path) {
             return Ok(path.to_string());
+        }
+        if let Some(rendered) = scope.render_plain(path, delimiters) {
+            return Ok(rendered);
         }
         let name = format!("{prefix}{path}");
         let key = path_template(&name);

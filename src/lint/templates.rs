@@ -36,13 +36,20 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
         .collect();
     let mut compiled = true;
     for chunk in sources.chunks(plan::TEMPLATES_PER_CHUNK) {
-        let engine = plan::compile_chunk(blueprint, chunk, &shared);
+        // Plain templates parse by construction and name their variables themselves;
+        // the others are compiled as rendering compiles them.
+        let (plain, others): (Vec<_>, Vec<_>) = chunk.iter().cloned().partition(|(name, text)| {
+            crate::render::is_plain(text, &blueprint.delimiters_for(name))
+        });
+        let engine = (!others.is_empty()).then(|| plan::compile_chunk(blueprint, &others, &shared));
         let mut clean = true;
-        for (name, text) in chunk {
+        for (name, text) in plain.iter().chain(&others) {
             let delimiters = blueprint.delimiters_for(name);
-            let variables = match &engine {
-                Ok(renderer) => renderer.variables(name),
-                Err(_) => match compile_alone(name, text, &delimiters, &partials) {
+            let plain_variables = crate::render::plain_variables(text, &delimiters);
+            let variables = match (&engine, plain_variables) {
+                (_, Some(variables)) => variables,
+                (Some(Ok(renderer)), None) => renderer.variables(name),
+                (_, None) => match compile_alone(name, text, &delimiters, &partials) {
                     Ok(single) => single.variables(name),
                     Err(e) => {
                         clean = false;
@@ -73,7 +80,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
             }
             check_addon_fields(name, text, &addon_fields, found);
         }
-        if let Err(e) = engine {
+        if let Some(Err(e)) = engine {
             compiled = false;
             if clean {
                 found.report_error(&e); // no template fails alone: they fail together
