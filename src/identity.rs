@@ -17,7 +17,12 @@ use crate::error::{Error, Problem, Result};
 pub struct Place {
     pub cwd: PathBuf,
     pub git_dir: Option<PathBuf>,
+    /// Answers asked for ahead (`ask_ahead`), by their arguments.
+    asked: std::cell::RefCell<Vec<(Vec<String>, Option<Answer>)>>,
 }
+
+/// What git printed on stdout, or its stderr when it failed.
+type Answer = std::result::Result<String, String>;
 
 impl Place {
     /// An existing repository's work tree (or any directory inside it).
@@ -25,6 +30,7 @@ impl Place {
         Place {
             cwd: root.to_path_buf(),
             git_dir: None,
+            asked: Default::default(),
         }
     }
 
@@ -34,6 +40,7 @@ impl Place {
         Place {
             git_dir: Some(dir.join(".git")),
             cwd: dir,
+            asked: Default::default(),
         }
     }
 
@@ -48,8 +55,42 @@ impl Place {
     }
 
     /// stdout of `git ARGS`: None when git is not on PATH, Err(stderr) when it fails.
-    fn ask(&self, args: &[&str]) -> Option<std::result::Result<String, String>> {
-        let output = self.git().args(args).output().ok()?;
+    fn ask(&self, args: &[&str]) -> Option<Answer> {
+        let asked = self.asked.borrow();
+        if let Some((_, answer)) = asked.iter().find(|(asked, _)| asked == args) {
+            return answer.clone();
+        }
+        drop(asked);
+        Self::answer(self.git().args(args).output().ok()?)
+    }
+
+    /// Runs the git commands of `questions` side by side, so that `ask` finds their
+    /// answers: one process's start-up instead of one per question (each costs about as
+    /// much as a small `new`'s render, BENCHMARKS.md).
+    fn ask_ahead(&self, questions: &[&[&str]]) {
+        let running: Vec<_> = questions
+            .iter()
+            .map(|args| {
+                let child = self
+                    .git()
+                    .args(*args)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn();
+                (args, child)
+            })
+            .collect();
+        let mut asked = self.asked.borrow_mut();
+        for (args, child) in running {
+            let answer = child
+                .and_then(|child| child.wait_with_output())
+                .ok()
+                .and_then(Self::answer);
+            asked.push((args.iter().map(|a| a.to_string()).collect(), answer));
+        }
+    }
+
+    fn answer(output: std::process::Output) -> Option<Answer> {
         Some(if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout)
                 .trim_end()
@@ -153,10 +194,9 @@ pub fn resolve(
             when,
         })
     };
-    let (author, committer) = match (
-        place.ask(&["var", "GIT_AUTHOR_IDENT"]),
-        place.ask(&["var", "GIT_COMMITTER_IDENT"]),
-    ) {
+    // Whether the commit is signed is asked with the identities: `Signing::resolve` follows.
+    place.ask_ahead(&[AUTHOR_IDENT, COMMITTER_IDENT, GPG_SIGN]);
+    let (author, committer) = match (place.ask(AUTHOR_IDENT), place.ask(COMMITTER_IDENT)) {
         (Some(author), Some(committer)) => {
             let author = author.ok().and_then(|line| Person::parse_ident(&line));
             let committer = committer.ok().and_then(|line| Person::parse_ident(&line));
@@ -176,6 +216,10 @@ pub fn resolve(
     let committer = committer.unwrap_or_else(|| author.clone());
     Ok(Some((author, committer)))
 }
+
+const AUTHOR_IDENT: &[&str] = &["var", "GIT_AUTHOR_IDENT"];
+const COMMITTER_IDENT: &[&str] = &["var", "GIT_COMMITTER_IDENT"];
+const GPG_SIGN: &[&str] = &["config", "--type=bool", "--get", "commit.gpgsign"];
 
 fn from_env_or_config(place: &Place, role: &str) -> Result<Option<Person>> {
     let var = |what: &str| std::env::var(format!("GIT_{role}_{what}")).ok();

@@ -148,12 +148,46 @@ impl Findings {
 }
 
 pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
-    lint_dir(dir, None)
+    Ok(lint_dir(dir, None, &lint_builtins())?.findings)
+}
+
+/// The built-in answers of lint's render with every default.
+fn lint_builtins() -> Map<String, Json> {
+    let mut builtins = Map::new();
+    builtins.insert("target_dir_name".into(), Json::String("lint".into()));
+    builtins
+}
+
+/// What lint found, and what its render with every default made when it rendered.
+pub struct Linted {
+    pub findings: Vec<Diagnostic>,
+    pub defaults: Option<DefaultRendering>,
+}
+
+/// The answers of every default and the repo they render: `new` writes this rendering when
+/// its own answers are the same, rather than rendering the blueprint a second time.
+pub struct DefaultRendering {
+    pub answers: answers::Answers,
+    pub rendered: generate::Rendered,
+}
+
+impl From<Vec<Diagnostic>> for Linted {
+    fn from(findings: Vec<Diagnostic>) -> Self {
+        Linted {
+            findings,
+            defaults: None,
+        }
+    }
 }
 
 /// `lint` of the blueprint at `dir`; `loaded` is that blueprint when the caller has loaded
-/// it already (`new`), so its files are not read and merged a second time.
-fn lint_dir(dir: &Path, loaded: Option<&Blueprint>) -> Result<Vec<Diagnostic>> {
+/// it already (`new`), so its files are not read and merged a second time. `builtins` are
+/// the built-in answers of the render with every default.
+fn lint_dir(
+    dir: &Path,
+    loaded: Option<&Blueprint>,
+    builtins: &Map<String, Json>,
+) -> Result<Linted> {
     let mut found = Findings::new(rule::MANIFEST);
     let manifest_path = dir.join("blueprint.yaml");
     let text = std::fs::read_to_string(&manifest_path)
@@ -162,7 +196,7 @@ fn lint_dir(dir: &Path, loaded: Option<&Blueprint>) -> Result<Vec<Diagnostic>> {
         Ok(m) => m,
         Err(e) => {
             found.error("blueprint.yaml", e.pair(), e.message);
-            return Ok(found.found);
+            return Ok(found.found.into());
         }
     };
     let places = Places::of(&text);
@@ -185,7 +219,7 @@ fn lint_dir(dir: &Path, loaded: Option<&Blueprint>) -> Result<Vec<Diagnostic>> {
     found.rule = rule::SYMLINK;
     check_symlinks(dir, &mut found);
     if !found.found.is_empty() {
-        return Ok(sorted(found.found));
+        return Ok(sorted(found.found).into());
     }
     let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     found.root = format!("{}/", root.display());
@@ -200,17 +234,21 @@ fn lint_dir(dir: &Path, loaded: Option<&Blueprint>) -> Result<Vec<Diagnostic>> {
             }
             Err(e) => {
                 found.report_error(&e);
-                return Ok(found.found);
+                return Ok(found.found.into());
             }
         },
     };
-    found.found.extend(lint_loaded(blueprint, &text));
+    let linted = lint_loaded(blueprint, &text, builtins);
+    found.found.extend(linted.findings);
     for finding in &mut found.found {
         if let Some(rel) = finding.file.strip_prefix(found.root.as_str()) {
             finding.file = rel.to_string();
         }
     }
-    Ok(sorted(found.found))
+    Ok(Linted {
+        findings: sorted(found.found),
+        defaults: linted.defaults,
+    })
 }
 
 /// In report order, each finding once.
@@ -223,7 +261,7 @@ fn sorted(mut findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// The checks of a loaded blueprint: templates, the names they read, delimiter clashes,
 /// overrides, then a render with every default and the references in the result.
 /// `manifest_text` is the text of its own `blueprint.yaml`.
-pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Diagnostic> {
+fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String, Json>) -> Linted {
     let mut found = Findings::new(rule::TEMPLATE);
     let compiled = check_templates(blueprint, &mut found);
     found.rule = rule::DELIMITERS;
@@ -232,22 +270,27 @@ pub fn lint_loaded(blueprint: &Blueprint, manifest_text: &str) -> Vec<Diagnostic
     check_overrides(blueprint, &mut found);
     found.rule = rule::CATALOG;
     check_catalog(blueprint, &mut found);
+    let mut defaults = None;
     if compiled && let Ok(renderer) = crate::generate::renderer_for(blueprint) {
-        check_defaults_and_render(blueprint, &renderer, manifest_text, &mut found);
+        defaults =
+            check_defaults_and_render(blueprint, &renderer, manifest_text, builtins, &mut found);
     }
-    found.found
+    Linted {
+        findings: found.found,
+        defaults,
+    }
 }
 
 /// The findings `scaffold new` refuses a blueprint for (errors) or shows (warnings),
 /// before asking anything: every check of `blueprint lint`, the render with every default
 /// included, so `new` never writes a repo that lint rejects. Embedded blueprints are
 /// linted by scaffold's own tests and skip this.
-pub fn findings_before_new(blueprint: &Blueprint) -> Result<Vec<Diagnostic>> {
+fn lint_before_new(blueprint: &Blueprint, builtins: &Map<String, Json>) -> Result<Linted> {
     if blueprint.origin.starts_with("embedded:") {
-        return Ok(Vec::new());
+        return Ok(Vec::new().into());
     }
     // `origin` is the blueprint's canonical directory: the one `lint` would load again.
-    lint_dir(Path::new(&blueprint.origin), Some(blueprint))
+    lint_dir(Path::new(&blueprint.origin), Some(blueprint), builtins)
 }
 
 fn check_regexes(manifest: &Manifest, places: &Places, found: &mut Findings) {
@@ -387,13 +430,14 @@ fn check_symlinks(dir: &Path, found: &mut Findings) {
 }
 
 /// Answers every question with its default (recording defaults that fail their own
-/// validation), then renders the blueprint with them.
+/// validation), then renders the blueprint with them: that rendering, when it is whole.
 fn check_defaults_and_render(
     blueprint: &Blueprint,
     renderer: &Renderer,
     manifest_text: &str,
+    builtins: &Map<String, Json>,
     found: &mut Findings,
-) {
+) -> Option<DefaultRendering> {
     struct Defaults<'f> {
         failures: &'f RefCell<Vec<(String, String)>>,
     }
@@ -416,8 +460,6 @@ fn check_defaults_and_render(
     let mut prompter = Defaults {
         failures: &failures,
     };
-    let mut builtins = Map::new();
-    builtins.insert("target_dir_name".into(), Json::String("lint".into()));
     let gathered = answers::gather(
         blueprint,
         renderer,
@@ -425,7 +467,7 @@ fn check_defaults_and_render(
             set: Vec::new(),
             values: Default::default(),
             prompter: Some(&mut prompter),
-            builtins,
+            builtins: builtins.clone(),
             recorded_environments: Default::default(),
         },
     );
@@ -449,15 +491,18 @@ fn check_defaults_and_render(
         Ok(a) => a,
         Err(e) => {
             found.report_error(&e);
-            return;
+            return None;
         }
     };
     if found.has_errors() {
-        return; // rendering would only repeat what is already reported
+        return None; // rendering would only repeat what is already reported
     }
     let record: Record = generate::record_for(blueprint, &answers, Map::new());
     match generate::render(blueprint, renderer, &answers, &record) {
-        Err(e) => found.report_error(&e),
+        Err(e) => {
+            found.report_error(&e);
+            None
+        }
         Ok(rendered) => {
             // What `new` refuses at write time (CRLF bytes git would store as LF, a filter
             // driver it cannot run), found here first.
@@ -465,6 +510,7 @@ fn check_defaults_and_render(
                 found.report_error(&e);
             }
             found.found.extend(missing_files(blueprint, &rendered.plan));
+            Some(DefaultRendering { answers, rendered })
         }
     }
 }
@@ -541,9 +587,12 @@ fn may_declare_kustomization(bytes: &[u8]) -> bool {
 
 /// What `new` does first: a blueprint with lint errors (those found by rendering its
 /// defaults included) is refused before anything is asked (warnings are shown); then its
-/// renderer.
-pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::render::Renderer> {
-    let findings = findings_before_new(blueprint)?;
+/// renderer, and lint's rendering of every default (with `builtins`, `new`'s own).
+pub fn compile_linted(
+    blueprint: &Blueprint,
+    builtins: &Map<String, Json>,
+) -> crate::error::Result<(crate::render::Renderer, Option<DefaultRendering>)> {
+    let Linted { findings, defaults } = lint_before_new(blueprint, builtins)?;
     for finding in &findings {
         eprintln!("{finding}");
     }
@@ -554,7 +603,7 @@ pub fn compile_linted(blueprint: &Blueprint) -> crate::error::Result<crate::rend
         let fix = format!("fix them (scaffold blueprint lint {origin})");
         return Err(crate::error::Error::blueprint(problem.fix(fix)));
     }
-    crate::generate::renderer_for(blueprint)
+    Ok((crate::generate::renderer_for(blueprint)?, defaults))
 }
 
 #[cfg(test)]

@@ -32,6 +32,23 @@ pub struct Answers {
     pub environments: Vec<(String, Answers)>,
 }
 
+impl Answers {
+    /// Whether a repo rendered from `other` is the one rendered from these: the same
+    /// values in the same order (a map's order is rendered), the same recorded keys, the
+    /// same environments.
+    pub fn renders_as(&self, other: &Answers) -> bool {
+        let in_order = |values: &Map<String, Json>| serde_json::to_string(values).ok();
+        in_order(&self.values).is_some_and(|ours| Some(ours) == in_order(&other.values))
+            && self.recorded == other.recorded
+            && self.environments.len() == other.environments.len()
+            && self
+                .environments
+                .iter()
+                .zip(&other.environments)
+                .all(|((a, own_a), (b, own_b))| a == b && own_a.renders_as(own_b))
+    }
+}
+
 /// Asks one question; `check` parses and validates a typed-in answer.
 pub trait Prompter {
     fn ask(&mut self, question: &Prompt<'_>) -> Result<Json>;

@@ -106,8 +106,9 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
     let root = root
         .canonicalize()
         .map_err(|e| Error::io_path("resolve", root, e))?;
-    let mut tree = FileTree::new();
-    let mut executable = BTreeSet::new();
+    // The walk lists the files; they are read on every core (a read is an open, a stat
+    // and a read, mostly the kernel's path lookup: BENCHMARKS.md, round two).
+    let mut files = Vec::new();
     for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
         let entry = entry.map_err(|e| Error::input(format!("cannot read blueprint: {e}")))?;
         let rel = slash_path(
@@ -137,9 +138,14 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         } else if !entry.file_type().is_file() {
             continue;
         }
-        let bytes =
-            std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
-        if is_executable(entry.path()) {
+        files.push((rel, entry.into_path()));
+    }
+    let read = crate::parallel::map(&files, |(_, path)| read_file(path));
+    let mut tree = FileTree::new();
+    let mut executable = BTreeSet::new();
+    for ((rel, _), read) in files.into_iter().zip(read) {
+        let (bytes, is_executable) = read?;
+        if is_executable {
             executable.insert(rel.clone());
         }
         tree.insert(rel, bytes);
@@ -149,14 +155,25 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
     Ok(layer)
 }
 
+/// A file's bytes and whether it is executable, from one open and one stat.
+fn read_file(path: &Path) -> Result<(Vec<u8>, bool)> {
+    use std::io::Read;
+    let fail = |e| Error::io_path("read", path, e);
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    let metadata = file.metadata().map_err(fail)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(fail)?;
+    Ok((bytes, is_executable(&metadata)))
+}
+
 #[cfg(unix)]
-fn is_executable(path: &Path) -> bool {
+fn is_executable(metadata: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    metadata.permissions().mode() & 0o111 != 0
 }
 
 #[cfg(not(unix))]
-fn is_executable(_: &Path) -> bool {
+fn is_executable(_: &std::fs::Metadata) -> bool {
     false
 }
 

@@ -34,13 +34,13 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         None => BTreeMap::new(),
     };
     let blueprint = Blueprint::load(&args.blueprint)?;
-    let renderer = crate::lint::compile_linted(&blueprint)?;
+    let mut builtins = Map::new();
+    builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
+    let (renderer, linted) = crate::lint::compile_linted(&blueprint, &builtins)?;
     set.extend(answers::secrets(&blueprint, &args.secrets, |name| {
         std::env::var(name).ok()
     })?);
 
-    let mut builtins = Map::new();
-    builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
     let mut terminal = Terminal::new();
     let interactive =
         !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -62,8 +62,14 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     for warning in &answers.warnings {
         out.note(format!("warning: {warning}"));
     }
-    let record = generate::record_for(&blueprint, &answers, Map::new());
-    let rendered = generate::render(&blueprint, &renderer, &answers, &record)?;
+    // Lint rendered every default already: with the same answers, that is this repo.
+    let rendered = match linted {
+        Some(linted) if linted.answers.renders_as(&answers) => linted.rendered,
+        _ => {
+            let record = generate::record_for(&blueprint, &answers, Map::new());
+            generate::render(&blueprint, &renderer, &answers, &record)?
+        }
+    };
     let plan = &rendered.plan;
     if interactive && !args.dry_run {
         let summary = format!(

@@ -225,7 +225,8 @@ fn check_path_templates(blueprint: &Blueprint, keys: &[&str], found: &mut Findin
             }
             let name = format!("{prefix}{path}");
             let column = |at: (usize, usize)| (1, prefix.chars().count() + at.1);
-            match scanner.variables(path) {
+            let plain = crate::render::plain_variables(path, &delimiters);
+            match plain.map_or_else(|| scanner.variables(path), Ok) {
                 Err(e) => found.error(
                     &name,
                     column((e.line, e.column)),

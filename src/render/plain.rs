@@ -51,7 +51,7 @@ fn parts<'t>(text: &'t str, delimiters: &Delimiters) -> Option<Vec<Part<'t>>> {
             parts.push(Part::Text(&text[text_start..at]));
         }
         let inner = &rest[open.len()..];
-        let end = memchr::memmem::find(inner.as_bytes(), close.as_bytes())?;
+        let end = find(inner, close)?;
         parts.push(Part::Value(dotted_name(&inner[..end])?));
         from = at + open.len() + end + close.len();
         text_start = from;
@@ -60,6 +60,22 @@ fn parts<'t>(text: &'t str, delimiters: &Delimiters) -> Option<Vec<Part<'t>>> {
         parts.push(Part::Text(&text[text_start..]));
     }
     Some(parts)
+}
+
+/// Where `needle` (a delimiter, two bytes) first is in `haystack`: a memchr for its first
+/// byte, which is cheaper than building a substring searcher for each variable.
+fn find(haystack: &str, needle: &str) -> Option<usize> {
+    let (&first, _) = needle.as_bytes().split_first()?;
+    let bytes = haystack.as_bytes();
+    let mut from = 0;
+    while let Some(found) = memchr::memchr(first, &bytes[from..]) {
+        let at = from + found;
+        if bytes[at..].starts_with(needle.as_bytes()) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// The name inside a variable tag (`␣addon.name␣`), if it is only that: ASCII
