@@ -5,6 +5,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use scaffold::commands::ExitStatus;
 
+/// mimalloc: `new` allocates many small values (YAML nodes, JSON contexts, rendered files)
+/// and glibc's malloc was a quarter of its CPU (BENCHMARKS.md, round two).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A value the command line refused (as `Error::Input`).
 const BAD_INPUT: u8 = 2;
 
