@@ -82,10 +82,7 @@ pub fn render(
     answers: &answers::Answers,
     record: &Record,
 ) -> Result<Rendered> {
-    let catalog = blueprint.catalog.with_settings(
-        &record.addon_settings,
-        blueprint.manifest.custom_addon.as_ref(),
-    )?;
+    let catalog = settled(&blueprint.catalog, blueprint, &record.addon_settings)?;
     let addons_key = blueprint.manifest.addons_answer();
     let (mut plan, scoped) = if answers.environments.is_empty() {
         let scoped = scoped(
@@ -153,10 +150,8 @@ fn render_environments(
             }
         }
         let own_catalog = match record.environment_addon_settings.get(name) {
-            Some(settings) => {
-                catalog.with_settings(settings, blueprint.manifest.custom_addon.as_ref())?
-            }
-            None => catalog.clone(),
+            Some(settings) => settled(catalog, blueprint, settings)?,
+            None => std::borrow::Cow::Borrowed(catalog),
         };
         let mut scoped = scoped(blueprint, renderer, &own_catalog, own, &chosen)?;
         if let Json::Object(map) = &mut scoped.context {
@@ -257,8 +252,10 @@ fn scoped(
                 .collect(),
         ),
     );
-    context.insert("addons".into(), Json::Array(addons.clone()));
-    render_configs(renderer, &context, &mut addons)?;
+    if addons.iter().any(|addon| addon.get("configs").is_some()) {
+        context.insert("addons".into(), Json::Array(addons.clone()));
+        render_configs(renderer, &context, &mut addons)?;
+    }
     context.insert("addons".into(), Json::Array(addons.clone()));
     let by_name: Map<String, Json> = selection
         .entries
@@ -282,7 +279,7 @@ fn render_configs(
     context: &Map<String, Json>,
     addons: &mut [Json],
 ) -> Result<()> {
-    let base = Scope::new(&Json::Object(context.clone()));
+    let base = Scope::of_map(context);
     for addon in addons.iter_mut() {
         let name = text_of(addon, "name");
         let scope = base.with("addon", addon);
@@ -309,6 +306,21 @@ fn text_of(object: &Json, key: &str) -> String {
         .and_then(Json::as_str)
         .unwrap_or_default()
         .to_string()
+}
+
+/// `catalog` with `settings` applied; itself, not a copy, when there are none.
+fn settled<'c>(
+    catalog: &'c Catalog,
+    blueprint: &Blueprint,
+    settings: &Map<String, Json>,
+) -> Result<std::borrow::Cow<'c, Catalog>> {
+    if settings.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(catalog));
+    }
+    let custom = blueprint.manifest.custom_addon.as_ref();
+    Ok(std::borrow::Cow::Owned(
+        catalog.with_settings(settings, custom)?,
+    ))
 }
 
 /// The catalog a record sees: the blueprint's, with its addon settings applied.

@@ -35,7 +35,19 @@ pub struct Scope(Context);
 
 impl Scope {
     pub fn new(json: &Json) -> Self {
-        Scope(to_context(json))
+        match json {
+            Json::Object(map) => Self::of_map(map),
+            _ => Scope::default(),
+        }
+    }
+
+    /// The scope of an object's keys.
+    pub fn of_map(map: &serde_json::Map<String, Json>) -> Self {
+        let mut context = Context::new();
+        for (key, value) in map {
+            context.insert(key.clone(), value);
+        }
+        Scope(context)
     }
 
     /// `text` rendered here when it is plain (`render::plain`), else None: Tera must.
@@ -369,16 +381,6 @@ pub fn unclosed_block(text: &str, delimiters: &Delimiters) -> Option<(usize, usi
         col,
         format!("`{tag}` is never closed: add `{open} end{word} {close}` where its block ends"),
     ))
-}
-
-fn to_context(json: &Json) -> Context {
-    let mut context = Context::new();
-    if let Json::Object(map) = json {
-        for (key, value) in map {
-            context.insert(key.clone(), value);
-        }
-    }
-    context
 }
 
 /// Tera's reports span lines (`error: MSG` / `--> FILE:LINE:COL` / the source line); an

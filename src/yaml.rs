@@ -444,15 +444,19 @@ impl Node {
         }
     }
 
-    /// How duplicate keys compare: by what they resolve to (`1` and `"1"` differ).
-    fn key_identity(&self) -> Option<String> {
-        match &self.kind {
-            Kind::Scalar(s) => Some(match s.resolve() {
-                Ok(Resolved::Str(t)) => format!("s{t}"),
-                Ok(other) => format!("v{other:?}"),
-                Err(_) => format!("r{}", s.text),
-            }),
-            _ => None,
+    /// Whether two keys are the same key: scalars that resolve to the same value (`1` and
+    /// `"1"` differ); a key that does not resolve is compared by its text. Compared in
+    /// place: this runs for every pair of keys of a mapping.
+    fn same_key(&self, other: &Node) -> bool {
+        let (Kind::Scalar(a), Kind::Scalar(b)) = (&self.kind, &other.kind) else {
+            return false;
+        };
+        match (a.resolve(), b.resolve()) {
+            (Ok(Resolved::Str(x)), Ok(Resolved::Str(y))) => x == y,
+            (Ok(Resolved::Str(_)), _) | (_, Ok(Resolved::Str(_))) => false,
+            (Ok(x), Ok(y)) => format!("{x:?}") == format!("{y:?}"),
+            (Err(_), Err(_)) => a.text == b.text,
+            _ => false,
         }
     }
 
@@ -760,10 +764,7 @@ impl Builder {
             Kind::Seq(items) => items.push(node),
             Kind::Map(entries) => match pending.take() {
                 None => {
-                    let identity = node.key_identity();
-                    if identity.is_some()
-                        && entries.iter().any(|(k, _)| k.key_identity() == identity)
-                    {
+                    if entries.iter().any(|(k, _)| k.same_key(&node)) {
                         return Err(Error::new(node.pos, node.duplicate_message()));
                     }
                     *pending = Some(node);
