@@ -448,12 +448,15 @@ impl Blueprint {
         {
             return Err(Error::Located(finding));
         }
-        let trees = render_trees(&manifest, &merged_tree)
+        let trees = render_trees(&manifest, &mut merged_tree)
             .map_err(|(dir, message)| at("trees", &dir, message))?;
         check_environments(&manifest).map_err(|message| at_key("environments_answer", message))?;
-        let partials = subtree(&merged_tree, "partials/");
-        let catalog =
-            Catalog::from_tree(&origin, &subtree(&merged_tree, "addons/"), removed_addons)?;
+        let partials = take_subtree(&mut merged_tree, "partials/");
+        let catalog = Catalog::from_tree(
+            &origin,
+            &take_subtree(&mut merged_tree, "addons/"),
+            removed_addons,
+        )?;
         Ok(Blueprint {
             manifest,
             trees,
@@ -598,11 +601,12 @@ fn check_environments(manifest: &Manifest) -> std::result::Result<(), String> {
     }
 }
 
-/// The rendered trees `manifest` declares, cut out of the merged files; a tree may not be a
-/// reserved directory nor nest in another (`(dir, message)` on error).
+/// The rendered trees `manifest` declares, cut out of the merged files (moved, not
+/// copied); a tree may not be a reserved directory nor nest in another (`(dir, message)`
+/// on error, with nothing moved).
 fn render_trees(
     manifest: &Manifest,
-    merged: &FileTree,
+    merged: &mut FileTree,
 ) -> std::result::Result<Vec<Tree>, (String, String)> {
     let specs = manifest.tree_specs();
     for (n, spec) in specs.iter().enumerate() {
@@ -644,7 +648,7 @@ fn render_trees(
         .map(|spec| {
             let prefix = spec.prefix();
             Tree {
-                files: subtree(merged, &prefix),
+                files: take_subtree(merged, &prefix),
                 prefix,
                 scope: spec.scope,
             }
@@ -652,13 +656,20 @@ fn render_trees(
         .collect())
 }
 
-fn subtree(tree: &FileTree, prefix: &str) -> FileTree {
-    tree.iter()
-        .filter_map(|(path, bytes)| {
-            path.strip_prefix(prefix)
-                .map(|rel| (rel.to_string(), bytes.clone()))
-        })
-        .collect()
+/// The files under `prefix`, moved out of `tree`, keyed relative to it. They sort
+/// together, from `prefix` on.
+fn take_subtree(tree: &mut FileTree, prefix: &str) -> FileTree {
+    let mut after = tree.split_off(prefix);
+    let mut taken = FileTree::new();
+    while let Some(entry) = after.first_entry() {
+        if !entry.key().starts_with(prefix) {
+            break;
+        }
+        let (path, bytes) = entry.remove_entry();
+        taken.insert(path[prefix.len()..].to_string(), bytes);
+    }
+    tree.append(&mut after);
+    taken
 }
 
 fn slash_path(path: &Path) -> String {

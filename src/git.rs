@@ -76,7 +76,7 @@ impl Blobs {
         let mut pack = PackBuilder::new();
         let mut ids = Vec::with_capacity(plan.files.len());
         for (path, contents) in &plan.files {
-            let id = Oid::hash_object(ObjectType::Blob, contents)
+            let id = Oid::from_bytes(&crate::tree::blob_digest(contents))
                 .map_err(|e| Error::git("hash", Path::new(path.as_str()), e))?;
             pack.add(id, ObjectType::Blob, contents)?;
             ids.push(id);

@@ -39,32 +39,40 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
 /// A template other templates may use, so every engine holds it: a partial, or a file that
 /// defines a component (every template sees every component): a block tag whose first word
 /// is `component`, after the block delimiter and an optional `-`.
-fn is_shared(name: &str, text: &str, block_start: &str) -> bool {
+fn is_shared(name: &str, text: &[u8], block_start: &str) -> bool {
     name.starts_with("partials/")
-        || memchr::memmem::find_iter(text.as_bytes(), block_start.as_bytes()).any(|at| {
-            let tag = text[at + block_start.len()..].trim_start_matches('-');
-            let tag = tag.trim_start();
-            tag.strip_prefix("component")
-                .is_some_and(|rest| rest.starts_with(char::is_whitespace))
+        || memchr::memmem::find_iter(text, block_start.as_bytes()).any(|at| {
+            let tag = &text[at + block_start.len()..];
+            let dashes = tag.iter().take_while(|b| **b == b'-').count();
+            let tag = tag[dashes..].trim_ascii_start();
+            tag.strip_prefix(b"component")
+                .is_some_and(|rest| rest.first().is_some_and(u8::is_ascii_whitespace))
         })
 }
 
 /// The templates the renderer of a whole run holds: the shared ones and the patches.
 /// File templates are compiled `TEMPLATES_PER_CHUNK` at a time where they are rendered.
+/// Only these are checked for UTF-8 here (rendering checks the others).
 pub fn shared_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
-    let patches: BTreeSet<&str> = blueprint
-        .patches
-        .values()
-        .flatten()
-        .map(|(path, _)| path.as_str())
-        .collect();
-    Ok(template_sources(blueprint)?
-        .into_iter()
-        .filter(|(name, text)| {
-            let delimiters = blueprint.delimiters_for(name);
-            is_shared(name, text, &delimiters.block[0]) || patches.contains(name.as_str())
-        })
-        .collect())
+    let mut sources = Vec::new();
+    for (prefix, tree) in blueprint.template_trees() {
+        for (path, bytes) in tree.iter().filter(|(path, _)| path.ends_with(".tera")) {
+            let name = format!("{prefix}{path}");
+            if !is_shared(&name, bytes, &blueprint.delimiters_for(&name).block[0]) {
+                continue;
+            }
+            let text = std::str::from_utf8(bytes).map_err(|_| {
+                Error::blueprint(format!("{name}: a .tera template must be UTF-8 text"))
+            })?;
+            sources.push((name, text));
+        }
+    }
+    for (path, bytes) in blueprint.patches.values().flatten() {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| Error::blueprint(format!("{path}: a patch must be UTF-8 text")))?;
+        sources.push((path.clone(), text));
+    }
+    Ok(sources)
 }
 
 /// How many templates one engine compiles at a time. Tera's compiled form of a template is
@@ -504,18 +512,22 @@ mod tests {
 
     #[test]
     fn only_partials_and_component_definitions_are_shared() {
-        assert!(is_shared("partials/x.tera", "anything", "[%"));
-        assert!(is_shared("files/a.tera", "x\n[% component tag(v) %]", "[%"));
-        assert!(is_shared("files/a.tera", "[%- component tag(v) -%]", "[%"));
-        assert!(is_shared("files/a.tera", "{%component tag(v) %}", "{%"));
+        assert!(is_shared("partials/x.tera", b"anything", "[%"));
+        assert!(is_shared(
+            "files/a.tera",
+            b"x\n[% component tag(v) %]",
+            "[%"
+        ));
+        assert!(is_shared("files/a.tera", b"[%- component tag(v) -%]", "[%"));
+        assert!(is_shared("files/a.tera", b"{%component tag(v) %}", "{%"));
         // Kubernetes labels and closing tags are not definitions.
         assert!(!is_shared(
             "files/a.tera",
-            "app.kubernetes.io/component: web",
+            b"app.kubernetes.io/component: web",
             "[%"
         ));
-        assert!(!is_shared("files/a.tera", "[% endcomponent tag %]", "[%"));
-        assert!(!is_shared("files/a.tera", "[% components_list %]", "[%"));
+        assert!(!is_shared("files/a.tera", b"[% endcomponent tag %]", "[%"));
+        assert!(!is_shared("files/a.tera", b"[% components_list %]", "[%"));
     }
 
     #[test]
