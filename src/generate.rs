@@ -25,10 +25,17 @@ pub struct Rendered {
 }
 
 /// The renderer of a run: templated paths, patches and the shared templates (partials,
-/// components), compiled once. File templates are compiled where they are rendered, a
-/// chunk at a time (`plan::build`).
+/// components), compiled once. File templates that need Tera (not plain) are compiled here
+/// too when they fit in one chunk; else where they are rendered, a chunk at a time
+/// (`plan::build`). One engine per run, not one per tree and chunk: building an engine
+/// (Tera's filters) and compiling the shared templates into each cost more than the
+/// default blueprint's render (BENCHMARKS.md, round two).
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
-    let sources = plan::shared_sources(blueprint)?;
+    let mut sources = plan::shared_sources(blueprint)?;
+    let files = plan::file_templates_for_tera(blueprint)?;
+    if files.len() <= plan::TEMPLATES_PER_CHUNK {
+        sources.extend(files);
+    }
     let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
     let mut renderer = Renderer::new(
         &default,

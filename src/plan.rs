@@ -75,6 +75,27 @@ pub fn shared_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
     Ok(sources)
 }
 
+/// The file templates (not shared, not plain) that only Tera renders.
+pub fn file_templates_for_tera(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
+    let mut templates = Vec::new();
+    for (prefix, tree) in blueprint.template_trees() {
+        for (path, bytes) in tree.iter().filter(|(path, _)| path.ends_with(".tera")) {
+            let name = format!("{prefix}{path}");
+            let delimiters = blueprint.delimiters_for(&name);
+            if is_shared(&name, bytes, &delimiters.block[0]) {
+                continue;
+            }
+            let text = std::str::from_utf8(bytes).map_err(|_| {
+                Error::blueprint(format!("{name}: a .tera template must be UTF-8 text"))
+            })?;
+            if !crate::render::is_plain(text, &delimiters) {
+                templates.push((name, text));
+            }
+        }
+    }
+    Ok(templates)
+}
+
 /// How many templates one engine compiles at a time. Tera's compiled form of a template is
 /// about 6x its text (12 KB for a 1.8 KB file, allocator overhead included): compiled all at
 /// once, 2,000 templates held 24 MB (BENCHMARKS.md); a chunk is compiled, used and dropped.
@@ -272,7 +293,10 @@ impl Files<'_> {
                     ))
                 })?;
                 let name = format!("{prefix}{path}");
-                if !crate::render::is_plain(text, &self.blueprint.delimiters_for(&name)) {
+                let compiled_for_the_run = self.renderer.has(&name);
+                if !compiled_for_the_run
+                    && !crate::render::is_plain(text, &self.blueprint.delimiters_for(&name))
+                {
                     templates.push((name, text));
                 }
             }
@@ -393,6 +417,7 @@ impl Files<'_> {
             return Ok(text);
         }
         match compiled {
+            _ if self.renderer.has(name) => self.renderer.render_in(name, scope),
             Some(renderer) if renderer.has(name) => renderer.render_in(name, scope),
             _ => compile_chunk(self.blueprint, &[(name.to_string(), text)], &self.shared)?
                 .render_in(name, scope),
