@@ -33,7 +33,8 @@ pub struct Rendered {
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
     let mut sources = plan::shared_sources(blueprint)?;
     let files = plan::file_templates_for_tera(blueprint)?;
-    if files.len() <= plan::TEMPLATES_PER_CHUNK {
+    let holds_files = files.len() <= plan::TEMPLATES_PER_CHUNK;
+    if holds_files {
         sources.extend(files);
     }
     let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
@@ -47,6 +48,9 @@ pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
     )?;
     let paths: Vec<String> = plan::path_names(blueprint).collect();
     renderer.add_paths(paths.iter().map(String::as_str));
+    if holds_files {
+        renderer.mark_holding_file_templates();
+    }
     Ok(renderer)
 }
 

@@ -158,10 +158,12 @@ fn lint_builtins() -> Map<String, Json> {
     builtins
 }
 
-/// What lint found, and what its render with every default made when it rendered.
+/// What lint found, and what its render with every default made when it rendered (with
+/// the renderer it compiled, which `new` uses rather than compiling it again).
 pub struct Linted {
     pub findings: Vec<Diagnostic>,
     pub defaults: Option<DefaultRendering>,
+    pub renderer: Option<Renderer>,
 }
 
 /// The answers of every default and the repo they render: `new` writes this rendering when
@@ -176,6 +178,7 @@ impl From<Vec<Diagnostic>> for Linted {
         Linted {
             findings,
             defaults: None,
+            renderer: None,
         }
     }
 }
@@ -247,7 +250,7 @@ fn lint_dir(
     }
     Ok(Linted {
         findings: sorted(found.found),
-        defaults: linted.defaults,
+        ..linted
     })
 }
 
@@ -271,13 +274,16 @@ fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String
     found.rule = rule::CATALOG;
     check_catalog(blueprint, &mut found);
     let mut defaults = None;
+    let mut compiled_renderer = None;
     if compiled && let Ok(renderer) = crate::generate::renderer_for(blueprint) {
         defaults =
             check_defaults_and_render(blueprint, &renderer, manifest_text, builtins, &mut found);
+        compiled_renderer = Some(renderer);
     }
     Linted {
         findings: found.found,
         defaults,
+        renderer: compiled_renderer,
     }
 }
 
@@ -592,7 +598,11 @@ pub fn compile_linted(
     blueprint: &Blueprint,
     builtins: &Map<String, Json>,
 ) -> crate::error::Result<(crate::render::Renderer, Option<DefaultRendering>)> {
-    let Linted { findings, defaults } = lint_before_new(blueprint, builtins)?;
+    let Linted {
+        findings,
+        defaults,
+        renderer,
+    } = lint_before_new(blueprint, builtins)?;
     for finding in &findings {
         eprintln!("{finding}");
     }
@@ -603,7 +613,11 @@ pub fn compile_linted(
         let fix = format!("fix them (scaffold blueprint lint {origin})");
         return Err(crate::error::Error::blueprint(problem.fix(fix)));
     }
-    Ok((crate::generate::renderer_for(blueprint)?, defaults))
+    let renderer = match renderer {
+        Some(renderer) => renderer,
+        None => crate::generate::renderer_for(blueprint)?,
+    };
+    Ok((renderer, defaults))
 }
 
 #[cfg(test)]

@@ -40,8 +40,15 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
 /// defines a component (every template sees every component): a block tag whose first word
 /// is `component`, after the block delimiter and an optional `-`.
 fn is_shared(name: &str, text: &[u8], block_start: &str) -> bool {
+    let block_start = block_start.as_bytes();
+    let Some(&first) = block_start.first() else {
+        return false;
+    };
+    // A memchr for the delimiter's first byte: cheaper than building a substring
+    // searcher for each of a large blueprint's templates.
+    let starts = memchr::memchr_iter(first, text).filter(|at| text[*at..].starts_with(block_start));
     name.starts_with("partials/")
-        || memchr::memmem::find_iter(text, block_start.as_bytes()).any(|at| {
+        || starts.into_iter().any(|at| {
             let tag = &text[at + block_start.len()..];
             let dashes = tag.iter().take_while(|b| **b == b'-').count();
             let tag = tag[dashes..].trim_ascii_start();
@@ -284,9 +291,14 @@ impl Files<'_> {
         let entries: Vec<(&String, &Vec<u8>)> = tree.iter().collect();
         for chunk in entries.chunks(TEMPLATES_PER_CHUNK) {
             // Plain templates render without Tera (`render::plain`); the others of the
-            // chunk share one engine, built only when there is one.
+            // chunk share one engine, built only when there is one and the run's renderer
+            // does not hold them all.
             let mut templates = Vec::new();
-            for (path, bytes) in chunk.iter().filter(|(path, _)| path.ends_with(".tera")) {
+            let file_templates = chunk
+                .iter()
+                .filter(|(path, _)| path.ends_with(".tera"))
+                .filter(|_| !self.renderer.holds_file_templates());
+            for (path, bytes) in file_templates {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
                     Error::blueprint(format!(
                         "{prefix}{path}: a .tera template must be UTF-8 text"

@@ -22,6 +22,9 @@ pub struct Renderer {
     engines: Vec<(Delimiters, Tera)>,
     /// Template name → its engine (an index into `engines`).
     engine_of: HashMap<String, usize>,
+    /// Whether it holds every file template that needs Tera (`generate::renderer_for`):
+    /// rendering then compiles none.
+    holds_file_templates: bool,
 }
 
 /// The name a templated path is registered under (in the default engine).
@@ -78,6 +81,7 @@ impl Renderer {
         let mut renderer = Renderer {
             engines: vec![(default.clone(), engine(default)?)],
             engine_of: HashMap::new(),
+            holds_file_templates: false,
         };
         let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
         for source in templates {
@@ -153,6 +157,16 @@ impl Renderer {
 
     pub fn render(&self, name: &str, context: &Json) -> Result<String> {
         self.render_in(name, &Scope::new(context))
+    }
+
+    /// Says it holds every file template that needs Tera.
+    pub fn mark_holding_file_templates(&mut self) {
+        self.holds_file_templates = true;
+    }
+
+    /// Whether it holds every file template that needs Tera: the others are plain.
+    pub fn holds_file_templates(&self) -> bool {
+        self.holds_file_templates
     }
 
     /// Whether `name` is one of its templates.

@@ -38,14 +38,22 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
     for chunk in sources.chunks(plan::TEMPLATES_PER_CHUNK) {
         // Plain templates parse by construction and name their variables themselves;
         // the others are compiled as rendering compiles them.
-        let (plain, others): (Vec<_>, Vec<_>) = chunk.iter().cloned().partition(|(name, text)| {
-            crate::render::is_plain(text, &blueprint.delimiters_for(name))
-        });
+        let read: Vec<_> = chunk
+            .iter()
+            .map(|(name, text)| {
+                let delimiters = blueprint.delimiters_for(name);
+                let plain = crate::render::plain_variables(text, &delimiters);
+                (name, *text, delimiters, plain)
+            })
+            .collect();
+        let others: Vec<(String, &str)> = read
+            .iter()
+            .filter(|(_, _, _, plain)| plain.is_none())
+            .map(|(name, text, _, _)| ((*name).clone(), *text))
+            .collect();
         let engine = (!others.is_empty()).then(|| plan::compile_chunk(blueprint, &others, &shared));
         let mut clean = true;
-        for (name, text) in plain.iter().chain(&others) {
-            let delimiters = blueprint.delimiters_for(name);
-            let plain_variables = crate::render::plain_variables(text, &delimiters);
+        for (name, text, delimiters, plain_variables) in read {
             let variables = match (&engine, plain_variables) {
                 (_, Some(variables)) => variables,
                 (Some(Ok(renderer)), None) => renderer.variables(name),

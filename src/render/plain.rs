@@ -31,26 +31,29 @@ enum Part<'t> {
 /// an opening delimiter could start is looked at once (Tera's delimiters are two bytes).
 fn parts<'t>(text: &'t str, delimiters: &Delimiters) -> Option<Vec<Part<'t>>> {
     let [open, close] = &delimiters.variable;
-    let (block, comment) = (&delimiters.block[0], &delimiters.comment[0]);
-    let first = |d: &String| d.as_bytes().first().copied();
-    let (a, b, c) = (first(open)?, first(block)?, first(comment)?);
+    let (open, block, comment) = (
+        open.as_bytes(),
+        delimiters.block[0].as_bytes(),
+        delimiters.comment[0].as_bytes(),
+    );
+    let (a, b, c) = (*open.first()?, *block.first()?, *comment.first()?);
     let bytes = text.as_bytes();
     let mut parts = Vec::new();
     let (mut from, mut text_start) = (0, 0);
     while let Some(found) = memchr::memchr3(a, b, c, &bytes[from..]) {
         let at = from + found;
-        let rest = &text[at..];
-        if rest.starts_with(block.as_str()) || rest.starts_with(comment.as_str()) {
+        let rest = &bytes[at..];
+        if begins(rest, block) || begins(rest, comment) {
             return None;
         }
-        if !rest.starts_with(open.as_str()) {
+        if !begins(rest, open) {
             from = at + 1;
             continue;
         }
         if at > text_start {
             parts.push(Part::Text(&text[text_start..at]));
         }
-        let inner = &rest[open.len()..];
+        let inner = &text[at + open.len()..];
         let end = find(inner, close)?;
         parts.push(Part::Value(dotted_name(&inner[..end])?));
         from = at + open.len() + end + close.len();
@@ -62,6 +65,12 @@ fn parts<'t>(text: &'t str, delimiters: &Delimiters) -> Option<Vec<Part<'t>>> {
     Some(parts)
 }
 
+/// Whether `bytes` starts with `delimiter`: compared in place (two bytes), not by a call
+/// per place a delimiter's first byte is found.
+fn begins(bytes: &[u8], delimiter: &[u8]) -> bool {
+    delimiter.len() <= bytes.len() && delimiter.iter().zip(bytes).all(|(d, b)| d == b)
+}
+
 /// Where `needle` (a delimiter, two bytes) first is in `haystack`: a memchr for its first
 /// byte, which is cheaper than building a substring searcher for each variable.
 fn find(haystack: &str, needle: &str) -> Option<usize> {
@@ -70,7 +79,7 @@ fn find(haystack: &str, needle: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(found) = memchr::memchr(first, &bytes[from..]) {
         let at = from + found;
-        if bytes[at..].starts_with(needle.as_bytes()) {
+        if begins(&bytes[at..], needle.as_bytes()) {
             return Some(at);
         }
         from = at + 1;
