@@ -170,7 +170,7 @@ pub fn render_trees(
     let files = Files {
         blueprint,
         renderer,
-        shared: shared_sources(blueprint)?,
+        shared: Default::default(),
     };
     let scopes: Vec<(Option<&Json>, Scope)> = addons
         .iter()
@@ -261,8 +261,9 @@ struct Files<'a> {
     blueprint: &'a Blueprint,
     /// Paths, patches and the shared templates, compiled once for the run.
     renderer: &'a Renderer,
-    /// The templates every chunk's engine holds besides its own.
-    shared: Vec<(String, &'a str)>,
+    /// The templates every chunk's engine holds besides its own: found when a chunk is
+    /// compiled (a blueprint whose renderer holds its templates never compiles one).
+    shared: std::cell::OnceCell<Vec<(String, &'a str)>>,
 }
 
 /// One blueprint file rendered: its repo path, bytes and blueprint-relative source.
@@ -275,7 +276,14 @@ struct RenderedFile {
 /// A rendered file, or None when it renders away.
 type Rendered = Result<Option<RenderedFile>>;
 
-impl Files<'_> {
+impl<'a> Files<'a> {
+    fn shared(&self) -> Result<&[(String, &'a str)]> {
+        if self.shared.get().is_none() {
+            let _ = self.shared.set(shared_sources(self.blueprint)?);
+        }
+        Ok(self.shared.get().map(Vec::as_slice).unwrap_or_default())
+    }
+
     /// Renders `tree` once per scope (once for the repo, once per addon under
     /// `addon-files/`), a chunk of templates at a time: each chunk is compiled, rendered in
     /// every scope and dropped, so the run never holds every compiled template at once.
@@ -315,7 +323,7 @@ impl Files<'_> {
             let compiled = if templates.is_empty() {
                 None
             } else {
-                Some(compile_chunk(self.blueprint, &templates, &self.shared)?)
+                Some(compile_chunk(self.blueprint, &templates, self.shared()?)?)
             };
             for (addon, scope) in scopes {
                 for (path, bytes) in chunk {
@@ -431,7 +439,7 @@ impl Files<'_> {
         match compiled {
             _ if self.renderer.has(name) => self.renderer.render_in(name, scope),
             Some(renderer) if renderer.has(name) => renderer.render_in(name, scope),
-            _ => compile_chunk(self.blueprint, &[(name.to_string(), text)], &self.shared)?
+            _ => compile_chunk(self.blueprint, &[(name.to_string(), text)], self.shared()?)?
                 .render_in(name, scope),
         }
     }

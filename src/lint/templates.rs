@@ -19,15 +19,16 @@ use crate::yaml::Places;
 /// only when a chunk fails is each of its templates compiled on its own (with the partials
 /// it may include). True when every template compiled.
 pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bool {
-    let (sources, shared) = match plan::template_sources(blueprint)
-        .and_then(|sources| Ok((sources, plan::shared_sources(blueprint)?)))
-    {
-        Ok(both) => both,
+    let sources = match plan::template_sources(blueprint) {
+        Ok(sources) => sources,
         Err(e) => {
             found.report_error(&e);
             return false;
         }
     };
+    // Found when a chunk has templates to compile. `template_sources` read every
+    // template and patch as UTF-8 above, so finding the shared ones cannot fail.
+    let shared = std::cell::OnceCell::new();
     let keys = blueprint.answer_names();
     let addon_fields = addon_fields(blueprint);
     let partials: Vec<&(String, &str)> = sources
@@ -51,7 +52,10 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
             .filter(|(_, _, _, plain)| plain.is_none())
             .map(|(name, text, _, _)| ((*name).clone(), *text))
             .collect();
-        let engine = (!others.is_empty()).then(|| plan::compile_chunk(blueprint, &others, &shared));
+        let engine = (!others.is_empty()).then(|| {
+            let shared = shared.get_or_init(|| plan::shared_sources(blueprint).unwrap_or_default());
+            plan::compile_chunk(blueprint, &others, shared)
+        });
         let mut clean = true;
         for (name, text, delimiters, plain_variables) in read {
             let variables = match (&engine, plain_variables) {
