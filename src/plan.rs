@@ -46,9 +46,10 @@ fn is_shared(name: &str, text: &[u8], block_start: &str) -> bool {
     };
     // A memchr for the delimiter's first byte: cheaper than building a substring
     // searcher for each of a large blueprint's templates.
-    let starts = memchr::memchr_iter(first, text).filter(|at| text[*at..].starts_with(block_start));
+    let mut starts =
+        memchr::memchr_iter(first, text).filter(|at| text[*at..].starts_with(block_start));
     name.starts_with("partials/")
-        || starts.into_iter().any(|at| {
+        || starts.any(|at| {
             let tag = &text[at + block_start.len()..];
             let dashes = tag.iter().take_while(|b| **b == b'-').count();
             let tag = tag[dashes..].trim_ascii_start();
