@@ -65,8 +65,8 @@ impl Place {
     }
 
     /// Runs the git commands of `questions` side by side, so that `ask` finds their
-    /// answers: one process's start-up instead of one per question (each costs about as
-    /// much as a small `new`'s render, BENCHMARKS.md).
+    /// answers: their start-ups overlap instead of following one another (each costs
+    /// about 1.3 ms, as much as a small `new`'s render; BENCHMARKS.md round two).
     fn ask_ahead(&self, questions: &[&[&str]]) {
         let running: Vec<_> = questions
             .iter()
