@@ -41,15 +41,8 @@ pub fn template_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
 /// is `component`, after the block delimiter and an optional `-`.
 fn is_shared(name: &str, text: &[u8], block_start: &str) -> bool {
     let block_start = block_start.as_bytes();
-    let Some(&first) = block_start.first() else {
-        return false;
-    };
-    // A memchr for the delimiter's first byte: cheaper than building a substring
-    // searcher for each of a large blueprint's templates.
-    let mut starts =
-        memchr::memchr_iter(first, text).filter(|at| text[*at..].starts_with(block_start));
     name.starts_with("partials/")
-        || starts.any(|at| {
+        || crate::render::delimiter_positions(text, block_start).any(|at| {
             let tag = &text[at + block_start.len()..];
             let dashes = tag.iter().take_while(|b| **b == b'-').count();
             let tag = tag[dashes..].trim_ascii_start();

@@ -15,7 +15,7 @@ use crate::manifest::Delimiters;
 use crate::error::{Error, Located, Result};
 
 mod plain;
-pub use plain::{is_plain, variables as plain_variables};
+pub use plain::{delimiter_positions, is_plain, variables as plain_variables};
 
 pub struct Renderer {
     /// One engine per delimiter set; the first is the blueprint's default.

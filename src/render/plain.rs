@@ -54,7 +54,7 @@ fn parts<'t>(text: &'t str, delimiters: &Delimiters) -> Option<Vec<Part<'t>>> {
             parts.push(Part::Text(&text[text_start..at]));
         }
         let inner = &text[at + open.len()..];
-        let end = find(inner, close)?;
+        let end = delimiter_positions(inner.as_bytes(), close.as_bytes()).next()?;
         parts.push(Part::Value(dotted_name(&inner[..end])?));
         from = at + open.len() + end + close.len();
         text_start = from;
@@ -71,20 +71,17 @@ fn begins(bytes: &[u8], delimiter: &[u8]) -> bool {
     delimiter.len() <= bytes.len() && delimiter.iter().zip(bytes).all(|(d, b)| d == b)
 }
 
-/// Where `needle` (a delimiter, two bytes) first is in `haystack`: a memchr for its first
-/// byte, which is cheaper than building a substring searcher for each variable.
-fn find(haystack: &str, needle: &str) -> Option<usize> {
-    let (&first, _) = needle.as_bytes().split_first()?;
-    let bytes = haystack.as_bytes();
-    let mut from = 0;
-    while let Some(found) = memchr::memchr(first, &bytes[from..]) {
-        let at = from + found;
-        if begins(&bytes[at..], needle.as_bytes()) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
+/// Where `delimiter` (two bytes) starts in `bytes`: a memchr for its first byte, which
+/// is cheaper than building a substring searcher for each template or variable.
+pub fn delimiter_positions<'b>(
+    bytes: &'b [u8],
+    delimiter: &'b [u8],
+) -> impl Iterator<Item = usize> + 'b {
+    let first = delimiter.first().copied();
+    first
+        .into_iter()
+        .flat_map(move |first| memchr::memchr_iter(first, bytes))
+        .filter(move |at| begins(&bytes[*at..], delimiter))
 }
 
 /// The name inside a variable tag (`␣addon.name␣`), if it is only that: ASCII
@@ -184,18 +181,9 @@ mod tests {
         context
     }
 
+    /// The engine rendering uses (`render::engine`: delimiters, no autoescape, filters).
     fn tera_render(text: &str, delimiters: &Delimiters, context: &Context) -> Option<String> {
-        let mut tera = tera::Tera::default();
-        tera.set_delimiters(tera::Delimiters {
-            block_start: delimiters.block[0].clone().into(),
-            block_end: delimiters.block[1].clone().into(),
-            variable_start: delimiters.variable[0].clone().into(),
-            variable_end: delimiters.variable[1].clone().into(),
-            comment_start: delimiters.comment[0].clone().into(),
-            comment_end: delimiters.comment[1].clone().into(),
-        })
-        .expect("delimiters");
-        tera.autoescape_on(Vec::<&'static str>::new());
+        let mut tera = crate::render::engine(delimiters).expect("engine");
         tera.add_raw_template("t", text).ok()?;
         tera.render("t", context).ok()
     }
@@ -273,16 +261,7 @@ mod tests {
     fn variables_are_the_first_names_as_tera_finds_them() {
         let d = Delimiters::default();
         let text = "[[ b ]] [[ addon.x.y ]] [[ b ]]";
-        let mut tera = tera::Tera::default();
-        tera.set_delimiters(tera::Delimiters {
-            block_start: "[%".into(),
-            block_end: "%]".into(),
-            variable_start: "[[".into(),
-            variable_end: "]]".into(),
-            comment_start: "[#".into(),
-            comment_end: "#]".into(),
-        })
-        .expect("delimiters");
+        let mut tera = crate::render::engine(&d).expect("engine");
         tera.add_raw_template("t", text).expect("compiles");
         let mut theirs: Vec<String> = tera
             .get_template_variables("t")
