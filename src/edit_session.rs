@@ -65,10 +65,8 @@ pub fn apply(
             prepared.dirty.join(", ")
         ));
     }
-    let (author, fallback) = git::resolve_author(
-        options.author.as_deref(),
-        &crate::identity::Place::repo(root),
-    )?;
+    let place = crate::identity::Place::repo(root);
+    let (author, fallback) = git::resolve_author(options.author.as_deref(), &place)?;
     let Some(message) = message else {
         prepared.write_only(
             base,
@@ -81,7 +79,7 @@ pub fn apply(
         out.note(git::FALLBACK_AUTHOR_NOTE);
     }
     let commit = prepared.commit(&author, message, base)?;
-    if let Some(note) = crate::identity::hooks_note(root, &commit, false) {
+    if let Some(note) = crate::identity::hooks_note(root, &place, &commit, false) {
         out.note(note);
     }
     let written = changes

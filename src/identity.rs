@@ -7,10 +7,14 @@
 //! does (openpgp: `gpg --status-fd=2 -bsau KEY`; x509: `gpgsm`, the same; ssh:
 //! `ssh-keygen -Y sign -n git -f KEY FILE`). Hooks are not run; `unrun_hooks` lists the
 //! ones git would have run, for the caller to say so.
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::error::{Error, Problem, Result};
+
+mod listing;
+use listing::{Listing, Role};
 
 /// Where git is asked: a directory inside the repository, and for a repository that does
 /// not exist yet (`new`) the git directory it will have, so `includeIf "gitdir:…"` matches.
@@ -19,6 +23,10 @@ pub struct Place {
     pub git_dir: Option<PathBuf>,
     /// Answers asked for ahead (`ask_ahead`), by their arguments.
     asked: std::cell::RefCell<Vec<(Vec<String>, Option<Answer>)>>,
+    /// `git var -l`, asked once: None when git is not on PATH or refused it.
+    listing: OnceCell<Option<Listing>>,
+    /// `git var -l` started by `ask_listing_ahead`, not yet waited for.
+    listing_ahead: std::cell::RefCell<Option<std::process::Child>>,
 }
 
 /// What git printed on stdout, or its stderr when it failed.
@@ -31,6 +39,8 @@ impl Place {
             cwd: root.to_path_buf(),
             git_dir: None,
             asked: Default::default(),
+            listing: OnceCell::new(),
+            listing_ahead: Default::default(),
         }
     }
 
@@ -41,6 +51,8 @@ impl Place {
             git_dir: Some(dir.join(".git")),
             cwd: dir,
             asked: Default::default(),
+            listing: OnceCell::new(),
+            listing_ahead: Default::default(),
         }
     }
 
@@ -100,9 +112,44 @@ impl Place {
         })
     }
 
+    /// Starts `git var -l` now, for `listing` to take when it is needed: the process runs
+    /// while the caller works (a commit's files are written first).
+    pub fn ask_listing_ahead(&self) {
+        let child = self
+            .git()
+            .args(LISTING)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        *self.listing_ahead.borrow_mut() = child.ok();
+    }
+
+    /// git's config and idents for this place, from one `git var -l`.
+    fn listing(&self) -> Option<&Listing> {
+        self.listing
+            .get_or_init(|| {
+                let ahead = self.listing_ahead.borrow_mut().take();
+                let answer = match ahead {
+                    Some(child) => child.wait_with_output().ok().and_then(Self::answer),
+                    None => self.ask(LISTING),
+                };
+                match answer {
+                    Some(Ok(text)) => Some(Listing::parse(&text)),
+                    _ => None,
+                }
+            })
+            .as_ref()
+    }
+
     /// A config value as git reads it for this repository (`--type=bool` normalises
     /// booleans to `true`/`false`).
     fn config(&self, key: &str, boolean: bool) -> Option<String> {
+        if let Some(listing) = self.listing() {
+            return match boolean {
+                true => listing.boolean(key).map(|b| b.to_string()),
+                false => listing.string(key),
+            };
+        }
         let mut args = vec!["config"];
         if boolean {
             args.push("--type=bool");
@@ -194,9 +241,29 @@ pub fn resolve(
             when,
         })
     };
-    // Whether the commit is signed is asked with the identities: `Signing::resolve` follows.
-    place.ask_ahead(&[AUTHOR_IDENT, COMMITTER_IDENT, GPG_SIGN]);
-    let (author, committer) = match (place.ask(AUTHOR_IDENT), place.ask(COMMITTER_IDENT)) {
+    // One `git var -l` answers for both idents, when `git commit` would take them as
+    // printed, and for the config `Signing::resolve` reads next; what it cannot answer is
+    // asked of git one question at a time, side by side.
+    let listed = |role| {
+        let listing = place.listing()?;
+        let line = listing.explicit_ident(role, |name| std::env::var(name).ok())?;
+        Some(Ok(line.to_string()))
+    };
+    let (listed_author, listed_committer) = (listed(Role::Author), listed(Role::Committer));
+    let mut questions = Vec::new();
+    if listed_author.is_none() {
+        questions.push(AUTHOR_IDENT);
+    }
+    if listed_committer.is_none() {
+        questions.push(COMMITTER_IDENT);
+    }
+    if place.listing().is_none() {
+        questions.push(GPG_SIGN);
+    }
+    place.ask_ahead(&questions);
+    let author_ident = listed_author.or_else(|| place.ask(AUTHOR_IDENT));
+    let committer_ident = listed_committer.or_else(|| place.ask(COMMITTER_IDENT));
+    let (author, committer) = match (author_ident, committer_ident) {
         (Some(author), Some(committer)) => {
             let author = author.ok().and_then(|line| Person::parse_ident(&line));
             let committer = committer.ok().and_then(|line| Person::parse_ident(&line));
@@ -217,6 +284,7 @@ pub fn resolve(
     Ok(Some((author, committer)))
 }
 
+const LISTING: &[&str] = &["var", "-l"];
 const AUTHOR_IDENT: &[&str] = &["var", "GIT_AUTHOR_IDENT"];
 const COMMITTER_IDENT: &[&str] = &["var", "GIT_COMMITTER_IDENT"];
 const GPG_SIGN: &[&str] = &["config", "--type=bool", "--get", "commit.gpgsign"];
@@ -454,17 +522,15 @@ fn expand_home(path: &str) -> PathBuf {
 
 /// The hooks `git commit` would have run (`pre-commit`, `prepare-commit-msg`,
 /// `commit-msg`, `post-commit`) that exist and are executable in the repository at `root`
-/// (core.hooksPath honoured).
-pub fn unrun_hooks(root: &Path) -> Vec<&'static str> {
-    let place = Place::repo(root);
-    let dir = match place.ask(&["rev-parse", "--path-format=absolute", "--git-path", "hooks"]) {
-        Some(Ok(dir)) => PathBuf::from(dir),
-        _ => match git2::Repository::open(root) {
-            Ok(repo) => match place.config("core.hooksPath", false) {
-                Some(path) => root.join(expand_home(&path)),
-                None => repo.path().join("hooks"),
-            },
-            Err(_) => return Vec::new(),
+/// (core.hooksPath honoured). `place` is where the commit's identity was asked: its
+/// `git var -l` already says whether core.hooksPath is set anywhere but the repo's own
+/// config, which `new` writes after asking.
+pub fn unrun_hooks(root: &Path, place: &Place) -> Vec<&'static str> {
+    let dir = match place.default_hooks_dir(root) {
+        Some(dir) => dir,
+        None => match hooks_dir_asked(root) {
+            Some(dir) => dir,
+            None => return Vec::new(),
         },
     };
     [
@@ -478,10 +544,48 @@ pub fn unrun_hooks(root: &Path) -> Vec<&'static str> {
     .collect()
 }
 
+/// The hooks directory as `git rev-parse --git-path hooks` says (libgit2's reading of
+/// core.hooksPath without git).
+fn hooks_dir_asked(root: &Path) -> Option<PathBuf> {
+    let place = Place::repo(root);
+    match place.ask(&["rev-parse", "--path-format=absolute", "--git-path", "hooks"]) {
+        Some(Ok(dir)) => Some(PathBuf::from(dir)),
+        _ => {
+            let repo = git2::Repository::open(root).ok()?;
+            Some(match place.config("core.hooksPath", false) {
+                Some(path) => root.join(expand_home(&path)),
+                None => repo.path().join("hooks"),
+            })
+        }
+    }
+}
+
+impl Place {
+    /// git's default hooks directory (the common git directory's `hooks`) when this
+    /// place's `git var -l` was asked and showed no core.hooksPath, and the repository's
+    /// own config sets none; None when only git can say.
+    fn default_hooks_dir(&self, root: &Path) -> Option<PathBuf> {
+        let listing = self.listing.get()?.as_ref()?;
+        if listing.has("core.hooksPath") {
+            return None;
+        }
+        let repo = git2::Repository::open(root).ok()?;
+        let local = repo
+            .config()
+            .ok()?
+            .open_level(git2::ConfigLevel::Local)
+            .ok()?;
+        if local.get_entry("core.hooksPath").is_ok() {
+            return None;
+        }
+        Some(repo.commondir().join("hooks"))
+    }
+}
+
 /// What to say after a commit in a repo with hooks: that they were not run, and the
 /// commands that make the same commit again through `git commit` (which runs them).
-pub fn hooks_note(root: &Path, commit: &str, root_commit: bool) -> Option<String> {
-    let hooks = unrun_hooks(root);
+pub fn hooks_note(root: &Path, place: &Place, commit: &str, root_commit: bool) -> Option<String> {
+    let hooks = unrun_hooks(root, place);
     if hooks.is_empty() {
         return None;
     }

@@ -136,21 +136,24 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     let staged = write::staging_dir(&args.dir)?;
     critical.staging(staged.path().to_path_buf());
     // git is asked who commits where the repo's git directory will be, so `includeIf
-    // "gitdir:…"` matches (in place: the target; else the staging beside it).
+    // "gitdir:…"` matches (in place: the target; else the staging beside it). Asked now,
+    // answered while the files are written: the commit is the first to need it.
     let git_home = if args.dir.is_dir() {
         args.dir.as_path()
     } else {
         staged.path()
     };
-    let (author, fallback) = git::resolve_author(
-        args.author.as_deref(),
-        &crate::identity::Place::new_repo(git_home),
-    )?;
-    if fallback {
-        out.note(git::FALLBACK_AUTHOR_NOTE);
-    }
+    let place = crate::identity::Place::new_repo(git_home);
+    place.ask_listing_ahead();
+    let author = || {
+        let (author, fallback) = git::resolve_author(args.author.as_deref(), &place)?;
+        if fallback {
+            out.note(git::FALLBACK_AUTHOR_NOTE);
+        }
+        Ok(author)
+    };
     signals::test_seam("new-staged")?;
-    let commit = fill_and_commit(&staged, plan, &author, &message)?;
+    let commit = fill_and_commit(&staged, plan, author, &message)?;
     signals::test_seam("new-committed")?;
     let in_place = args.dir.is_dir();
     staged.finish()?;
@@ -158,7 +161,7 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         git::refresh_top_level_stat(&args.dir)?;
     }
     critical.done();
-    if let Some(note) = crate::identity::hooks_note(&args.dir, &commit, true) {
+    if let Some(note) = crate::identity::hooks_note(&args.dir, &place, &commit, true) {
         out.note(note);
     }
 
@@ -181,10 +184,11 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
 /// commit benches time. The blobs are hashed and packed on a second core while the files
 /// are written.
+/// `author` is resolved once the files are written, just before the commit needs it.
 pub fn fill_and_commit(
     staged: &write::Staged,
     plan: &crate::plan::Plan,
-    author: &git::Author,
+    author: impl FnOnce() -> Result<git::Author>,
     message: &str,
 ) -> Result<String> {
     // Blobs hold the plan's bytes; the files are what git would check out.
@@ -194,6 +198,7 @@ pub fn fill_and_commit(
         // A filter driver runs in the repository (git-lfs keeps its objects there), on the
         // files as written: the repo exists first, the blobs follow the files. The base
         // keeps the plan's own bytes, as every later base does.
+        let author = author()?;
         git::init(staged.path())?;
         let written = write::fill(staged, work_tree)?;
         let blob_plan =
@@ -205,7 +210,7 @@ pub fn fill_and_commit(
             &blob_plan,
             written.stats(),
             blobs,
-            author,
+            &author,
             message,
         )?;
         crate::pristine::store(staged.path(), plan, message, author.signing.as_ref())?;
@@ -221,7 +226,14 @@ pub fn fill_and_commit(
     });
     let (written, blobs) = (written?, blobs?);
     signals::test_seam("new-written")?;
-    git::commit(staged.path(), plan, written.stats(), blobs, author, message)
+    git::commit(
+        staged.path(),
+        plan,
+        written.stats(),
+        blobs,
+        &author()?,
+        message,
+    )
 }
 
 /// `new` inside another repository makes a repository of its own there: said, since the

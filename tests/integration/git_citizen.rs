@@ -393,6 +393,73 @@ fn hooks_are_named_with_the_command_that_runs_them() {
     );
 }
 
+/// An executable `pre-commit` in `dir`.
+fn write_hook(dir: &Path) {
+    std::fs::create_dir_all(dir).expect("hooks dir");
+    let hook = dir.join("pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").expect("hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+}
+
+/// `new` asks git one `git var -l` for its config and idents; what that cannot settle
+/// exactly (core.hooksPath, an ident git guesses) is asked as before.
+#[test]
+fn new_reads_identity_config_and_hooks_from_every_place_git_would() {
+    // core.hooksPath in the global config: the hook there is named.
+    let env = Env::new();
+    let hooks = env.home.path().join("global-hooks");
+    write_hook(&hooks);
+    append_global_config(
+        &env,
+        &format!("[core]\n\thooksPath = {}\n", hooks.display()),
+    );
+    let out = run(env.scaffold().args(["new", "h", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("this repo has pre-commit"),
+        "{}",
+        out.stderr
+    );
+    // Config from GIT_CONFIG_* (as `git -c` passes it) wins over the files.
+    let out = run(env
+        .scaffold()
+        .args(["new", "c", "--defaults"])
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "user.name")
+        .env("GIT_CONFIG_VALUE_0", "Command Line"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&env, &env.path("c"), "%an|%cn"),
+        "Command Line|Command Line"
+    );
+
+    // No user.email: git takes $EMAIL (its strict ident accepts it), so does scaffold.
+    let bare = Env::without_git_identity();
+    append_global_config(&bare, "[user]\n\tname = Only Name\n");
+    let out = run(bare
+        .scaffold()
+        .args(["new", "e", "--defaults"])
+        .env("EMAIL", "mail@example.org"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        head(&bare, &bare.path("e"), "%an <%ae>|%cn <%ce>"),
+        "Only Name <mail@example.org>|Only Name <mail@example.org>"
+    );
+    // Without it, git guesses an address from the host and refuses it: the fallback.
+    let out = run(bare.scaffold().args(["new", "f", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("committing as scaffold <scaffold@localhost>"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn a_symlink_scaffold_must_change_is_refused_not_replaced() {
     let env = Env::new();
