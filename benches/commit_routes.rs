@@ -108,7 +108,7 @@ fn assert_clean(dir: &Path) {
 
 fn routes(c: &mut Criterion) {
     let scratch = tempfile::tempdir().expect("scratch");
-    let author = git::Author::parse("B <b@example.org>").expect("author");
+    let author = || git::Author::parse("B <b@example.org>");
     let mut n = 0u32;
     let mut fresh = || {
         n += 1;
@@ -121,7 +121,7 @@ fn routes(c: &mut Criterion) {
                 let staged = write::staging_dir(target).expect("staging");
                 match route {
                     "git::commit" => {
-                        fill_and_commit(&staged, &plan, &author, "bench").expect("commits");
+                        fill_and_commit(&staged, &plan, author, "bench").expect("commits");
                     }
                     _ => {
                         write::fill(&staged, &plan).expect("written");

@@ -61,7 +61,7 @@ fn commit(c: &mut Criterion) {
     let plan = generate::render(&blueprint, &renderer, &answers, &record)
         .expect("renders")
         .plan;
-    let author = git::Author::parse(AUTHOR).expect("author");
+    let author = || git::Author::parse(AUTHOR);
     let scratch = tempfile::tempdir().expect("scratch");
     let mut n = 0u32;
     // Each iteration writes a fresh directory (never a delete between timed runs).
@@ -73,7 +73,7 @@ fn commit(c: &mut Criterion) {
             },
             |target| {
                 let staged = write::staging_dir(&target).expect("staging");
-                fill_and_commit(&staged, &plan, &author, "bench").expect("commits");
+                fill_and_commit(&staged, &plan, author, "bench").expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,
