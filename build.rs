@@ -1,4 +1,49 @@
 // The blueprints are embedded with include_dir: rebuild whenever anything under them changes.
+//
+// Each embedded catalog entry (`blueprints/*/addons/*.yaml`) is also read here, once, into
+// JSON: at run time, an entry whose bytes are the embedded ones is read from that JSON
+// instead of parsing its YAML (the catalog's YAML was a quarter of the default blueprint's
+// `new --dry-run`, BENCHMARKS.md). serde_norway resolves scalars as src/yaml.rs does
+// (serde_yaml 0.9's rules); `catalog::tests` require the same JSON from both for every
+// entry, so a difference fails the tests instead of changing a repo.
+use std::fmt::Write as _;
+use std::path::Path;
+
 fn main() {
     println!("cargo:rerun-if-changed=blueprints");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
+    let mut table = String::from("&[\n");
+    let mut blueprints: Vec<_> = std::fs::read_dir(&root)
+        .expect("blueprints/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    blueprints.sort();
+    for blueprint in blueprints {
+        let Ok(entries) = std::fs::read_dir(blueprint.join("addons")) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("an addon entry");
+            // An entry that does not read is left to the run-time parser, which says where.
+            let Ok(value) = serde_norway::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let json = serde_json::to_string(&value).expect("JSON");
+            writeln!(
+                table,
+                "    (include_bytes!({:?}), {:?}),",
+                file.display().to_string(),
+                json
+            )
+            .expect("a string");
+        }
+    }
+    table.push(']');
+    let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("catalog_json.rs");
+    std::fs::write(out, table).expect("written");
 }

@@ -103,7 +103,7 @@ pub fn render(
             answers,
             &record.chosen_addons(addons_key),
         )?;
-        let plan = plan::build(blueprint, renderer, &scoped.context, &scoped.addons)?;
+        let plan = plan::build(blueprint, renderer, &scoped.context, scoped.addons())?;
         (plan, scoped)
     } else {
         render_environments(blueprint, renderer, &catalog, answers, record, addons_key)?
@@ -118,18 +118,38 @@ pub fn render(
     Ok(Rendered {
         digest,
         plan,
-        added: scoped.added,
-        addons: scoped.by_name,
+        added: scoped.added.clone(),
+        addons: scoped.into_by_name(),
     })
 }
 
 /// The template context of one set of answers (the repo's, or one environment's) and the
 /// addons it selects.
 struct Scoped {
+    /// The answers, with `addons` (their effective catalog entries, configs rendered).
     context: Json,
-    addons: Vec<Json>,
     added: Vec<(String, String)>,
-    by_name: Map<String, Json>,
+}
+
+impl Scoped {
+    fn addons(&self) -> &[Json] {
+        match self.context.get("addons") {
+            Some(Json::Array(addons)) => addons,
+            _ => &[],
+        }
+    }
+
+    /// name → addon, taken out of the context.
+    fn into_by_name(mut self) -> Map<String, Json> {
+        let addons = match self.context.get_mut("addons").map(Json::take) {
+            Some(Json::Array(addons)) => addons,
+            _ => Vec::new(),
+        };
+        addons
+            .into_iter()
+            .map(|addon| (text_of(&addon, "name"), addon))
+            .collect()
+    }
 }
 
 /// Several environments: the repo's and per-addon trees render once over the shared
@@ -181,7 +201,7 @@ fn render_environments(
         blueprint,
         renderer,
         &shared_scope,
-        &shared.addons,
+        shared.addons(),
         &|scope| matches!(scope, TreeScope::Repo | TreeScope::Addon),
     )?;
     for own in &each {
@@ -190,11 +210,11 @@ fn render_environments(
             blueprint,
             renderer,
             &Scope::new(&own.context),
-            &own.addons,
+            own.addons(),
             &|scope| matches!(scope, TreeScope::Environment | TreeScope::AddonEnvironment),
         )?;
     }
-    plan::apply_addon_patches(&mut plan, renderer, &shared_scope, &shared.addons)?;
+    plan::apply_addon_patches(&mut plan, renderer, &shared_scope, shared.addons())?;
     Ok((plan, shared))
 }
 
@@ -263,37 +283,28 @@ fn scoped(
                 .collect(),
         ),
     );
-    if addons.iter().any(|addon| addon.get("configs").is_some()) {
-        context.insert("addons".into(), Json::Array(addons.clone()));
-        render_configs(renderer, &context, &mut addons)?;
+    let has_configs = addons.iter().any(|addon| addon.get("configs").is_some());
+    context.insert("addons".into(), Json::Array(addons));
+    if has_configs {
+        render_configs(renderer, &mut context)?;
     }
-    context.insert("addons".into(), Json::Array(addons.clone()));
-    let by_name: Map<String, Json> = selection
-        .entries
-        .iter()
-        .map(|e| e.spec.name.clone())
-        .zip(addons.iter().cloned())
-        .collect();
-    let context = Json::Object(context);
     Ok(Scoped {
-        context,
-        addons,
+        context: Json::Object(context),
         added: selection.added,
-        by_name,
     })
 }
 
 /// Renders each addon's `configs[].content` (catalog text that is a template too) with the
 /// repo's context and the addon as `addon`, so a config can name answers and other addons.
-fn render_configs(
-    renderer: &Renderer,
-    context: &Map<String, Json>,
-    addons: &mut [Json],
-) -> Result<()> {
+fn render_configs(renderer: &Renderer, context: &mut Map<String, Json>) -> Result<()> {
+    // Every addon's scope sees the addons as they were before any config rendered.
     let base = Scope::of_map(context);
-    for addon in addons.iter_mut() {
+    let Some(Json::Array(addons)) = context.get_mut("addons") else {
+        return Ok(());
+    };
+    for (index, addon) in addons.iter_mut().enumerate() {
         let name = text_of(addon, "name");
-        let scope = base.with("addon", addon);
+        let scope = base.with_addon(index, addon);
         let Some(Json::Array(configs)) = addon.get_mut("configs") else {
             continue;
         };

@@ -166,10 +166,18 @@ pub fn render_trees(
         renderer,
         shared: Default::default(),
     };
-    let scopes: Vec<(Option<&Json>, Scope)> = addons
+    let per_addon = blueprint
+        .trees
         .iter()
-        .map(|a| (Some(a), scope.with("addon", a)))
-        .collect();
+        .any(|t| which(t.scope) && t.scope.per_addon());
+    let scopes: Vec<(Option<&Json>, Scope)> = match per_addon {
+        true => addons
+            .iter()
+            .enumerate()
+            .map(|(index, a)| (Some(a), scope.with_addon(index, a)))
+            .collect(),
+        false => Vec::new(),
+    };
     let once = [(None, scope.clone())];
     for tree in blueprint.trees.iter().filter(|t| which(t.scope)) {
         let scopes: &[(Option<&Json>, Scope)] = if tree.scope.per_addon() {
@@ -189,8 +197,8 @@ pub fn apply_addon_patches(
     scope: &Scope,
     addons: &[Json],
 ) -> Result<()> {
-    for addon in addons {
-        apply_entry_patches(plan, renderer, &scope.with("addon", addon), addon)?;
+    for (index, addon) in addons.iter().enumerate() {
+        apply_entry_patches(plan, renderer, &scope.with_addon(index, addon), addon)?;
     }
     Ok(())
 }

@@ -64,6 +64,31 @@ impl Scope {
         context.insert(key, value);
         Scope(context)
     }
+
+    /// This scope with `addon` set to `addon`, which is the `index`-th of the scope's own
+    /// `addons`: that item's Tera value is shared (its data is behind an `Arc`), not
+    /// converted again. Converted when that item is another addon.
+    pub fn with_addon(&self, index: usize, addon: &Json) -> Self {
+        fn name(value: &Value) -> Option<&str> {
+            value.get_from_path("name").and_then(Value::as_str)
+        }
+        let own = self
+            .0
+            .get("addons")
+            .and_then(Value::as_array)
+            .and_then(|addons| addons.get(index))
+            .filter(|own| {
+                name(own).is_some() && name(own) == addon.get("name").and_then(Json::as_str)
+            });
+        match own {
+            Some(own) => {
+                let mut context = self.0.clone();
+                context.insert_value("addon", own.clone());
+                Scope(context)
+            }
+            None => self.with("addon", addon),
+        }
+    }
 }
 
 /// A template to register: its name (blueprint-relative path), source and delimiters.
