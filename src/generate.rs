@@ -1,6 +1,8 @@
 //! The one rendering pipeline every command shares: recorded answers + per-addon settings
 //! → selected addons → template context → `Plan` (answers record included). `new` renders
 //! once; `add-addon`/`remove-addon` render before and after and merge the difference.
+use std::collections::HashSet;
+
 use serde_json::{Map, Value as Json, json};
 
 use crate::answers;
@@ -31,8 +33,18 @@ pub struct Rendered {
 /// (Tera's filters) and compiling the shared templates into each cost more than the
 /// default blueprint's render (BENCHMARKS.md, round two).
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
+    renderer_of(blueprint, None)
+}
+
+/// `renderer_for` after lint, which found the plain templates among them: those are not
+/// read again.
+pub fn renderer_for_linted(blueprint: &Blueprint, plain: &HashSet<String>) -> Result<Renderer> {
+    renderer_of(blueprint, Some(plain))
+}
+
+fn renderer_of(blueprint: &Blueprint, plain: Option<&HashSet<String>>) -> Result<Renderer> {
     let mut sources = plan::shared_sources(blueprint)?;
-    let files = plan::file_templates_for_tera(blueprint)?;
+    let files = plan::file_templates_for_tera(blueprint, plain)?;
     let holds_files = files.len() <= plan::TEMPLATES_PER_CHUNK;
     if holds_files {
         sources.extend(files);

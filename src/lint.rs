@@ -266,7 +266,7 @@ fn sorted(mut findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// `manifest_text` is the text of its own `blueprint.yaml`.
 fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String, Json>) -> Linted {
     let mut found = Findings::new(rule::TEMPLATE);
-    let compiled = check_templates(blueprint, &mut found);
+    let plain = check_templates(blueprint, &mut found);
     found.rule = rule::DELIMITERS;
     check_delimiter_clashes(blueprint, &mut found);
     found.rule = rule::OVERRIDE;
@@ -275,7 +275,9 @@ fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String
     check_catalog(blueprint, &mut found);
     let mut defaults = None;
     let mut compiled_renderer = None;
-    if compiled && let Ok(renderer) = crate::generate::renderer_for(blueprint) {
+    if let Some(plain) = plain
+        && let Ok(renderer) = crate::generate::renderer_for_linted(blueprint, &plain)
+    {
         defaults =
             check_defaults_and_render(blueprint, &renderer, manifest_text, builtins, &mut found);
         compiled_renderer = Some(renderer);

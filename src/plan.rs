@@ -1,6 +1,6 @@
 //! The plan: every file of the repo, rendered in memory before anything is written.
 //! Pure: blueprint + context in, `Plan` out.
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value as Json;
 
@@ -77,11 +77,17 @@ pub fn shared_sources(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
 }
 
 /// The file templates (not shared, not plain) that only Tera renders.
-pub fn file_templates_for_tera(blueprint: &Blueprint) -> Result<Vec<(String, &str)>> {
+pub fn file_templates_for_tera<'b>(
+    blueprint: &'b Blueprint,
+    known_plain: Option<&HashSet<String>>,
+) -> Result<Vec<(String, &'b str)>> {
     let mut templates = Vec::new();
     for (prefix, tree) in blueprint.template_trees() {
         for (path, bytes) in tree.iter().filter(|(path, _)| path.ends_with(".tera")) {
             let name = format!("{prefix}{path}");
+            if known_plain.is_some_and(|plain| plain.contains(&name)) {
+                continue;
+            }
             let delimiters = blueprint.delimiters_for(&name);
             if is_shared(&name, bytes, &delimiters.block[0]) {
                 continue;

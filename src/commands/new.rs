@@ -103,9 +103,13 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         if args.json {
             out.json(&report);
         } else {
-            for path in plan.files.keys() {
-                out.line(path.as_str());
-            }
+            // One write for the listing, not one per path.
+            let listing: String = plan
+                .files
+                .keys()
+                .flat_map(|path| [path.as_str(), "\n"])
+                .collect();
+            out.text(&listing);
             out.note(format!(
                 "dry run: {} files would be written to {}; nothing written",
                 plan.files.len(),

@@ -1,6 +1,8 @@
 //! The template checks of `blueprint lint`: every template and file name parses and reads
 //! only names in scope; catalog entries fit the manifest; replaced files' bases and
 //! delimiter clashes (warnings).
+use std::collections::HashSet;
+
 use regex::Regex;
 use serde_json::Value as Json;
 
@@ -17,13 +19,17 @@ use crate::yaml::Places;
 /// some catalog entry has on `addon`. Path templates too. Templates are compiled as
 /// rendering compiles them, a chunk at a time with the shared ones (`plan::compile_chunk`);
 /// only when a chunk fails is each of its templates compiled on its own (with the partials
-/// it may include). True when every template compiled.
-pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bool {
+/// it may include). When every template compiled, the names of the plain ones (which
+/// `generate::renderer_for_linted` then need not read again).
+pub(super) fn check_templates(
+    blueprint: &Blueprint,
+    found: &mut Findings,
+) -> Option<HashSet<String>> {
     let sources = match plan::template_sources(blueprint) {
         Ok(sources) => sources,
         Err(e) => {
             found.report_error(&e);
-            return false;
+            return None;
         }
     };
     // Found when a chunk has templates to compile. `template_sources` read every
@@ -36,6 +42,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
         .filter(|(n, _)| n.starts_with("partials/"))
         .collect();
     let mut compiled = true;
+    let mut plain = HashSet::new();
     for chunk in sources.chunks(plan::TEMPLATES_PER_CHUNK) {
         // Plain templates parse by construction and name their variables themselves;
         // the others are compiled as rendering compiles them.
@@ -59,7 +66,10 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
         let mut clean = true;
         for (name, text, delimiters, plain_variables) in read {
             let variables = match (&engine, plain_variables) {
-                (_, Some(variables)) => variables,
+                (_, Some(variables)) => {
+                    plain.insert(name.clone());
+                    variables
+                }
                 (Some(Ok(renderer)), None) => renderer.variables(name),
                 (_, None) => match compile_alone(name, text, &delimiters, &partials) {
                     Ok(single) => single.variables(name),
@@ -102,7 +112,7 @@ pub(super) fn check_templates(blueprint: &Blueprint, found: &mut Findings) -> bo
     let rule = std::mem::replace(&mut found.rule, super::rule::FILE_NAME);
     check_path_templates(blueprint, &keys, found);
     found.rule = rule;
-    compiled
+    compiled.then_some(plain)
 }
 
 /// One template compiled with the partials it may include.
