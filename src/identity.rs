@@ -1,5 +1,6 @@
 //! Who a commit is by and how it is signed, as git itself would decide for the repository:
-//! git is asked (`git var GIT_AUTHOR_IDENT`/`GIT_COMMITTER_IDENT`, `git config`) so that
+//! git is asked (one `git var -l` for the config and idents, `listing`; `git var
+//! GIT_AUTHOR_IDENT`/`GIT_COMMITTER_IDENT` when only git's strict check can say) so that
 //! the `GIT_AUTHOR_*`/`GIT_COMMITTER_*` variables, `-c`/`GIT_CONFIG_*` settings, repo,
 //! global and system config and `includeIf` all count exactly as they do for `git commit`.
 //! Without git on PATH, libgit2 reads the same config files and the variables are read
