@@ -220,7 +220,11 @@ fn lint_dir(
         }
     }
     found.rule = rule::SYMLINK;
-    check_symlinks(dir, &mut found);
+    // A blueprint loaded from `dir` has none to find: loading refuses a symlink that
+    // points outside it or nowhere (`source::read_dir_layer`), on the same walk.
+    if loaded.is_none() {
+        check_symlinks(dir, &mut found);
+    }
     if !found.found.is_empty() {
         return Ok(sorted(found.found).into());
     }
