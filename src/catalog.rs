@@ -554,23 +554,10 @@ pub fn merge_into(target: &mut Json, overlay: &Json) {
 /// gives for each (the spec read from the YAML itself, so a missing or wrong field has a
 /// place: a missing `chart.version` points at `chart:`'s mapping).
 fn raw_and_spec(bytes: &[u8]) -> std::result::Result<(Json, EntrySpec), yaml::Error> {
-    match embedded(bytes) {
+    match crate::prebuilt::json_and_typed(bytes) {
         Some(read) => Ok(read),
         None => parsed(bytes),
     }
-}
-
-/// The embedded blueprints' catalog entries as build.rs read them: (the entry's bytes,
-/// its JSON).
-static EMBEDDED_JSON: &[(&[u8], &str)] = include!(concat!(env!("OUT_DIR"), "/catalog_json.rs"));
-
-/// An entry whose bytes are an embedded one's, from the JSON build.rs made of it: a JSON
-/// parse instead of a YAML one (the tests hold both to the same value).
-fn embedded(bytes: &[u8]) -> Option<(Json, EntrySpec)> {
-    let (_, json) = EMBEDDED_JSON.iter().find(|(yaml, _)| *yaml == bytes)?;
-    let raw: Json = serde_json::from_str(json).ok()?;
-    let spec = EntrySpec::deserialize(&raw).ok()?;
-    Some((raw, spec))
 }
 
 fn parsed(bytes: &[u8]) -> std::result::Result<(Json, EntrySpec), yaml::Error> {
@@ -583,42 +570,5 @@ fn parsed(bytes: &[u8]) -> std::result::Result<(Json, EntrySpec), yaml::Error> {
         Some(node) => Ok((yaml::from_node(&node)?, yaml::from_node(&node)?)),
         // Not UTF-8, or empty: the errors and defaults are `from_slice`'s own.
         None => Ok((yaml::from_slice(bytes)?, yaml::from_slice(bytes)?)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// build.rs's JSON of every embedded entry is what the YAML parser reads, key order
-    /// and the typed spec included: otherwise the embedded blueprints would render
-    /// differently from the same files on disk.
-    #[test]
-    fn embedded_entries_read_from_json_as_from_yaml() {
-        let mut entries = 0;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
-        for blueprint in std::fs::read_dir(root).expect("blueprints/") {
-            let Ok(addons) = std::fs::read_dir(blueprint.expect("entry").path().join("addons"))
-            else {
-                continue;
-            };
-            for file in addons {
-                let path = file.expect("entry").path();
-                let bytes = std::fs::read(&path).expect("read");
-                entries += 1;
-                let (raw, spec) = embedded(&bytes).unwrap_or_else(|| panic!("{path:?}: no JSON"));
-                let (yaml_raw, yaml_spec) = parsed(&bytes).expect("parses");
-                assert_eq!(
-                    serde_json::to_string(&raw).expect("json"),
-                    serde_json::to_string(&yaml_raw).expect("json"),
-                    "{path:?}"
-                );
-                assert_eq!(format!("{spec:?}"), format!("{yaml_spec:?}"), "{path:?}");
-            }
-        }
-        assert!(entries >= 16, "{entries} embedded entries");
-        assert_eq!(entries, EMBEDDED_JSON.len());
-        // Anything else is parsed as YAML.
-        assert!(embedded(b"name: x\n").is_none());
     }
 }

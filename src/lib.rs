@@ -50,6 +50,7 @@ pub(crate) mod overrides;
 pub(crate) mod pack;
 pub(crate) mod parallel;
 pub mod plan;
+pub(crate) mod prebuilt;
 pub(crate) mod pristine;
 pub(crate) mod prompt;
 pub mod record;

@@ -181,13 +181,16 @@ fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Resu
     let bytes = tree
         .get("blueprint.yaml")
         .ok_or_else(|| Error::blueprint(format!("{origin}: blueprint.yaml is missing")))?;
-    let manifest: Manifest = crate::yaml::from_slice(bytes).map_err(|e| {
-        Error::Located(Located::new(
-            format!("{origin}/blueprint.yaml"),
-            e.pair(),
-            e.message,
-        ))
-    })?;
+    let manifest: Manifest = match crate::prebuilt::typed(bytes) {
+        Some(manifest) => manifest,
+        None => crate::yaml::from_slice(bytes).map_err(|e| {
+            Error::Located(Located::new(
+                format!("{origin}/blueprint.yaml"),
+                e.pair(),
+                e.message,
+            ))
+        })?,
+    };
     Ok(Layer {
         manifest,
         tree,
