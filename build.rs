@@ -29,8 +29,8 @@ fn main() {
         files.sort();
         files.push(blueprint.join("blueprint.yaml"));
         for file in files.into_iter().filter(|f| f.is_file()) {
-            let text = std::fs::read_to_string(&file).expect("an addon entry");
-            // An entry that does not read is left to the run-time parser, which says where.
+            let text = std::fs::read_to_string(&file).expect("an embedded blueprint file");
+            // A file that does not read is left to the run-time parser, which says where.
             let Ok(value) = serde_norway::from_str::<serde_json::Value>(&text) else {
                 continue;
             };
