@@ -107,7 +107,7 @@ pub fn render(
 ) -> Result<Rendered> {
     let catalog = settled(&blueprint.catalog, blueprint, &record.addon_settings)?;
     let addons_key = blueprint.manifest.addons_answer();
-    let (mut plan, scoped) = if answers.environments.is_empty() {
+    let (mut plan, mut scoped) = if answers.environments.is_empty() {
         let scoped = scoped(
             blueprint,
             renderer,
@@ -130,7 +130,7 @@ pub fn render(
     Ok(Rendered {
         digest,
         plan,
-        added: scoped.added.clone(),
+        added: std::mem::take(&mut scoped.added),
         addons: scoped.into_by_name(),
     })
 }

@@ -169,6 +169,26 @@ impl Place {
         }
     }
 
+    /// git's default hooks directory (the common git directory's `hooks`) when this
+    /// place's `git var -l` was asked and showed no core.hooksPath, and the repository's
+    /// own config sets none; None when only git can say.
+    fn default_hooks_dir(&self, root: &Path) -> Option<PathBuf> {
+        let listing = self.listing.get()?.as_ref()?;
+        if listing.has("core.hooksPath") {
+            return None;
+        }
+        let repo = git2::Repository::open(root).ok()?;
+        let local = repo
+            .config()
+            .ok()?
+            .open_level(git2::ConfigLevel::Local)
+            .ok()?;
+        if local.get_entry("core.hooksPath").is_ok() {
+            return None;
+        }
+        Some(repo.commondir().join("hooks"))
+    }
+
     fn libgit2_config(&self) -> Option<git2::Config> {
         match &self.git_dir {
             None => git2::Repository::discover(&self.cwd).ok()?.config().ok(),
@@ -558,28 +578,6 @@ fn hooks_dir_asked(root: &Path) -> Option<PathBuf> {
                 None => repo.path().join("hooks"),
             })
         }
-    }
-}
-
-impl Place {
-    /// git's default hooks directory (the common git directory's `hooks`) when this
-    /// place's `git var -l` was asked and showed no core.hooksPath, and the repository's
-    /// own config sets none; None when only git can say.
-    fn default_hooks_dir(&self, root: &Path) -> Option<PathBuf> {
-        let listing = self.listing.get()?.as_ref()?;
-        if listing.has("core.hooksPath") {
-            return None;
-        }
-        let repo = git2::Repository::open(root).ok()?;
-        let local = repo
-            .config()
-            .ok()?
-            .open_level(git2::ConfigLevel::Local)
-            .ok()?;
-        if local.get_entry("core.hooksPath").is_ok() {
-            return None;
-        }
-        Some(repo.commondir().join("hooks"))
     }
 }
 

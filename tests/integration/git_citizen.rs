@@ -364,17 +364,10 @@ fn a_commit_that_cannot_be_signed_is_refused_never_made_unsigned() {
 fn hooks_are_named_with_the_command_that_runs_them() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
-    let hook = dir.join(".git/hooks/pre-commit");
-    std::fs::write(
-        &hook,
+    write_hook(
+        &dir.join(".git/hooks"),
         "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/hook-ran\"\n",
-    )
-    .expect("hook");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    }
+    );
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sha = head(&env, &dir, "%H");
@@ -393,11 +386,11 @@ fn hooks_are_named_with_the_command_that_runs_them() {
     );
 }
 
-/// An executable `pre-commit` in `dir`.
-fn write_hook(dir: &Path) {
+/// An executable `pre-commit` of `script` in `dir`.
+fn write_hook(dir: &Path, script: &str) {
     std::fs::create_dir_all(dir).expect("hooks dir");
     let hook = dir.join("pre-commit");
-    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").expect("hook");
+    std::fs::write(&hook, script).expect("hook");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -412,7 +405,7 @@ fn new_reads_identity_config_and_hooks_from_every_place_git_would() {
     // core.hooksPath in the global config: the hook there is named.
     let env = Env::new();
     let hooks = env.home.path().join("global-hooks");
-    write_hook(&hooks);
+    write_hook(&hooks, "#!/bin/sh\nexit 0\n");
     append_global_config(
         &env,
         &format!("[core]\n\thooksPath = {}\n", hooks.display()),
