@@ -236,3 +236,77 @@ fn a_real_full_disk_leaves_nothing_behind() {
     );
     assert!(leftover.is_empty(), "{leftover:?}");
 }
+
+/// The publish protocol, as the kernel sees it (strace): everything is written into the
+/// staging directory unsynced, one `syncfs` flushes it all, and only then is it moved
+/// into place and the move itself synced. Beside the target (a rename of the whole
+/// staging) and in place (its entries renamed in).
+#[test]
+fn new_syncs_the_whole_staging_once_before_publishing_it() {
+    if !crate::support::require_tool("strace") {
+        return;
+    }
+    let env = Env::new();
+    std::fs::create_dir(env.path("here")).expect("mkdir");
+    for (case, target, cwd) in [("beside", "r", ""), ("in place", ".", "here")] {
+        let log = env.home.path().join("strace.log");
+        let scaffold = env.scaffold();
+        let mut cmd = std::process::Command::new("strace");
+        cmd.args(["-f", "-qq", "-o"])
+            .arg(&log)
+            .args([
+                "-e",
+                "trace=syncfs,fsync,fdatasync,rename,renameat,renameat2,openat,mkdir,mkdirat",
+                "--",
+            ])
+            .arg(scaffold.get_program())
+            .args(["new", target, "--defaults"])
+            .current_dir(env.path(cwd));
+        for (key, value) in scaffold.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        let out = run(&mut cmd);
+        assert_eq!(out.code, 0, "{case}: {}", out.stderr);
+        let calls: Vec<String> = std::fs::read_to_string(&log)
+            .expect("strace log")
+            .lines()
+            // "PID call(...) = result": the call and its result.
+            .map(|l| l.split_once(' ').map_or(l, |(_, call)| call).trim().to_string())
+            .collect();
+        let at = |what: &dyn Fn(&str) -> bool| calls.iter().position(|c| what(c));
+        let syncs: Vec<&String> = calls.iter().filter(|c| c.starts_with("syncfs(")).collect();
+        assert_eq!(syncs.len(), 1, "{case}: one syncfs: {syncs:?}");
+        assert!(syncs[0].ends_with("= 0"), "{case}: {}", syncs[0]);
+        let synced = at(&|c| c.starts_with("syncfs(")).expect("syncfs");
+        let staged_write = |c: &str| {
+            c.contains(".scaffold-new-")
+                && (c.starts_with("mkdir") || (c.starts_with("openat(") && c.contains("O_CREAT")))
+        };
+        let last_write = calls.iter().rposition(|c| staged_write(c)).expect("staged writes");
+        assert!(last_write < synced, "{case}: written after the sync: {}", calls[last_write]);
+        assert!(
+            at(&|c| c.starts_with("fsync(") || c.starts_with("fdatasync(")).is_none_or(|n| n > synced),
+            "{case}: a file was synced on its own before the staging was"
+        );
+        // A rename from the staging to a path outside it (libgit2 renames inside it too).
+        let out_of_staging = |c: &str| {
+            let quoted: Vec<&str> = c.split('"').skip(1).step_by(2).collect();
+            c.starts_with("rename")
+                && quoted.len() == 2
+                && quoted[0].contains(".scaffold-new-")
+                && !quoted[1].contains(".scaffold-new-")
+        };
+        let published = at(&out_of_staging).expect("a rename out of the staging");
+        assert!(synced < published, "{case}: published before it was synced");
+        let last_rename = calls.iter().rposition(|c| out_of_staging(c)).expect("rename");
+        assert!(
+            calls[last_rename + 1..].iter().any(|c| c.starts_with("fsync(") && c.ends_with("= 0")),
+            "{case}: the move into place is not synced"
+        );
+        std::fs::remove_file(&log).expect("rm log");
+    }
+    assert!(env.path("r/.git").is_dir() && env.path("here/.git").is_dir());
+}
