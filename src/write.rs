@@ -246,8 +246,9 @@ impl Written {
     }
 }
 
-/// Writes the plan into `staged`. Each directory is created once (`made` remembers every
-/// directory created, with its parents); each file is new.
+/// Writes the plan into `staged`. Each directory is created once, parents first (`made`
+/// remembers every directory created; the staging starts empty, so no `mkdir` is tried
+/// and refused on the way, as `create_dir_all` would); each file is new.
 pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
     let mut made: HashSet<&str> = HashSet::new();
     let mut stats = Vec::with_capacity(plan.files.len());
@@ -255,12 +256,12 @@ pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
         if let Some((dir, _)) = path.as_str().rsplit_once('/')
             && !made.contains(dir)
         {
-            let full = staged.dir.join(dir);
-            fs::create_dir_all(&full).map_err(|e| Error::io_path("create", &full, e))?;
-            let mut parent = Some(dir);
-            while let Some(d) = parent {
-                made.insert(d);
-                parent = d.rsplit_once('/').map(|(p, _)| p);
+            let segments = dir.match_indices('/').map(|(at, _)| &dir[..at]);
+            for d in segments.chain([dir]) {
+                if made.insert(d) {
+                    let full = staged.dir.join(d);
+                    fs::create_dir(&full).map_err(|e| Error::io_path("create", &full, e))?;
+                }
             }
         }
         let full = staged.dir.join(path.as_str());

@@ -274,7 +274,12 @@ fn new_syncs_the_whole_staging_once_before_publishing_it() {
             .expect("strace log")
             .lines()
             // "PID call(...) = result": the call and its result.
-            .map(|l| l.split_once(' ').map_or(l, |(_, call)| call).trim().to_string())
+            .map(|l| {
+                l.split_once(' ')
+                    .map_or(l, |(_, call)| call)
+                    .trim()
+                    .to_string()
+            })
             .collect();
         let at = |what: &dyn Fn(&str) -> bool| calls.iter().position(|c| what(c));
         let syncs: Vec<&String> = calls.iter().filter(|c| c.starts_with("syncfs(")).collect();
@@ -285,10 +290,18 @@ fn new_syncs_the_whole_staging_once_before_publishing_it() {
             c.contains(".scaffold-new-")
                 && (c.starts_with("mkdir") || (c.starts_with("openat(") && c.contains("O_CREAT")))
         };
-        let last_write = calls.iter().rposition(|c| staged_write(c)).expect("staged writes");
-        assert!(last_write < synced, "{case}: written after the sync: {}", calls[last_write]);
+        let last_write = calls
+            .iter()
+            .rposition(|c| staged_write(c))
+            .expect("staged writes");
         assert!(
-            at(&|c| c.starts_with("fsync(") || c.starts_with("fdatasync(")).is_none_or(|n| n > synced),
+            last_write < synced,
+            "{case}: written after the sync: {}",
+            calls[last_write]
+        );
+        assert!(
+            at(&|c| c.starts_with("fsync(") || c.starts_with("fdatasync("))
+                .is_none_or(|n| n > synced),
             "{case}: a file was synced on its own before the staging was"
         );
         // A rename from the staging to a path outside it (libgit2 renames inside it too).
@@ -301,9 +314,14 @@ fn new_syncs_the_whole_staging_once_before_publishing_it() {
         };
         let published = at(&out_of_staging).expect("a rename out of the staging");
         assert!(synced < published, "{case}: published before it was synced");
-        let last_rename = calls.iter().rposition(|c| out_of_staging(c)).expect("rename");
+        let last_rename = calls
+            .iter()
+            .rposition(|c| out_of_staging(c))
+            .expect("rename");
         assert!(
-            calls[last_rename + 1..].iter().any(|c| c.starts_with("fsync(") && c.ends_with("= 0")),
+            calls[last_rename + 1..]
+                .iter()
+                .any(|c| c.starts_with("fsync(") && c.ends_with("= 0")),
             "{case}: the move into place is not synced"
         );
         std::fs::remove_file(&log).expect("rm log");
