@@ -49,6 +49,7 @@ pub(crate) mod migrate;
 pub(crate) mod overrides;
 pub(crate) mod pack;
 pub(crate) mod parallel;
+pub(crate) mod pattern;
 pub mod plan;
 pub(crate) mod prebuilt;
 pub(crate) mod pristine;

@@ -321,14 +321,8 @@ fn check_regexes(manifest: &Manifest, places: &Places, found: &mut Findings) {
             {
                 continue; // a template: compiled once rendered, below
             }
-            if let Err(e) = Regex::new(pattern) {
-                let message = e
-                    .to_string()
-                    .lines()
-                    .last()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_string();
+            if let Err(e) = crate::pattern::compile(pattern) {
+                let message = e.lines().last().unwrap_or_default().trim().to_string();
                 let at = places
                     .item("questions", "key", &question.key)
                     .and_then(|item| item.get(field))

@@ -3,7 +3,6 @@
 use std::str::FromStr;
 
 use ipnet::Ipv4Net;
-use regex::Regex;
 use serde_json::{Map, Value as Json};
 
 use super::{Answers, show};
@@ -295,7 +294,6 @@ fn check_cidr(question: &Question, text: &str) -> std::result::Result<(), String
 }
 
 fn matches(pattern: &str, text: &str) -> std::result::Result<bool, String> {
-    Regex::new(pattern)
-        .map(|re| re.is_match(text))
+    crate::pattern::is_match(pattern, text)
         .map_err(|e| format!("blueprint regex `{pattern}` does not compile: {e}"))
 }
