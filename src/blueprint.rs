@@ -87,6 +87,13 @@ pub fn layer_digest(tree: &FileTree) -> String {
     overrides::digest(&listing)
 }
 
+/// The layer digest of the embedded blueprint `name` from its files, for the test that
+/// holds build.rs's value to it.
+#[cfg(test)]
+pub(crate) fn embedded_layer_digest_at_run_time(name: &str) -> String {
+    layer_digest(&source::embedded_files(name).unwrap_or_default())
+}
+
 impl Blueprint {
     /// A directory (a path, or a name found on the search path), or an embedded name.
     pub fn load(selector: &str) -> Result<Self> {
@@ -143,6 +150,7 @@ impl Blueprint {
             tree,
             executable: executable_on_disk,
             origin,
+            digest: known_digest,
             ..
         } = layer;
         let at_key = |key: &str, message: String| {
@@ -196,7 +204,7 @@ impl Blueprint {
             ))
         };
         let base_id = base.as_ref().map(Blueprint::id);
-        let digest = layer_digest(&tree);
+        let digest = known_digest.map_or_else(|| layer_digest(&tree), str::to_string);
         let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         // Addons this chain removed: other entries may still name them (`values_when`,
         // feature needs), which then never apply.

@@ -3,12 +3,23 @@
 //! one's is deserialized from that JSON instead of parsing its YAML. Anything else (a
 //! blueprint on disk, a file that differs by a byte, a value the JSON does not give back)
 //! is parsed as YAML, with its errors' places. The tests hold both readings to the same
-//! value for every embedded file.
+//! value for every embedded file. Each embedded blueprint's layer digest is made there too.
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
 /// (a file's bytes, its JSON), for every embedded file build.rs read.
 static FILES: &[(&[u8], &str)] = include!(concat!(env!("OUT_DIR"), "/prebuilt_json.rs"));
+
+/// (an embedded blueprint's name, its layer digest), as build.rs computed them.
+static LAYER_DIGESTS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/layer_digests.rs"));
+
+/// `blueprint::layer_digest` of the embedded blueprint `name`, computed at build time.
+pub fn layer_digest(name: &str) -> Option<&'static str> {
+    LAYER_DIGESTS
+        .iter()
+        .find(|(embedded, _)| *embedded == name)
+        .map(|(_, digest)| *digest)
+}
 
 /// The JSON of an embedded file with exactly these bytes.
 fn json_of(bytes: &[u8]) -> Option<&'static str> {
@@ -77,5 +88,17 @@ mod tests {
         assert_eq!(manifests + entries, FILES.len());
         // Anything else is parsed as YAML.
         assert!(json_of(b"name: x\n").is_none());
+    }
+
+    /// Each embedded blueprint's digest from build.rs is the one its loaded files give.
+    #[test]
+    fn embedded_layer_digests_are_the_run_time_ones() {
+        let names = crate::blueprint::embedded_names();
+        assert!(!names.is_empty());
+        assert_eq!(names.len(), LAYER_DIGESTS.len());
+        for name in names {
+            let computed = crate::blueprint::embedded_layer_digest_at_run_time(&name);
+            assert_eq!(layer_digest(&name), Some(computed.as_str()), "{name}");
+        }
     }
 }

@@ -19,6 +19,9 @@ pub(super) struct Layer {
     pub(super) executable: BTreeSet<String>,
     pub(super) origin: String,
     pub(super) dir: Option<PathBuf>,
+    /// The layer digest when it is known without hashing the files (an embedded layer's,
+    /// made at build time).
+    pub(super) digest: Option<&'static str>,
 }
 
 /// Directories searched for blueprints by name: `$SCAFFOLD_BLUEPRINT_PATH` (`:`-separated),
@@ -88,9 +91,21 @@ pub(super) fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<L
             available().into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
         ))
     })?;
+    let mut layer = layer_from_tree(embedded_tree(dir), format!("embedded:{selector}"), None)?;
+    layer.digest = crate::prebuilt::layer_digest(selector);
+    Ok(layer)
+}
+
+/// The files of the embedded blueprint `name`, as loading reads them.
+#[cfg(test)]
+pub(super) fn embedded_files(name: &str) -> Option<FileTree> {
+    EMBEDDED.get_dir(name).map(embedded_tree)
+}
+
+fn embedded_tree(dir: &Dir<'static>) -> FileTree {
     let mut tree = FileTree::new();
     collect_embedded(dir, dir.path(), &mut tree);
-    layer_from_tree(tree, format!("embedded:{selector}"), None)
+    tree
 }
 
 fn read_dir_layer(root: &Path) -> Result<Layer> {
@@ -197,6 +212,7 @@ fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Resu
         executable: BTreeSet::new(),
         origin,
         dir,
+        digest: None,
     })
 }
 
