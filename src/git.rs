@@ -96,9 +96,8 @@ pub fn init(dir: &Path) -> Result<Repository> {
 /// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
 /// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
 /// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
-/// loose object per blob, and no delta search (BENCHMARKS.md). `dir` is a staging
-/// directory nothing else sees: the caller holds `UnsyncedWhileStaged`, and
-/// `write::Staged::finish` syncs the whole repository before it is published.
+/// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
+/// the pack is on disk.
 pub fn commit(
     dir: &Path,
     plan: &Plan,
@@ -151,7 +150,7 @@ pub fn commit(
         pack.add(id, object.kind(), object.data())?;
     }
     pack.finish().write_to(&repo.path().join("objects"))?;
-    // The reflog says what `git commit` would.
+    // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(
         "refs/heads/main",
@@ -170,40 +169,13 @@ pub fn commit(
 /// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
 /// it into place, as git's `core.fsync` does: a ref never names an object a crash lost.
 /// Call once, before any repository is opened.
+#[allow(unsafe_code)] // git2 does not wrap GIT_OPT_ENABLE_FSYNC_GITDIR
 pub fn enable_fsync() {
     // Initialises libgit2 (git2 does so on its first call); caching is on by default.
     git2::opts::enable_caching(true);
-    set_fsync(true);
-}
-
-#[allow(unsafe_code)] // git2 does not wrap GIT_OPT_ENABLE_FSYNC_GITDIR
-fn set_fsync(on: bool) {
-    // SAFETY: a process-wide libgit2 option taking one int; libgit2 reads it when it
-    // writes a file, and no other thread writes through libgit2 while `new` commits.
+    // SAFETY: a process-wide libgit2 option taking one int, set before any thread uses libgit2.
     unsafe {
-        libgit2_sys::git_libgit2_opts(
-            libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int,
-            libc::c_int::from(on),
-        );
-    }
-}
-
-/// libgit2's fsync per file, off while alive and back on when dropped. For a repository
-/// being staged only: nothing can see it until `write::Staged::finish` has synced the whole
-/// staging directory at once, so a sync per object, ref and directory buys nothing
-/// (BENCHMARKS.md, round two, fourth step).
-pub struct UnsyncedWhileStaged(());
-
-impl UnsyncedWhileStaged {
-    pub fn begin() -> Self {
-        set_fsync(false);
-        UnsyncedWhileStaged(())
-    }
-}
-
-impl Drop for UnsyncedWhileStaged {
-    fn drop(&mut self) {
-        set_fsync(true);
+        libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int, 1);
     }
 }
 

@@ -7,7 +7,7 @@
 //! for loose objects), and the `.idx` comes from the offsets recorded on the way, so
 //! nothing is inflated or hashed a second time. `git gc` deltifies later, as for any repo.
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 use git2::{ObjectType, Oid};
@@ -179,9 +179,8 @@ pub struct Finished {
 }
 
 impl Finished {
-    /// Writes `<name>.pack` and `<name>.idx`, read-only as git leaves them, into a staging
-    /// repository (`git::commit`): nothing sees them before the whole directory is synced
-    /// and published, so neither is synced or renamed here.
+    /// Writes `<name>.pack`, then `<name>.idx` (git finds a pack by its idx, so the pack is
+    /// whole before anything can see it), read-only as git leaves them.
     pub fn write_to(&self, objects_dir: &Path) -> Result<()> {
         let dir = objects_dir.join("pack");
         for (extension, bytes) in [("pack", &self.pack), ("idx", &self.idx)] {
@@ -197,15 +196,28 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Written under a temporary name, flushed to disk and renamed, so a pack file is never
+/// seen half written and survives a crash once a ref names its objects.
 fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut file = std::fs::File::create_new(path)?;
+    let temporary = PathBuf::from(format!("{}.tmp", path.display()));
+    let mut file = std::fs::File::create(&temporary)?;
     file.write_all(bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         file.set_permissions(std::fs::Permissions::from_mode(0o444))?;
     }
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Flushes a directory's entries (a rename into it) to disk.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    let _ = dir;
     Ok(())
 }
 

@@ -81,20 +81,13 @@ impl Staged {
         &self.dir
     }
 
-    /// Syncs the finished tree to disk, then moves it into place and syncs that move: once
-    /// this returns, a crash leaves the whole repository, and before the move it leaves
-    /// only a staging directory that the next run removes.
+    /// Moves the finished tree into place and syncs that move (its objects, refs and index
+    /// were synced as they were written): once this returns, a crash leaves the
+    /// repository where it was asked for, never in a staging directory the next run would
+    /// remove as stale.
     pub fn finish(mut self) -> Result<()> {
-        // In place, the list of entries to move is written first, so the sync covers it:
-        // the next run reads it to undo a move a crash cut short.
-        let moving = if self.in_place {
-            Some(self.list_moving()?)
-        } else {
-            None
-        };
-        sync_tree(&self.dir).map_err(|e| Error::io_path("flush to disk", &self.dir, e))?;
-        let published_in = if let Some(names) = moving {
-            self.move_entries_in(&names)?;
+        let published_in = if self.in_place {
+            self.move_entries_in()?;
             self.target.clone()
         } else {
             if fs::symlink_metadata(&self.target).is_ok() {
@@ -111,12 +104,15 @@ impl Staged {
             self.dir.parent().unwrap_or(Path::new(".")).to_path_buf()
         };
         self.finished = true;
-        sync_dir(&published_in).map_err(|e| Error::io_path("flush to disk", &published_in, e))
+        crate::pack::sync_dir(&published_in)
+            .map_err(|e| Error::io_path("flush to disk", &published_in, e))
     }
 
-    /// The entries to move in, in order (`.git` last, so a half-moved target is never a
-    /// repository), written to `MOVING` for the next run should this one die half way.
-    fn list_moving(&self) -> Result<Vec<String>> {
+    /// Lists the entries, then renames each into the target (`.git` last, so a half-moved
+    /// target is never a repository); on failure the moved ones are removed again. The
+    /// list is synced before the first move: the next run undoes a move a crash cut short
+    /// from it, so it must be whole.
+    fn move_entries_in(&self) -> Result<()> {
         let mut names: Vec<String> = fs::read_dir(&self.dir)
             .map_err(|e| Error::io_path("read", &self.dir, e))?
             .filter_map(|e| e.ok())
@@ -124,13 +120,12 @@ impl Staged {
             .collect();
         names.sort_by_key(|n| (n == ".git", n.clone()));
         let list = self.dir.join(MOVING);
-        fs::write(&list, names.join("\n")).map_err(|e| Error::io_path("write", &list, e))?;
-        Ok(names)
-    }
-
-    /// Renames each entry into the target; on failure the moved ones are removed again.
-    fn move_entries_in(&self, names: &[String]) -> Result<()> {
-        let list = self.dir.join(MOVING);
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&list)?;
+            file.write_all(names.join("\n").as_bytes())?;
+            file.sync_all()
+        };
+        write().map_err(|e| Error::io_path("write", &list, e))?;
         for (n, name) in names.iter().enumerate() {
             let to = self.target.join(name);
             if let Err(e) = fs::rename(self.dir.join(name), &to) {
@@ -154,46 +149,6 @@ impl Drop for Staged {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
-}
-
-/// Flushes every file and directory under `dir` to disk. On Linux one `syncfs(2)` does it:
-/// a single journal commit for the whole tree, where a sync per file paid one each (the
-/// twelve syncs libgit2 and the pack made were a fifth of a 20-file `new`). It also
-/// flushes whatever else is waiting on that filesystem, the price of a call that cannot
-/// miss a file. Elsewhere each file and directory is synced in turn.
-fn sync_tree(dir: &Path) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let handle = fs::File::open(dir)?;
-        // SAFETY: syncfs takes an open descriptor, which `handle` keeps open for the call.
-        #[allow(unsafe_code)]
-        let status = unsafe { libc::syncfs(handle.as_raw_fd()) };
-        if status != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        for entry in fs::read_dir(dir)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                sync_tree(&entry.path())?;
-            } else if entry.file_type()?.is_file() {
-                fs::File::open(entry.path())?.sync_all()?;
-            }
-        }
-        sync_dir(dir)
-    }
-}
-
-/// Flushes a directory's entries (a rename into it) to disk.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    fs::File::open(dir)?.sync_all()?;
-    let _ = dir;
-    Ok(())
 }
 
 fn remove_any(path: &Path) {

@@ -195,8 +195,6 @@ pub fn fill_and_commit(
     author: impl FnOnce() -> Result<git::Author>,
     message: &str,
 ) -> Result<String> {
-    // Nothing here is synced file by file: `Staged::finish` syncs the staging whole.
-    let _unsynced = git::UnsyncedWhileStaged::begin();
     // Blobs hold the plan's bytes; the files are what git would check out.
     let attributes = crate::attributes::work_tree_for_new(plan)?;
     let work_tree = attributes.work_tree.as_ref().unwrap_or(plan);

@@ -237,26 +237,31 @@ fn a_real_full_disk_leaves_nothing_behind() {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
-/// The publish protocol, as the kernel sees it (strace): everything is written into the
-/// staging directory unsynced, one `syncfs` flushes it all, and only then is it moved
-/// into place and the move itself synced. Beside the target (a rename of the whole
-/// staging) and in place (its entries renamed in).
+/// The publish protocol, as the kernel sees it (strace): the commit's pack is synced
+/// before the repository is moved into place, and the move itself is synced before `new`
+/// says it is done, so a crash never leaves a finished repo only in a staging directory
+/// (which the next run removes). In place, the list of entries to move, which the next run
+/// reads to undo a half-done move, is synced before the first move.
 #[test]
-fn new_syncs_the_whole_staging_once_before_publishing_it() {
+fn new_syncs_its_commit_then_the_move_into_place() {
     if !crate::support::require_tool("strace") {
         return;
     }
     let env = Env::new();
     std::fs::create_dir(env.path("here")).expect("mkdir");
-    for (case, target, cwd) in [("beside", "r", ""), ("in place", ".", "here")] {
+    let work = env.path("").canonicalize().expect("work dir");
+    for (case, target, cwd, landed) in [
+        ("beside", "r", "", work.clone()),
+        ("in place", ".", "here", work.join("here")),
+    ] {
         let log = env.home.path().join("strace.log");
         let scaffold = env.scaffold();
         let mut cmd = std::process::Command::new("strace");
-        cmd.args(["-f", "-qq", "-o"])
+        cmd.args(["-f", "-qq", "-y", "-o"])
             .arg(&log)
             .args([
                 "-e",
-                "trace=syncfs,fsync,fdatasync,rename,renameat,renameat2,openat,mkdir,mkdirat",
+                "trace=fsync,fdatasync,rename,renameat,renameat2",
                 "--",
             ])
             .arg(scaffold.get_program())
@@ -281,29 +286,11 @@ fn new_syncs_the_whole_staging_once_before_publishing_it() {
                     .to_string()
             })
             .collect();
-        let at = |what: &dyn Fn(&str) -> bool| calls.iter().position(|c| what(c));
-        let syncs: Vec<&String> = calls.iter().filter(|c| c.starts_with("syncfs(")).collect();
-        assert_eq!(syncs.len(), 1, "{case}: one syncfs: {syncs:?}");
-        assert!(syncs[0].ends_with("= 0"), "{case}: {}", syncs[0]);
-        let synced = at(&|c| c.starts_with("syncfs(")).expect("syncfs");
-        let staged_write = |c: &str| {
-            c.contains(".scaffold-new-")
-                && (c.starts_with("mkdir") || (c.starts_with("openat(") && c.contains("O_CREAT")))
+        let synced = |c: &str, what: &str| {
+            (c.starts_with("fsync(") || c.starts_with("fdatasync("))
+                && c.contains(what)
+                && c.ends_with("= 0")
         };
-        let last_write = calls
-            .iter()
-            .rposition(|c| staged_write(c))
-            .expect("staged writes");
-        assert!(
-            last_write < synced,
-            "{case}: written after the sync: {}",
-            calls[last_write]
-        );
-        assert!(
-            at(&|c| c.starts_with("fsync(") || c.starts_with("fdatasync("))
-                .is_none_or(|n| n > synced),
-            "{case}: a file was synced on its own before the staging was"
-        );
         // A rename from the staging to a path outside it (libgit2 renames inside it too).
         let out_of_staging = |c: &str| {
             let quoted: Vec<&str> = c.split('"').skip(1).step_by(2).collect();
@@ -312,18 +299,31 @@ fn new_syncs_the_whole_staging_once_before_publishing_it() {
                 && quoted[0].contains(".scaffold-new-")
                 && !quoted[1].contains(".scaffold-new-")
         };
-        let published = at(&out_of_staging).expect("a rename out of the staging");
-        assert!(synced < published, "{case}: published before it was synced");
-        let last_rename = calls
+        let first_move = calls
+            .iter()
+            .position(|c| out_of_staging(c))
+            .expect("a move out of the staging");
+        let last_move = calls
             .iter()
             .rposition(|c| out_of_staging(c))
-            .expect("rename");
+            .expect("a move");
+        let pack_synced = calls.iter().position(|c| synced(c, "/.git/objects/pack/"));
         assert!(
-            calls[last_rename + 1..]
-                .iter()
-                .any(|c| c.starts_with("fsync(") && c.ends_with("= 0")),
-            "{case}: the move into place is not synced"
+            pack_synced.is_some_and(|n| n < first_move),
+            "{case}: the pack is not synced before the repo is moved into place"
         );
+        let landed = format!("<{}>)", landed.display());
+        assert!(
+            calls[last_move + 1..].iter().any(|c| synced(c, &landed)),
+            "{case}: the move into {landed} is not synced"
+        );
+        if case == "in place" {
+            let listed = calls.iter().position(|c| synced(c, "/.moving>"));
+            assert!(
+                listed.is_some_and(|n| n < first_move),
+                "{case}: the list of entries to move is not synced before the first move"
+            );
+        }
         std::fs::remove_file(&log).expect("rm log");
     }
     assert!(env.path("r/.git").is_dir() && env.path("here/.git").is_dir());
