@@ -17,8 +17,8 @@ use crate::record::BlueprintId;
 use crate::yaml::Places;
 
 mod source;
+pub use source::{EMBEDDED_ORIGIN, available, embedded_names, search_path};
 use source::{Layer, read_layer};
-pub use source::{available, embedded_names, search_path};
 
 pub use crate::tree::FileTree;
 
@@ -73,18 +73,51 @@ pub const VERSION_PIN: &str = "VERSION-DIGEST";
 pub fn layer_digest(tree: &FileTree) -> String {
     let files: Vec<(&String, &Vec<u8>)> = tree
         .iter()
-        .filter(|(path, _)| !path.starts_with("tests/") && *path != VERSION_PIN)
+        .filter(|(path, _)| in_layer_digest(path))
         .collect();
     // Each file's digest on every core: the layer's bytes are hashed in full.
     let digests = crate::parallel::map(&files, |(_, bytes)| overrides::digest(bytes));
+    layer_digest_of(
+        files
+            .iter()
+            .zip(&digests)
+            .map(|((path, _), digest)| (path.as_str(), digest.as_str())),
+    )
+}
+
+/// Whether `path` (layer-relative) counts in its layer's digest.
+pub(super) fn in_layer_digest(path: &str) -> bool {
+    !path.starts_with("tests/") && path != VERSION_PIN
+}
+
+/// The layer digest from its counted files' digests (`overrides::digest`), in path order.
+pub(super) fn layer_digest_of<'a>(files: impl Iterator<Item = (&'a str, &'a str)>) -> String {
     let mut listing = Vec::new();
-    for ((path, _), digest) in files.iter().zip(digests) {
+    for (path, digest) in files {
         listing.extend_from_slice(path.as_bytes());
         listing.push(0);
         listing.extend_from_slice(digest.as_bytes());
         listing.push(b'\n');
     }
     overrides::digest(&listing)
+}
+
+/// What `resolve` would find out of scope in each embedded blueprint's manifest (it skips
+/// the check for them), for the test that holds them to none.
+#[cfg(test)]
+pub(crate) fn embedded_scope_findings() -> Vec<(String, Vec<Located>)> {
+    embedded_names()
+        .into_iter()
+        .map(|name| {
+            let blueprint = Blueprint::load(&name).expect("an embedded blueprint loads");
+            let text = source::embedded_files(&name)
+                .and_then(|tree| tree.get("blueprint.yaml").cloned())
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .unwrap_or_default();
+            let found = crate::scope::manifest_findings(&blueprint.manifest, &text, &name);
+            (name, found)
+        })
+        .collect()
 }
 
 /// The layer digest of the embedded blueprint `name` from its files, for the test that
@@ -204,7 +237,7 @@ impl Blueprint {
             ))
         };
         let base_id = base.as_ref().map(Blueprint::id);
-        let digest = known_digest.map_or_else(|| layer_digest(&tree), str::to_string);
+        let digest = known_digest.map_or_else(|| layer_digest(&tree), String::from);
         let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         // Addons this chain removed: other entries may still name them (`values_when`,
         // feature needs), which then never apply.
@@ -450,9 +483,13 @@ impl Blueprint {
                 )));
             }
         }
-        if let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
-            .into_iter()
-            .next()
+        // An embedded layer cannot change after the build: its templates' scopes are
+        // checked by a test (`embedded_manifests_read_only_their_scope`), not on every run.
+        let embedded = origin.starts_with(source::EMBEDDED_ORIGIN);
+        if !embedded
+            && let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
+                .into_iter()
+                .next()
         {
             return Err(Error::Located(finding));
         }
@@ -753,6 +790,29 @@ mod tree_tests {
         Blueprint::load(&dir.path().display().to_string())
     }
 
+    /// The digest taken while a directory is read is the one of the files read, in path
+    /// order (`a.b` before `a/b`, where the walk goes the other way), answer sets and the
+    /// version pin left out.
+    #[test]
+    fn a_directory_layer_is_hashed_as_it_is_read() {
+        let dir = blueprint_dir(
+            "",
+            &[
+                ("files/a.b", "ab"),
+                ("files/a/b", "nested"),
+                ("tests/defaults.yaml", "{}"),
+                (VERSION_PIN, "x"),
+            ],
+        );
+        let layer = read_layer(&dir.path().display().to_string(), None).expect("reads");
+        let expected = layer_digest(&layer.tree);
+        assert_eq!(layer.digest.as_deref(), Some(expected.as_str()));
+        let mut without_pin = layer.tree.clone();
+        without_pin.remove(VERSION_PIN);
+        without_pin.remove("tests/defaults.yaml");
+        assert_eq!(layer_digest(&without_pin), expected);
+    }
+
     #[test]
     fn without_trees_files_render_per_repo_and_addon_files_per_addon() {
         let dir = blueprint_dir("", &[("files/a", "a"), ("addon-files/b", "b")]);
@@ -788,7 +848,7 @@ mod tree_tests {
         let plan = crate::plan::build(
             &blueprint,
             &renderer,
-            &serde_json::json!({"name": "acme"}),
+            &crate::render::Scope::new(&serde_json::json!({"name": "acme"})),
             &[],
         )
         .expect("renders");

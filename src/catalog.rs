@@ -184,14 +184,14 @@ impl Catalog {
                 continue;
             };
             let file = format!("{origin}/addons/{path}");
-            let text = String::from_utf8_lossy(bytes);
             let fail = |at: (usize, usize), msg: String| {
                 Error::Located(crate::error::Located::new(file.clone(), at, msg))
             };
             let (raw, spec) = raw_and_spec(bytes).map_err(|e| fail(e.pair(), e.message))?;
-            // Places are found again only for an error: parsing is most of loading the
-            // default blueprint (a third of `new --dry-run`, BENCHMARKS.md).
-            let places = || yaml::Places::of(&text);
+            // Places (and the text they need) are found again only for an error: parsing
+            // is most of loading the default blueprint (a third of `new --dry-run`,
+            // BENCHMARKS.md).
+            let places = || yaml::Places::of(&String::from_utf8_lossy(bytes));
             if let Some(Json::Object(when)) = raw.get("values_when")
                 && let Some(other) = when
                     .keys()
@@ -267,9 +267,8 @@ impl Catalog {
     /// under `values_when: X` only addons X (or the entry) brings. Otherwise a repo
     /// without them gets a controller watching an API nobody installs (review N-B1).
     fn check_features(&self, origin: &str, entry: &Entry) -> Result<()> {
-        let text = String::from_utf8_lossy(&entry.source);
         // Parsed again only for an error's place.
-        let places = || yaml::Places::of(&text);
+        let places = || yaml::Places::of(&String::from_utf8_lossy(&entry.source));
         let fail = |at: (usize, usize), msg: String| {
             Error::Located(crate::error::Located::new(
                 format!("{origin}/addons/{}.yaml", entry.spec.name),

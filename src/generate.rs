@@ -115,7 +115,7 @@ pub fn render(
             answers,
             &record.chosen_addons(addons_key),
         )?;
-        let plan = plan::build(blueprint, renderer, &scoped.context, scoped.addons())?;
+        let plan = plan::build(blueprint, renderer, &scoped.scope, scoped.addons())?;
         (plan, scoped)
     } else {
         render_environments(blueprint, renderer, &catalog, answers, record, addons_key)?
@@ -140,6 +140,9 @@ pub fn render(
 struct Scoped {
     /// The answers, with `addons` (their effective catalog entries, configs rendered).
     context: Json,
+    /// `context` converted for Tera, once: the conversion of the addons' entries is a
+    /// tenth of the default blueprint's render.
+    scope: Scope,
     added: Vec<(String, String)>,
 }
 
@@ -197,22 +200,21 @@ fn render_environments(
             None => std::borrow::Cow::Borrowed(catalog),
         };
         let mut scoped = scoped(blueprint, renderer, &own_catalog, own, &chosen)?;
+        let environment = Json::String(name.clone());
+        scoped.scope = scoped.scope.with(crate::answers::ENVIRONMENT, &environment);
         if let Json::Object(map) = &mut scoped.context {
-            map.insert(
-                crate::answers::ENVIRONMENT.into(),
-                Json::String(name.clone()),
-            );
+            map.insert(crate::answers::ENVIRONMENT.into(), environment);
         }
         each.push(scoped);
     }
     let shared = scoped(blueprint, renderer, catalog, answers, &union)?;
     let mut plan = Plan::default();
-    let shared_scope = Scope::new(&shared.context);
+    let shared_scope = &shared.scope;
     plan::render_trees(
         &mut plan,
         blueprint,
         renderer,
-        &shared_scope,
+        shared_scope,
         shared.addons(),
         &|scope| matches!(scope, TreeScope::Repo | TreeScope::Addon),
     )?;
@@ -221,12 +223,12 @@ fn render_environments(
             &mut plan,
             blueprint,
             renderer,
-            &Scope::new(&own.context),
+            &own.scope,
             own.addons(),
             &|scope| matches!(scope, TreeScope::Environment | TreeScope::AddonEnvironment),
         )?;
     }
-    plan::apply_addon_patches(&mut plan, renderer, &shared_scope, shared.addons())?;
+    plan::apply_addon_patches(&mut plan, renderer, shared_scope, shared.addons())?;
     Ok((plan, shared))
 }
 
@@ -295,43 +297,50 @@ fn scoped(
                 .collect(),
         ),
     );
-    let has_configs = addons.iter().any(|addon| addon.get("configs").is_some());
     context.insert("addons".into(), Json::Array(addons));
-    if has_configs {
-        render_configs(renderer, &mut context)?;
-    }
+    let scope = render_configs(renderer, &mut context)?;
     Ok(Scoped {
         context: Json::Object(context),
+        scope,
         added: selection.added,
     })
 }
 
 /// Renders each addon's `configs[].content` (catalog text that is a template too) with the
 /// repo's context and the addon as `addon`, so a config can name answers and other addons.
-fn render_configs(renderer: &Renderer, context: &mut Map<String, Json>) -> Result<()> {
+/// Returns the scope of the context so rendered: the one before, with only the configs
+/// that changed converted again.
+fn render_configs(renderer: &Renderer, context: &mut Map<String, Json>) -> Result<Scope> {
     // Every addon's scope sees the addons as they were before any config rendered.
     let base = Scope::of_map(context);
     let Some(Json::Array(addons)) = context.get_mut("addons") else {
-        return Ok(());
+        return Ok(base);
     };
+    let mut rendered = base.clone();
     for (index, addon) in addons.iter_mut().enumerate() {
         let name = text_of(addon, "name");
         let scope = base.with_addon(index, addon);
         let Some(Json::Array(configs)) = addon.get_mut("configs") else {
             continue;
         };
+        let mut changed = false;
         for config in configs.iter_mut() {
             let file = text_of(config, "file");
             if let Some(Json::String(content)) = config.get_mut("content") {
-                *content = renderer.render_str_in(
+                let text = renderer.render_str_in(
                     &format!("addons/{name}.yaml configs {file}"),
                     content,
                     &scope,
                 )?;
+                changed |= text != *content;
+                *content = text;
             }
         }
+        if changed && let Some(configs) = addon.get("configs") {
+            rendered = rendered.with_item_field("addons", index, "configs", configs);
+        }
     }
-    Ok(())
+    Ok(rendered)
 }
 
 fn text_of(object: &Json, key: &str) -> String {

@@ -78,7 +78,7 @@ impl Blobs {
         for (path, contents) in &plan.files {
             let id = Oid::from_bytes(&crate::tree::blob_digest(contents))
                 .map_err(|e| Error::git("hash", Path::new(path.as_str()), e))?;
-            pack.add(id, ObjectType::Blob, contents)?;
+            pack.add(id, ObjectType::Blob, contents);
             ids.push(id);
         }
         Ok(Blobs { pack, ids })
@@ -147,7 +147,7 @@ pub fn commit(
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
     for id in in_memory {
         let object = odb.read(id).map_err(fail)?;
-        pack.add(id, object.kind(), object.data())?;
+        pack.add(id, object.kind(), object.data());
     }
     pack.finish().write_to(&repo.path().join("objects"))?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.

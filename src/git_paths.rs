@@ -41,6 +41,13 @@ pub fn is_valid_branch(name: &str) -> bool {
 
 /// `.git` as git's `is_hfs_dotgit` and `is_ntfs_dotgit` read a name.
 fn is_dotgit(segment: &str) -> bool {
+    if segment.is_ascii() {
+        // No HFS-ignorable code point is ASCII: compare in place (every rendered path's
+        // segments pass here).
+        let base = segment.split(':').next().unwrap_or_default();
+        let trimmed = base.trim_end_matches([' ', '.']);
+        return trimmed.eq_ignore_ascii_case(".git") || trimmed.eq_ignore_ascii_case("git~1");
+    }
     let visible: String = segment.chars().filter(|c| !hfs_ignorable(*c)).collect();
     let lower = visible.to_lowercase();
     if lower == ".git" || lower == "git~1" {
@@ -59,8 +66,7 @@ fn hfs_ignorable(c: char) -> bool {
 
 /// The name as git compares special files: case-insensitive, HFS-ignorable code points
 /// and NTFS's trailing dots and spaces dropped.
-fn special_name(path: &str) -> String {
-    let last = path.rsplit('/').next().unwrap_or(path);
+fn special_name(last: &str) -> String {
     let visible: String = last.chars().filter(|c| !hfs_ignorable(*c)).collect();
     visible
         .to_lowercase()
@@ -70,7 +76,11 @@ fn special_name(path: &str) -> String {
 
 /// What git's fsck would reject in a file's contents, by its path.
 pub fn content_rule(path: &str, contents: &[u8]) -> Option<String> {
-    match special_name(path).as_str() {
+    let last = path.rsplit('/').next().unwrap_or(path);
+    if last.is_ascii() && !last.starts_with('.') {
+        return None; // every special name starts with a dot; only HFS hides one
+    }
+    match special_name(last).as_str() {
         ".gitattributes" => {
             if contents.len() > 100 * 1024 * 1024 {
                 return Some(".gitattributes is larger than 100 MB (git ignores it; fsck: gitattributesLarge)".into());

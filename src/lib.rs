@@ -3,7 +3,8 @@
 //! Data flows one way: answers → plan (rendered in memory) → write (staged, then renamed)
 //! or a transaction (an existing repo) → commit. docs/architecture.md is the map; in short:
 //! - leaves: `tree` (`Plan`, `RelPath`, `FileTree`), `suggest`, `json`, `diagnostic`,
-//!   `error`, `git_paths` (what git refuses, branch names included);
+//!   `error`, `git_paths` (what git refuses, branch names included), `deflate` (zlib
+//!   streams for the pack);
 //! - the pure core: `answers`, `manifest`, `scope`, `catalog`, `overrides`, `render`,
 //!   `plan`, `generate`, `merge`, `edit`, `helm_values`, `version`, `blueprint_test`; it
 //!   never imports git or writing code (`scripts/module-graph` checks that, and that the
@@ -29,6 +30,7 @@ pub(crate) mod catalog;
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub(crate) mod deflate;
 pub mod diagnostic;
 pub(crate) mod edit;
 pub(crate) mod edit_session;

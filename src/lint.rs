@@ -298,7 +298,10 @@ fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String
 /// included, so `new` never writes a repo that lint rejects. Embedded blueprints are
 /// linted by scaffold's own tests and skip this.
 fn lint_before_new(blueprint: &Blueprint, builtins: &Map<String, Json>) -> Result<Linted> {
-    if blueprint.origin.starts_with("embedded:") {
+    if blueprint
+        .origin
+        .starts_with(crate::blueprint::EMBEDDED_ORIGIN)
+    {
         return Ok(Vec::new().into());
     }
     // `origin` is the blueprint's canonical directory: the one `lint` would load again.

@@ -141,19 +141,18 @@ pub fn path_names(blueprint: &Blueprint) -> impl Iterator<Item = String> + '_ {
     })
 }
 
-/// Renders the repo-wide files once and the addon files once per selected addon. The
-/// context is converted for Tera once; each addon's scope adds only `addon` to it.
+/// Renders the repo-wide files once and the addon files once per selected addon, in
+/// `scope` (the context, converted for Tera once; each addon's scope adds only `addon`).
 pub fn build(
     blueprint: &Blueprint,
     renderer: &Renderer,
-    context: &Json,
+    scope: &Scope,
     addons: &[Json],
 ) -> Result<Plan> {
     let mut plan = Plan::default();
-    let scope = Scope::new(context);
     // One environment: an environment's tree renders once, like the repo's.
-    render_trees(&mut plan, blueprint, renderer, &scope, addons, &|_| true)?;
-    apply_addon_patches(&mut plan, renderer, &scope, addons)?;
+    render_trees(&mut plan, blueprint, renderer, scope, addons, &|_| true)?;
+    apply_addon_patches(&mut plan, renderer, scope, addons)?;
     Ok(plan)
 }
 
@@ -522,7 +521,7 @@ mod tests {
         build(
             &blueprint,
             &renderer,
-            &serde_json::json!({"name": "acme"}),
+            &Scope::new(&serde_json::json!({"name": "acme"})),
             &[],
         )
     }

@@ -65,6 +65,30 @@ impl Scope {
         Scope(context)
     }
 
+    /// This scope with `field` of the `index`-th item of the array `key` set to `value`:
+    /// only `value` is converted, the rest is shared (Tera's arrays and maps are behind an
+    /// `Arc`). Unchanged when `key` has no such item or it is not a map.
+    pub fn with_item_field(
+        &self,
+        key: &'static str,
+        index: usize,
+        field: &str,
+        value: &Json,
+    ) -> Self {
+        let Some(items) = self.0.get(key).and_then(Value::as_array) else {
+            return self.clone();
+        };
+        let mut items = items.to_vec();
+        let Some(mut item) = items.get(index).and_then(Value::as_map).cloned() else {
+            return self.clone();
+        };
+        item.insert(field.to_string().into(), Value::from_serializable(value));
+        items[index] = Value::from(item);
+        let mut context = self.0.clone();
+        context.insert_value(key, Value::from(items));
+        Scope(context)
+    }
+
     /// This scope with `addon` set to `addon`, which is the `index`-th of the scope's own
     /// `addons`: that item's Tera value is shared (its data is behind an `Arc`), not
     /// converted again. Converted when that item is another addon.
@@ -344,11 +368,11 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
         upper_snake(s)
     });
     // `is matching(pat=REGEX)`: Tera 2 has no regex test; checks and defaults need one.
+    // Each is matched once: compiled as a question's pattern is (`crate::pattern`).
     tera.register_test("matching", |s: &str, kwargs: Kwargs, _: &State| {
         let pattern = kwargs.must_get::<&str>("pat")?;
-        let regex = regex::Regex::new(pattern)
-            .map_err(|e| tera::Error::message(format!("matching: bad pattern: {e}")))?;
-        Ok(regex.is_match(s))
+        crate::pattern::is_match(pattern, s)
+            .map_err(|e| tera::Error::message(format!("matching: bad pattern: {e}")))
     });
     Ok(tera)
 }
@@ -685,6 +709,30 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn matching_tests_a_regex_and_names_a_bad_one() {
+        let r = Renderer::plain([]).expect("an engine");
+        let cidrs = "[% if x is matching(pat=\"^10\\\\.[0-9.]+/(8|1[6-9])$\") %]yes[% endif %]";
+        for (x, expected) in [
+            ("10.0.0.0/16", "yes"),
+            ("10.0.0.0/12", ""),
+            ("a10.0.0.0/8", ""),
+        ] {
+            let out = r
+                .render_str("t", cidrs, &json!({ "x": x }))
+                .expect("renders");
+            assert_eq!(out, expected, "{x}");
+        }
+        let err = r
+            .render_str(
+                "t",
+                "[% if x is matching(pat=\"(\") %]y[% endif %]",
+                &json!({"x": "a"}),
+            )
+            .expect_err("a bad pattern");
+        assert!(err.to_string().contains("matching: bad pattern"), "{err}");
+    }
 
     #[test]
     fn upper_snake_makes_keys() {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Problem, Result};
 use crate::plan::Plan;
+use crate::tree::RelPath;
 
 const STAGING: &str = ".scaffold-new-";
 /// Written in an in-place staging directory while its entries move into the target:
@@ -201,13 +202,18 @@ impl Written {
     }
 }
 
-/// Writes the plan into `staged`. Each directory is created once, parents first (`made`
+/// Files each worker of `fill` writes in a row: neighbours in the plan share a directory,
+/// and two threads creating entries in one directory wait for each other.
+const FILES_PER_TASK: usize = 32;
+
+/// Writes the plan into `staged`: the directories first, each once, parents first (`made`
 /// remembers every directory created; the staging starts empty, so no `mkdir` is tried
-/// and refused on the way, as `create_dir_all` would); each file is new.
+/// and refused on the way, as `create_dir_all` would); then the files, every one new, on
+/// every core (a file's creation is mostly the kernel's, and ext4 creates files in
+/// parallel: BENCHMARKS.md, round two, fifth step).
 pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
     let mut made: HashSet<&str> = HashSet::new();
-    let mut stats = Vec::with_capacity(plan.files.len());
-    for (path, contents) in &plan.files {
+    for path in plan.files.keys() {
         if let Some((dir, _)) = path.as_str().rsplit_once('/')
             && !made.contains(dir)
         {
@@ -219,20 +225,37 @@ pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
                 }
             }
         }
-        let full = staged.dir.join(path.as_str());
-        let write = |full: &Path| -> std::io::Result<fs::Metadata> {
-            let mut file = fs::File::create_new(full)?;
-            file.write_all(contents)?;
-            #[cfg(unix)]
-            if plan.executable.contains(path) {
-                use std::os::unix::fs::PermissionsExt;
-                file.set_permissions(fs::Permissions::from_mode(0o755))?;
-            }
-            file.metadata()
-        };
-        stats.push(write(&full).map_err(|e| Error::io_path("write", &full, e))?);
+    }
+    let files: Vec<(&RelPath, &Vec<u8>)> = plan.files.iter().collect();
+    let tasks: Vec<&[(&RelPath, &Vec<u8>)]> = files.chunks(FILES_PER_TASK).collect();
+    let written = crate::parallel::map(&tasks, |task| {
+        task.iter()
+            .map(|(path, contents)| {
+                let full = staged.dir.join(path.as_str());
+                write_new(&full, contents, plan.executable.contains(*path))
+                    .map_err(|e| Error::io_path("write", &full, e))
+            })
+            .collect::<Result<Vec<_>>>()
+    });
+    let mut stats = Vec::with_capacity(plan.files.len());
+    for task in written {
+        stats.extend(task?);
     }
     Ok(Written(stats))
+}
+
+/// A new file of `contents` at `full`, and its metadata once written (for the index).
+fn write_new(full: &Path, contents: &[u8], executable: bool) -> std::io::Result<fs::Metadata> {
+    let mut file = fs::File::create_new(full)?;
+    file.write_all(contents)?;
+    #[cfg(unix)]
+    if executable {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(fs::Permissions::from_mode(0o755))?;
+    }
+    #[cfg(not(unix))]
+    let _ = executable;
+    file.metadata()
 }
 
 /// A staged copy of `plan`, for callers that do not commit it.

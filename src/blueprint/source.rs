@@ -1,6 +1,7 @@
 //! Where blueprints come from: the embedded ones, the search path, directories; each read
 //! into a `Layer` (its own manifest and files, `extends` not yet resolved). IO.
-use std::collections::BTreeSet;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use include_dir::{Dir, include_dir};
@@ -19,10 +20,13 @@ pub(super) struct Layer {
     pub(super) executable: BTreeSet<String>,
     pub(super) origin: String,
     pub(super) dir: Option<PathBuf>,
-    /// The layer digest when it is known without hashing the files (an embedded layer's,
-    /// made at build time).
-    pub(super) digest: Option<&'static str>,
+    /// The layer digest when it is known without hashing the files again: an embedded
+    /// layer's (made at build time), a directory's (each file hashed as it was read).
+    pub(super) digest: Option<Cow<'static, str>>,
 }
+
+/// How an embedded blueprint's origin starts (`embedded:NAME`).
+pub const EMBEDDED_ORIGIN: &str = "embedded:";
 
 /// Directories searched for blueprints by name: `$SCAFFOLD_BLUEPRINT_PATH` (`:`-separated),
 /// then `$XDG_CONFIG_HOME/scaffold/blueprints` (or `~/.config/scaffold/blueprints`).
@@ -65,7 +69,7 @@ pub fn available() -> Vec<(String, String)> {
         }
     }
     for name in embedded_names() {
-        found.push((name.clone(), format!("embedded:{name}")));
+        found.push((name.clone(), format!("{EMBEDDED_ORIGIN}{name}")));
     }
     found
 }
@@ -91,8 +95,9 @@ pub(super) fn read_layer(selector: &str, relative_to: Option<&Path>) -> Result<L
             available().into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
         ))
     })?;
-    let mut layer = layer_from_tree(embedded_tree(dir), format!("embedded:{selector}"), None)?;
-    layer.digest = crate::prebuilt::layer_digest(selector);
+    let origin = format!("{EMBEDDED_ORIGIN}{selector}");
+    let mut layer = layer_from_tree(embedded_tree(dir), origin, None)?;
+    layer.digest = crate::prebuilt::layer_digest(selector).map(Cow::Borrowed);
     Ok(layer)
 }
 
@@ -122,7 +127,8 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         .canonicalize()
         .map_err(|e| Error::io_path("resolve", root, e))?;
     // The walk lists the files; they are read on every core (a read is an open, a stat
-    // and a read, mostly the kernel's path lookup: BENCHMARKS.md, round two).
+    // and a read, mostly the kernel's path lookup: BENCHMARKS.md, round two), and each is
+    // hashed for the layer digest there, while its bytes are in the cache.
     let mut files = Vec::new();
     for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
         let entry = entry.map_err(|e| Error::input(format!("cannot read blueprint: {e}")))?;
@@ -155,18 +161,30 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         }
         files.push((rel, entry.into_path()));
     }
-    let read = crate::parallel::map(&files, |(_, path)| read_file(path));
+    let read = crate::parallel::map(&files, |(rel, path)| {
+        let (bytes, is_executable) = read_file(path)?;
+        let digest = super::in_layer_digest(rel).then(|| crate::overrides::digest(&bytes));
+        Ok::<_, Error>((bytes, is_executable, digest))
+    });
     let mut tree = FileTree::new();
     let mut executable = BTreeSet::new();
+    let mut digests = BTreeMap::new();
     for ((rel, _), read) in files.into_iter().zip(read) {
-        let (bytes, is_executable) = read?;
+        let (bytes, is_executable, digest) = read?;
         if is_executable {
             executable.insert(rel.clone());
+        }
+        if let Some(digest) = digest {
+            digests.insert(rel.clone(), digest);
         }
         tree.insert(rel, bytes);
     }
     let mut layer = layer_from_tree(tree, root.display().to_string(), Some(root))?;
     layer.executable = executable;
+    let in_path_order = digests
+        .iter()
+        .map(|(path, digest)| (path.as_str(), digest.as_str()));
+    layer.digest = Some(Cow::Owned(super::layer_digest_of(in_path_order)));
     Ok(layer)
 }
 

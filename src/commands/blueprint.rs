@@ -414,7 +414,10 @@ pub fn test(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus>
         Err(e) => return Err(e),
     };
     // Lint first: a case can pass on a blueprint that lint knows is broken.
-    if !blueprint.origin.starts_with("embedded:") {
+    if !blueprint
+        .origin
+        .starts_with(crate::blueprint::EMBEDDED_ORIGIN)
+    {
         let findings = lint::lint(Path::new(&blueprint.origin))?;
         if report_lint(&findings, as_json, out) == ExitStatus::Findings {
             return Ok(ExitStatus::Findings);
