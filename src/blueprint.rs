@@ -102,24 +102,6 @@ pub(super) fn layer_digest_of<'a>(files: impl Iterator<Item = (&'a str, &'a str)
     overrides::digest(&listing)
 }
 
-/// What `resolve` would find out of scope in each embedded blueprint's manifest (it skips
-/// the check for them), for the test that holds them to none.
-#[cfg(test)]
-pub(crate) fn embedded_scope_findings() -> Vec<(String, Vec<Located>)> {
-    embedded_names()
-        .into_iter()
-        .map(|name| {
-            let blueprint = Blueprint::load(&name).expect("an embedded blueprint loads");
-            let text = source::embedded_files(&name)
-                .and_then(|tree| tree.get("blueprint.yaml").cloned())
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                .unwrap_or_default();
-            let found = crate::scope::manifest_findings(&blueprint.manifest, &text, &name);
-            (name, found)
-        })
-        .collect()
-}
-
 /// The layer digest of the embedded blueprint `name` from its files, for the test that
 /// holds build.rs's value to it.
 #[cfg(test)]
@@ -727,6 +709,23 @@ fn slash_path(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Loading an embedded blueprint skips the scope check of its manifest's templates
+    /// (`resolve`): each must have nothing to find.
+    #[test]
+    fn embedded_manifests_read_only_their_scope() {
+        let names = embedded_names();
+        assert!(!names.is_empty());
+        for name in names {
+            let blueprint = Blueprint::load(&name).expect("an embedded blueprint loads");
+            let text = source::embedded_files(&name)
+                .and_then(|tree| tree.get("blueprint.yaml").cloned())
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .expect("its manifest");
+            let found = crate::scope::manifest_findings(&blueprint.manifest, &text, &name);
+            assert!(found.is_empty(), "{name}: {found:?}");
+        }
+    }
 
     /// The embedded default's `version` names its content: `extends_version` and the record
     /// trust it. Changing a file of blueprints/default without bumping the version fails

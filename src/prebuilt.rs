@@ -90,17 +90,6 @@ mod tests {
         assert!(json_of(b"name: x\n").is_none());
     }
 
-    /// Loading an embedded blueprint skips the scope check of its manifest's templates
-    /// (blueprint.rs `resolve`): it must have nothing to find.
-    #[test]
-    fn embedded_manifests_read_only_their_scope() {
-        let found = crate::blueprint::embedded_scope_findings();
-        assert!(!found.is_empty());
-        for (name, findings) in found {
-            assert!(findings.is_empty(), "{name}: {findings:?}");
-        }
-    }
-
     /// Each embedded blueprint's digest from build.rs is the one its loaded files give.
     #[test]
     fn embedded_layer_digests_are_the_run_time_ones() {
