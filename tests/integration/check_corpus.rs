@@ -780,7 +780,7 @@ pub fn validator() -> Option<PathBuf> {
             .is_ok_and(|o| o.status.success());
     if !ready {
         assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
+            !crate::support::in_ci(),
             "CI=true and the validator is missing at {}: run ../shared/validate/setup",
             path.display()
         );
@@ -1057,7 +1057,7 @@ fn validator_bin(name: &str) -> Option<PathBuf> {
         return Some(path);
     }
     assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
+        !crate::support::in_ci(),
         "CI=true and no {name} at {}: run ../shared/validate/setup",
         path.display()
     );

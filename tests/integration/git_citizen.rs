@@ -279,11 +279,7 @@ fn ssh_signing(env: &Env) -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     if !made {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "ssh-keygen is needed in CI"
-        );
-        eprintln!("skipped: no ssh-keygen");
+        crate::support::missing("ssh-keygen");
         return None;
     }
     let public = std::fs::read_to_string(key.with_extension("pub")).expect("pub");

@@ -180,10 +180,16 @@ pub fn require_tool(tool: &str) -> bool {
 /// says on stderr that it did not run and returns (Rust cannot mark a test ignored at run
 /// time). A tool CI cannot have is `#[ignore = "needs ..."]` instead.
 pub fn missing(what: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+    if in_ci() {
         panic!("needs {what}, which CI must have (see .ci/run)");
     }
     eprintln!("NOT RUN: needs {what} (CI=true fails here instead)");
+}
+
+/// Whether the tests run under CI (`CI=true` or `CI=1`, as .ci/run sets it): the one place
+/// that decides whether a missing tool fails a test or only skips it.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 pub fn answers(dir: &Path) -> serde_norway::Value {
