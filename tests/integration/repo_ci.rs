@@ -220,3 +220,38 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
     assert!(out.status.success(), "renovate-config-validator: {stdout}");
     assert!(stdout.contains("Config validated successfully"), "{stdout}");
 }
+
+/// actionlint and zizmor (installed by .ci/run from PyPI; ACTIONLINT and ZIZMOR name them)
+/// find nothing in this project's workflows or in a generated repo's.
+#[test]
+fn workflows_pass_actionlint_and_zizmor() {
+    let env = Env::new();
+    let dir = repo(&env, "lint", "reloader");
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows");
+    let workflows: Vec<std::path::PathBuf> = [dir.join(".github/workflows"), project]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("workflows directory"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert!(workflows.len() >= 2, "{workflows:?}");
+    for (tool, args) in [
+        ("ACTIONLINT", &["-no-color"][..]),
+        ("ZIZMOR", &["--offline", "--no-progress"][..]),
+    ] {
+        let program = std::env::var(tool).unwrap_or_else(|_| tool.to_lowercase());
+        if !require_tool(&program) {
+            continue;
+        }
+        let out = Command::new(&program)
+            .args(args)
+            .args(&workflows)
+            .output()
+            .expect("linter runs");
+        assert!(
+            out.status.success(),
+            "{program}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
