@@ -255,3 +255,121 @@ fn workflows_pass_actionlint_and_zizmor() {
         );
     }
 }
+
+/// `make scaffold` installs the pinned release from a release layout (here a local copy,
+/// `file://`, packed by scripts/release-package), verifies
+/// its checksum, refuses a mismatch, and builds with cargo only when the release has no
+/// asset for this machine.
+#[test]
+fn make_scaffold_installs_the_pinned_release_with_its_checksum() {
+    if !require_tool("make") || !require_tool("curl") {
+        return;
+    }
+    let env = Env::new();
+    let dir = repo(&env, "pin", "reloader");
+    let version = env!("CARGO_PKG_VERSION");
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).expect("Makefile");
+    assert!(
+        makefile.contains(&format!("SCAFFOLD_VERSION    := {version}\n")),
+        "the Makefile pins the scaffold that made the repo"
+    );
+    let target = match std::env::consts::ARCH {
+        "x86_64" => "x86_64-unknown-linux-musl",
+        _ => "aarch64-unknown-linux-musl",
+    };
+    let releases = env.path("home-of-scaffold");
+    let download = releases.join(format!("releases/download/v{version}"));
+    // A stand-in binary keeps the archive small; the layout is what is under test.
+    let binary = env.path("scaffold-built");
+    std::fs::write(&binary, format!("#!/bin/sh\necho scaffold {version}\n")).expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&binary)
+        .status()
+        .expect("chmod");
+    let packed =
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/release-package"))
+            .arg(target)
+            .arg(&binary)
+            .arg(&download)
+            .output()
+            .expect("release-package runs");
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let url = format!("SCAFFOLD_GIT_URL=file://{}", releases.display());
+    let installed = dir.join(".tools/bin/scaffold");
+    let make = |args: &[&str], path: Option<&Path>| {
+        let mut cmd = Command::new("make");
+        cmd.args(args).current_dir(&dir);
+        if let Some(fake) = path {
+            let path = std::env::var("PATH").unwrap_or_default();
+            cmd.env("PATH", format!("{}:{path}", fake.display()));
+        }
+        run(&mut cmd)
+    };
+
+    let out = make(&["scaffold"], None);
+    assert_eq!(out.code, 2, "no URL: {}", out.stderr);
+    assert!(
+        out.stderr.contains("SCAFFOLD_GIT_URL is not set"),
+        "{}",
+        out.stderr
+    );
+
+    // A checksum that does not match: refused, nothing installed.
+    let sums = download.join("SHA256SUMS");
+    let good = std::fs::read_to_string(&sums).expect("sums");
+    std::fs::write(&sums, format!("{}{}", "0".repeat(64), &good[64..])).expect("tamper");
+    let out = make(&["scaffold", &url], None);
+    assert_ne!(out.code, 0, "a bad checksum must fail: {}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("does not match the release's SHA256SUMS"),
+        "{}",
+        out.stderr
+    );
+    assert!(!installed.exists(), "nothing installed after a mismatch");
+
+    std::fs::write(&sums, &good).expect("restore");
+    let out = make(&["scaffold", &url], None);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let runs = run(Command::new(&installed).arg("--version"));
+    assert!(runs.stdout.contains(version), "{}", runs.stdout);
+
+    // No asset for this machine: cargo builds the pinned tag (a stand-in cargo records how).
+    std::fs::remove_file(&installed).expect("rm");
+    for entry in std::fs::read_dir(&download).expect("dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "gz") {
+            std::fs::remove_file(path).expect("rm asset");
+        }
+    }
+    let fake = env.path("fake-bin");
+    std::fs::create_dir(&fake).expect("mkdir");
+    let log = env.path("cargo-args");
+    std::fs::write(
+        fake.join("cargo"),
+        format!("#!/bin/sh\necho \"$@\" > '{}'\n", log.display()),
+    )
+    .expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(fake.join("cargo"))
+        .status()
+        .expect("chmod");
+    let out = make(&["scaffold", &url], Some(&fake));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("no release asset"), "{}", out.stderr);
+    let args = std::fs::read_to_string(&log).expect("cargo ran");
+    assert_eq!(
+        args.trim(),
+        format!(
+            "install --locked --root {} --git file://{} --tag v{version} scaffold",
+            dir.join(".tools").display(),
+            releases.display()
+        )
+    );
+}
