@@ -12,7 +12,7 @@ pub mod manual;
 /// The exit codes, as `scaffold --help` and README.md list them.
 const EXIT_CODES: &str = "Exit codes:
   0  success (also when a signal came after the change was committed: it finished)
-  1  findings: blueprint lint/test or check found problems; update or blueprint rebase left conflicts; update --dry-run of several repos found conflicts
+  1  findings: blueprint lint/test or check found problems; update or blueprint rebase left conflicts; update --dry-run of several repos found conflicts; diff --exit-code found changes
   2  bad input or usage: a flag, an answer, a name (the message names it and the fix)
   3  refused to protect your data: a non-empty target, uncommitted or conflicting edits
   4  IO or git failure
@@ -88,6 +88,13 @@ pub enum Command {
         after_help = "Examples:\n  scaffold check\n  scaffold check . --json\n  scaffold check --format sarif > check.sarif\n  scaffold check --rule kops.imds --rule kops.irsa\n  scaffold check --skip tf.backend\n  scaffold check --list-rules\n\nExit: 0 no errors, 1 errors found, 2 usage error.\nSilence one finding with a comment on its line or the line above: # scaffold:ignore RULE reason"
     )]
     Check(CheckArgs),
+    /// What each environment's cluster applies at two revisions, object by object: the
+    /// Flux objects as built (overlay patches applied) and each environment's Terraform
+    /// and kops inputs (docs/pull-requests.md).
+    #[command(
+        after_help = "Examples:\n  scaffold diff                      # the merge-base with the default branch against the work tree\n  scaffold diff main                 # main against the work tree\n  scaffold diff main HEAD            # two commits\n  scaffold diff --format markdown    # a pull-request comment\n  scaffold diff --json\n\nExit: 0 with or without changes; with --exit-code, 1 when something changes."
+    )]
+    Diff(DiffArgs),
     /// List what a blueprint offers.
     List {
         #[command(subcommand)]
@@ -244,6 +251,27 @@ pub struct NewArgs {
     /// Print the result as JSON on stdout (docs/json.md).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The revision to compare from (default: the merge-base of HEAD with the default
+    /// branch: origin/HEAD, else main or master).
+    pub base: Option<String>,
+    /// The revision to compare to (default: the work tree).
+    pub head: Option<String>,
+    /// The platform repo (default: the current directory).
+    #[arg(long = "repo", default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Output format: text, markdown (a pull-request comment) or json (docs/json.md).
+    #[arg(long, value_parser = ["text", "markdown", "json"], value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 when any environment applies something different.
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,7 @@ pub mod cli;
 pub mod commands;
 pub(crate) mod deflate;
 pub mod diagnostic;
+pub mod diff;
 pub(crate) mod edit;
 pub(crate) mod edit_session;
 pub mod error;

@@ -27,6 +27,7 @@ pub enum Options {
     Promote(PromoteOptions),
     Update(UpdateOptions),
     Check(CheckOptions),
+    Diff(DiffOptions),
     ListAddons(ListAddonsOptions),
     Blueprint(BlueprintOptions),
     /// Text made from the command line's own definitions (completions, the manual page),
@@ -156,6 +157,25 @@ pub enum CheckFormat {
     Sarif,
 }
 
+/// `scaffold diff`.
+#[derive(Debug)]
+pub struct DiffOptions {
+    pub repo: PathBuf,
+    /// None: the merge-base with the default branch.
+    pub base: Option<String>,
+    /// None: the work tree.
+    pub head: Option<String>,
+    pub format: DiffFormat,
+    pub exit_code: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Markdown,
+    Json,
+}
+
 /// `scaffold list addons`.
 #[derive(Debug)]
 pub struct ListAddonsOptions {
@@ -261,6 +281,18 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
                 _ => CheckFormat::Human,
             },
             list_rules: args.list_rules,
+        }),
+        Command::Diff(args) => Options::Diff(DiffOptions {
+            repo: args.repo,
+            base: args.base,
+            head: args.head,
+            format: match args.format.as_deref() {
+                Some("markdown") => DiffFormat::Markdown,
+                Some("json") => DiffFormat::Json,
+                _ if args.json => DiffFormat::Json,
+                _ => DiffFormat::Text,
+            },
+            exit_code: args.exit_code,
         }),
         Command::List {
             what: cli::ListWhat::Addons { blueprint, json },

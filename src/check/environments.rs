@@ -115,6 +115,33 @@ fn views(repo: &Repo, all: &[String]) -> Vec<Repo> {
         .collect()
 }
 
+/// What each environment's cluster applies, by name: its view as [`run`] judges it (a repo
+/// of one environment or none is one view, named when it has an environment). For
+/// `scaffold diff`.
+/// Unlike the views `check` judges, an environment's own file that no Kustomization
+/// reaches is left out: nothing applies it.
+pub fn applied_views(repo: &Repo) -> Vec<(Option<String>, Repo)> {
+    let all = names(repo);
+    let mut views: Vec<(Option<String>, Repo)> = if all.len() < 2 {
+        let name = all.first().cloned();
+        let one = view(repo, name.as_deref(), &all);
+        vec![(name, one)]
+    } else {
+        all.iter()
+            .cloned()
+            .map(Some)
+            .zip(views(repo, &all))
+            .collect()
+    };
+    for (name, view) in &mut views {
+        if name.is_some() {
+            let reached = applied(view);
+            view.objects.retain(|o| reached.contains(&o.built_from));
+        }
+    }
+    views
+}
+
 /// Runs `judge` on each environment's view (on every core), and merges the findings: a
 /// finding in an environment's own file, or found in a shared file by some environments
 /// only, names them; a shared file's finding every environment makes names none.

@@ -6,6 +6,7 @@
 pub mod addon;
 pub mod blueprint;
 pub mod check;
+pub mod diff;
 pub mod env;
 pub mod list;
 pub mod new;
@@ -73,6 +74,7 @@ pub fn run(options: Options, out: &Reporter) -> Result<ExitStatus> {
         Options::Promote(options) => promote::promote(options, out),
         Options::Update(options) => update::run(options, out),
         Options::Check(options) => check::run(options, out),
+        Options::Diff(options) => diff::run(options, out),
         Options::ListAddons(options) => list::addons(options, out),
         Options::Blueprint(what) => match what {
             BlueprintOptions::List => blueprint::list(out),

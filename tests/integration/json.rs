@@ -448,3 +448,85 @@ fn update_json_has_the_documented_shape() {
     );
     assert!(report.conflicts.is_empty());
 }
+
+/// docs/json.md `scaffold diff --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // every field is part of the documented shape
+struct DiffReport {
+    base: String,
+    head: String,
+    environments: Vec<DiffEnvironment>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DiffEnvironment {
+    name: String,
+    objects: Vec<DiffObject>,
+    inputs: Vec<DiffInput>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DiffObject {
+    change: String,
+    api_version: String,
+    kind: String,
+    namespace: Option<String>,
+    name: String,
+    file: String,
+    overlay: Option<String>,
+    highlights: Vec<String>,
+    diff: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DiffInput {
+    change: String,
+    path: String,
+    diff: String,
+}
+
+#[test]
+fn diff_json_has_the_documented_shape() {
+    let env = Env::new();
+    let out =
+        run(env
+            .scaffold()
+            .args(["new", "d", "--defaults", "--set", "environments=dev,prod"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("d");
+    let tfvars = std::fs::read_dir(dir.join("envs/prod/1-prerequisites"))
+        .expect("prod's prerequisites")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "tfvars"))
+        .expect("a tfvars file");
+    let mut text = std::fs::read_to_string(&tfvars).expect("read");
+    text.push_str("# reviewed\n");
+    std::fs::write(&tfvars, text).expect("write");
+    let report: DiffReport = parse(&run(env
+        .scaffold()
+        .args(["diff", "--json", "--repo"])
+        .arg(&dir)));
+    let prod = report
+        .environments
+        .iter()
+        .find(|e| e.name == "prod")
+        .expect("prod");
+    assert_eq!(prod.inputs.len(), 1, "{prod:?}");
+    assert_eq!(prod.inputs[0].change, "changed");
+    assert!(
+        report
+            .environments
+            .iter()
+            .find(|e| e.name == "dev")
+            .expect("dev")
+            .inputs
+            .is_empty()
+    );
+}

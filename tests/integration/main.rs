@@ -26,6 +26,7 @@ mod platform_flux; // the Flux layers and addons work on a real cluster (issue 1
 mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
 mod platform_operations; // the generated Makefiles run with stand-in tools; kops naming (issue 11 review)
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
+mod pull_requests; // scaffold diff against kubectl kustomize (issue 44)
 mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json
 mod safety_git; // add-addon/remove-addon in every git state, faults, signals
 mod safety_input; // the bad-input catalogue

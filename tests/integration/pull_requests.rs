@@ -1,0 +1,182 @@
+//! Working in pull requests: `scaffold diff` names exactly what each environment's cluster
+//! applies differently, held to `kubectl kustomize` on both revisions.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{Env, require_tool, run};
+
+const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "prod"];
+
+/// (kind, namespace, name) → object, of everything `kubectl kustomize` builds from each
+/// kustomization directory under the environment's own trees of `dir`.
+fn kustomize_objects(
+    dir: &Path,
+    env: &str,
+) -> BTreeMap<(String, String, String), serde_norway::Value> {
+    let mut objects = BTreeMap::new();
+    for root in ["clusters", "environments", "apps"] {
+        let top = dir.join(root).join(env);
+        for entry in walkdir::WalkDir::new(&top).into_iter().flatten() {
+            if entry.file_name() != "kustomization.yaml" {
+                continue;
+            }
+            let built = Command::new("kubectl")
+                .args(["kustomize", "--load-restrictor=LoadRestrictionsNone"])
+                .arg(entry.path().parent().expect("dir"))
+                .output()
+                .expect("kubectl kustomize");
+            assert!(
+                built.status.success(),
+                "{}",
+                String::from_utf8_lossy(&built.stderr)
+            );
+            let text = String::from_utf8(built.stdout).expect("utf-8");
+            for doc in text.split("\n---\n") {
+                let Ok(value) = serde_norway::from_str::<serde_norway::Value>(doc) else {
+                    continue;
+                };
+                let s = |path: &[&str]| {
+                    path.iter()
+                        .try_fold(&value, |v, k| v.get(k))
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_string()
+                };
+                let key = (
+                    s(&["kind"]),
+                    s(&["metadata", "namespace"]),
+                    s(&["metadata", "name"]),
+                );
+                objects.insert(key, value.clone());
+            }
+        }
+    }
+    objects
+}
+
+fn changed_keys(
+    before: &BTreeMap<(String, String, String), serde_norway::Value>,
+    after: &BTreeMap<(String, String, String), serde_norway::Value>,
+) -> BTreeSet<(String, String, String)> {
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_chart_bumped_in_dev_changes_exactly_dev_s_objects_as_kustomize_builds_them() {
+    if !require_tool("kubectl") {
+        return;
+    }
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "--set",
+        "environments=dev,staging,prod",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let before: Vec<_> = ENVIRONMENTS
+        .iter()
+        .map(|e| kustomize_objects(&dir, e))
+        .collect();
+
+    // The pull request: a branch that bumps reloader in dev's overlay.
+    env.git(&dir, &["switch", "-q", "-c", "bump-reloader"]);
+    let overlay = dir.join("environments/dev/infrastructure/addons/reloader/release.yaml");
+    let text = std::fs::read_to_string(&overlay).expect("overlay");
+    let bumped = text.replacen("version: \"2.", "version: \"9.", 1);
+    assert_ne!(text, bumped, "the overlay pins reloader's chart version");
+    std::fs::write(&overlay, bumped).expect("write");
+    env.git(&dir, &["commit", "-qam", "Bump reloader in dev"]);
+    let after: Vec<_> = ENVIRONMENTS
+        .iter()
+        .map(|e| kustomize_objects(&dir, e))
+        .collect();
+
+    let out = run(env.scaffold().args(["diff", "--json", "--repo"]).arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let diff: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(diff["head"], "work tree");
+    for (i, name) in ENVIRONMENTS.iter().enumerate() {
+        let report = diff["environments"]
+            .as_array()
+            .expect("environments")
+            .iter()
+            .find(|e| e["name"] == *name)
+            .unwrap_or_else(|| panic!("{name} in {diff}"));
+        let ours: BTreeSet<(String, String, String)> = report["objects"]
+            .as_array()
+            .expect("objects")
+            .iter()
+            .map(|o| {
+                let s = |k: &str| o[k].as_str().unwrap_or("").to_string();
+                (s("kind"), s("namespace"), s("name"))
+            })
+            .collect();
+        assert_eq!(
+            ours,
+            changed_keys(&before[i], &after[i]),
+            "{name}: scaffold diff against kubectl kustomize"
+        );
+        assert!(report["inputs"].as_array().expect("inputs").is_empty());
+    }
+    let dev = &diff["environments"].as_array().expect("envs")[0];
+    assert_eq!(dev["name"], "dev");
+    assert_eq!(dev["objects"][0]["change"], "changed");
+    let highlight = dev["objects"][0]["highlights"][0]
+        .as_str()
+        .expect("highlight");
+    assert!(
+        highlight.starts_with("chart reloader 2.") && highlight.contains("→ 9."),
+        "{highlight}"
+    );
+
+    // The same two revisions named, as Markdown; and --exit-code.
+    let out = run(env
+        .scaffold()
+        .args([
+            "diff",
+            "main",
+            "HEAD",
+            "--format",
+            "markdown",
+            "--exit-code",
+            "--repo",
+        ])
+        .arg(&dir));
+    assert_eq!(out.code, 1, "--exit-code with changes: {}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("<summary><b>dev</b>: 1 changed</summary>"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout.contains("<b>prod</b>"),
+        "an unchanged environment has no section"
+    );
+    let out = run(env
+        .scaffold()
+        .args(["diff", "HEAD", "HEAD", "--exit-code", "--repo"])
+        .arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("prod: no changes"), "{}", out.stdout);
+
+    let out = run(env
+        .scaffold()
+        .args(["diff", "no-such-rev", "--repo"])
+        .arg(&dir));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`no-such-rev` names no commit"),
+        "{}",
+        out.stderr
+    );
+}
