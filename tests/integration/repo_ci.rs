@@ -24,6 +24,16 @@ const ACTIONS: &[(&str, &str, &str)] = &[
         "8aad20d150bbac5944a9f9d289da16a4b0d87c1e",
         "v4.36.2",
     ),
+    (
+        "actions/upload-artifact",
+        "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
+        "v7.0.0",
+    ),
+    (
+        "actions/download-artifact",
+        "3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c",
+        "v8.0.1",
+    ),
 ];
 
 fn repo(env: &Env, name: &str, addons: &str) -> std::path::PathBuf {
@@ -67,20 +77,50 @@ fn workflow_runs_make_validate_with_pinned_actions_and_no_secrets() {
         .expect("steps");
     let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
     assert!(runs.contains(&"make validate"), "{runs:?}");
-    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
-    assert_eq!(uses.len(), ACTIONS.len(), "{uses:?}");
-    for action in uses {
-        let (name, commit) = action.split_once('@').expect("pinned");
-        let (_, pinned, tag) = ACTIONS
-            .iter()
-            .find(|(known, _, _)| *known == name)
-            .unwrap_or_else(|| panic!("{name} is not a recorded action"));
-        assert_eq!(commit, *pinned, "{name} is pinned to its {tag} commit");
-        assert!(
-            text.contains(&format!("uses: {action} # {tag}\n")),
-            "{name}: the tag comment must say {tag}"
+    assert!(
+        !text.contains("pull_request_target"),
+        "a pull request's code never runs with a writing token"
+    );
+    let jobs = workflow["jobs"].as_mapping().expect("jobs");
+    for (name, job) in jobs {
+        let name = name.as_str().expect("job name");
+        // Only the job that posts the diff may write pull requests, and it runs no
+        // code of the pull request (no checkout).
+        let writes_prs = job["permissions"]["pull-requests"] == "write";
+        assert_eq!(
+            writes_prs,
+            name == "comment",
+            "{name}: pull-requests permission"
         );
+        let steps = job["steps"].as_sequence().expect("steps");
+        if writes_prs {
+            assert!(
+                steps.iter().all(|s| s["uses"]
+                    .as_str()
+                    .is_none_or(|u| !u.starts_with("actions/checkout"))),
+                "{name} checks nothing out"
+            );
+        }
+        for action in steps.iter().filter_map(|s| s["uses"].as_str()) {
+            let (action_name, commit) = action.split_once('@').expect("pinned");
+            let (_, pinned, tag) = ACTIONS
+                .iter()
+                .find(|(known, _, _)| *known == action_name)
+                .unwrap_or_else(|| panic!("{action_name} is not a recorded action"));
+            assert_eq!(
+                commit, *pinned,
+                "{action_name} is pinned to its {tag} commit"
+            );
+            assert!(
+                text.contains(&format!("uses: {action} # {tag}\n")),
+                "{action_name}: the tag comment must say {tag}"
+            );
+        }
     }
+    assert!(
+        jobs.contains_key("diff") && jobs.contains_key("comment"),
+        "the pull-request diff jobs"
+    );
 }
 
 #[test]
