@@ -210,6 +210,43 @@ fn commands(c: &mut Criterion) {
             run(check);
         })
     });
+    diff_against_check(c, scratch.path(), &home);
+}
+
+/// issue 44: `diff` of two revisions of a three-environment repo within 2x the time of
+/// `check` on one revision (both the whole command, on the same repo).
+fn diff_against_check(c: &mut Criterion, scratch: &Path, home: &Path) {
+    let three = scratch.join("three-environments");
+    let mut new = scaffold(scratch);
+    new.args(["new", "--defaults", "--author", AUTHOR, "--set"])
+        .arg("environments=dev,staging,prod")
+        .arg(&three);
+    run(new);
+    let overlay = three.join("environments/dev/infrastructure/addons/reloader/release.yaml");
+    let text = std::fs::read_to_string(&overlay).expect("overlay");
+    std::fs::write(&overlay, text.replacen("version: \"2.", "version: \"3.", 1)).expect("bump");
+    let mut commit = Command::new("git");
+    commit
+        .current_dir(&three)
+        .env("HOME", scratch)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args(["-c", "user.name=B", "-c", "user.email=b@example.org"])
+        .args(["commit", "-qam", "bump reloader in dev"]);
+    run(commit);
+    c.bench_function("check (three environments)", |b| {
+        b.iter(|| {
+            let mut check = scaffold(home);
+            check.arg("check").arg(&three);
+            run(check);
+        })
+    });
+    c.bench_function("diff HEAD~1 HEAD (three environments)", |b| {
+        b.iter(|| {
+            let mut diff = scaffold(home);
+            diff.args(["diff", "HEAD~1", "HEAD", "--repo"]).arg(&three);
+            run(diff);
+        })
+    });
 }
 
 criterion_group! {
