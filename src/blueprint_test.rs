@@ -1,5 +1,7 @@
 //! `scaffold blueprint test`: render each answer set in the blueprint's `tests/` and run
 //! the built-in checks on the result. Pure: a case in, a verdict out.
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Sources};
@@ -115,7 +117,7 @@ pub fn run_case(
         (Err(e), _) => verdict.failed(name, &e),
         (Ok(rendered), None) => {
             verdict.files = rendered.plan.files.len();
-            verdict.problems = check(&rendered.plan);
+            verdict.problems = check(&rendered.plan, blueprint.catalog.crd_providers());
             return (verdict, Some(rendered.plan));
         }
     }
@@ -123,9 +125,9 @@ pub fn run_case(
 }
 
 /// The built-in checks: the error-severity rules of `scaffold check`, run on the rendered
-/// plan in memory.
-pub fn check(plan: &Plan) -> Vec<Diagnostic> {
-    let repo = crate::check::Repo::from_plan(plan);
+/// plan in memory, knowing the CRDs the blueprint's catalog says its charts install.
+pub fn check(plan: &Plan, crd_providers: BTreeMap<String, Vec<String>>) -> Vec<Diagnostic> {
+    let repo = crate::check::Repo::from_plan(plan).with_crd_providers(crd_providers);
     crate::check::run(&repo, &crate::check::Filter::default())
         .into_iter()
         .filter(Diagnostic::is_error)

@@ -1516,3 +1516,41 @@ fn lint_checks_a_questions_on_change_template() {
     );
     assert_eq!(lint_out(&env, &dir, 0), "");
 }
+
+// Issue 43: authoring round three.
+
+/// A team addon whose chart ships its own CRDs, with a config using them.
+const TRUST_ENTRY: &str = "name: trust\nlayer: addons\nnamespace: trust\ncreate_namespace: true\ndefault: true\nrequires: []\ndepends_on: []\nchart:\n  name: trust\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: trust\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: [trust.example.org]\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs:\n  - file: bundle.yaml\n    content: |\n      apiVersion: trust.example.org/v1\n      kind: Bundle\n      metadata:\n        name: team-ca\n      spec:\n        sources: []\n";
+
+#[test]
+fn check_takes_crd_providers_from_the_blueprints_catalog() {
+    let env = Env::new();
+    let dir = layered(&env, "", &[("addons/trust.yaml", TRUST_ENTRY)]);
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(env.scaffold().arg("check").arg(env.path("out")));
+    assert!(
+        !out.stdout.contains("order.crd-provider"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    // Without `crds.provides` the config's group has no provider: still an error.
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/trust.yaml",
+            &TRUST_ENTRY.replace("provides: [trust.example.org]", "provides: []"),
+        )],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("[order.crd-provider]"),
+        "{}",
+        out.stdout
+    );
+}
