@@ -1554,3 +1554,54 @@ fn check_takes_crd_providers_from_the_blueprints_catalog() {
         out.stdout
     );
 }
+
+#[test]
+fn a_test_case_may_expect_findings_and_fails_when_they_do_not_appear() {
+    let env = Env::new();
+    let unprovided = TRUST_ENTRY.replace("provides: [trust.example.org]", "provides: []");
+    let config = "infrastructure/addons-config/trust/configs.yaml";
+    let case = format!("answers: {{}}\nexpect_findings: [order.crd-provider@{config}]\n");
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/trust.yaml", &unprovided),
+            ("tests/defaults.yaml", &case),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // The same expectation fails once the entry provides the group.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/trust.yaml", TRUST_ENTRY),
+            ("tests/defaults.yaml", &case),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(&format!(
+            "[blueprint.test-expect-finding] expected order.crd-provider in {config}, and check found no such error there"
+        )),
+        "{}",
+        out.stdout
+    );
+    // An unexpected finding still fails the case, and a malformed expectation is named.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/trust.yaml", &unprovided),
+            (
+                "tests/defaults.yaml",
+                "answers: {}\nexpect_findings: [order.crd-provider]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("is not RULE@PATH"), "{}", out.stdout);
+}
