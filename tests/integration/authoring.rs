@@ -1418,7 +1418,7 @@ fn rebase_marks_conflicts_where_the_fork_and_the_new_base_change_the_same_lines(
     );
     assert!(
         out.stderr
-            .contains("blueprint rebase: 1 file(s) with conflicts"),
+            .contains("blueprint rebase: conflicts in files/.sourceignore"),
         "{}",
         out.stderr
     );
@@ -1604,4 +1604,228 @@ fn a_test_case_may_expect_findings_and_fails_when_they_do_not_appear() {
     let out = scaffold(&env, &["blueprint", "test"], &dir);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("is not RULE@PATH"), "{}", out.stdout);
+}
+
+const OLD_DEFAULT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/old-blueprints/default-0.2.1"
+);
+
+/// Every file of a tree below `root`, relative, `/`-separated.
+fn files_below(root: &Path) -> Vec<String> {
+    walk(root)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .filter_map(|p| {
+            p.strip_prefix(root)
+                .ok()
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+#[test]
+fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
+    let env = Env::new();
+    // A team layer forked from default 0.2.1: a fork of every file of its repo tree, three
+    // of them with a line of the team's own.
+    // The old base as stored, with one file the new base has in no form.
+    let old_base = env.path("old");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(OLD_DEFAULT)
+        .arg(&old_base)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    std::fs::write(old_base.join("files/GONE.md"), "dropped in 0.3\n").expect("gone");
+    let old_files = files_below(&old_base.join("files"));
+    let mine = [
+        "1-prerequisites/main.tf",
+        "infrastructure/karpenter/node-pool.yaml.tera",
+        "apps/[[ environment ]]/podinfo/release.yaml",
+    ];
+    let mut forks: Vec<(String, String)> = Vec::new();
+    for path in &old_files {
+        let mut text =
+            std::fs::read_to_string(old_base.join("files").join(path)).expect("old file");
+        if mine.contains(&path.as_str()) {
+            text.push_str("# team-line\n");
+        }
+        forks.push((format!("files/{path}"), text));
+    }
+    let borrowed: Vec<(&str, &str)> = forks
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = layered(&env, "", &borrowed);
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "rebase"])
+        .arg(&dir)
+        .arg("--from")
+        .arg(&old_base));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "files/GONE.md: not carried (default 0.3.0 has no such file, and no move or rename of it was found)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("not carried: files/GONE.md"),
+        "{}",
+        out.stderr
+    );
+    // Every other fork is carried: said so, and gone from its old path.
+    for path in old_files.iter().filter(|p| *p != "GONE.md") {
+        let old = format!("files/{path}");
+        let said = out.stdout.lines().any(|l| {
+            l.starts_with(&format!("{old}: merged the base's changes (0.3.0)"))
+                || l.starts_with(&format!("{old}: unchanged in 0.3.0"))
+        });
+        assert!(said, "{old} not carried:\n{}", out.stdout);
+        let moved = out.stdout.contains(&format!("{old}: ")) && !dir.join(&old).exists();
+        let stayed = dir.join(&old).exists()
+            && !out
+                .stdout
+                .contains(&format!("{old}: merged the base's changes (0.3.0) (moved"));
+        assert!(moved || stayed, "{old}");
+    }
+    // The team's lines follow their files to the new places, over the new base's text.
+    for (old, new) in [
+        (
+            "files/1-prerequisites/main.tf",
+            "env-files/envs/[[ environment ]]/1-prerequisites/main.tf",
+        ),
+        (
+            "files/infrastructure/karpenter/node-pool.yaml.tera",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera",
+        ),
+    ] {
+        assert!(
+            out.stdout.contains(&format!("(moved to {new})")),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+        let text = std::fs::read_to_string(dir.join(new)).expect("carried");
+        assert!(text.contains("# team-line\n"), "{text}");
+        assert!(!dir.join(old).exists());
+    }
+    // A fork the new base moved without a migration is found by its name and text.
+    assert!(
+        out.stdout.contains("files/apps/[[ environment ]]/podinfo/release.yaml: unchanged in 0.3.0 (moved to env-files/apps/[[ environment ]]/podinfo/release.yaml)"),
+        "{}",
+        out.stdout
+    );
+    let release =
+        std::fs::read_to_string(dir.join("env-files/apps/[[ environment ]]/podinfo/release.yaml"))
+            .expect("release");
+    assert!(release.ends_with("# team-line\n"), "{release}");
+}
+
+#[test]
+fn rebase_merges_as_git_merge_file_does() {
+    if !crate::support::require_tool("git") {
+        return;
+    }
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "current"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let new = std::fs::read_to_string(env.path("current/files/.sourceignore")).expect("file");
+    let lines: Vec<&str> = new.split_inclusive('\n').collect();
+    // The old base lacks line 3 (so the new base inserts it there) and, for the second
+    // case, has an extra last line the new base dropped.
+    let old_insert = [&lines[..2], &lines[3..]].concat().concat();
+    let cases = [
+        // Both insert at the same place: a conflict, as git says.
+        (
+            old_insert.clone(),
+            [&lines[..2], &["/team/\n"][..], &lines[3..]]
+                .concat()
+                .concat(),
+        ),
+        // Both insert the same line: no conflict.
+        (old_insert.clone(), new.clone()),
+        // Insertions at different places: both kept.
+        (
+            old_insert.clone(),
+            [&lines[..2], &lines[3..], &["/team/\n"][..]]
+                .concat()
+                .concat(),
+        ),
+        // The fork changes a line next to the base's insertion: a conflict.
+        (
+            old_insert.clone(),
+            [&lines[..1], &["/changed/\n"][..], &lines[3..]]
+                .concat()
+                .concat(),
+        ),
+    ];
+    for (index, (old, fork)) in cases.iter().enumerate() {
+        let root = env.path(&format!("case{index}"));
+        std::fs::create_dir_all(&root).expect("dir");
+        let old_base = root.join("old");
+        let copied = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(env.path("current"))
+            .arg(&old_base)
+            .status()
+            .expect("cp");
+        assert!(copied.success());
+        std::fs::write(old_base.join("files/.sourceignore"), old).expect("old");
+        let dir = blueprint(
+            &env,
+            "name: layered\nversion: 1.0.0\nextends: default\n",
+            &[("files/.sourceignore", fork)],
+        );
+        let out = run(env
+            .scaffold()
+            .args(["blueprint", "rebase"])
+            .arg(&dir)
+            .arg("--from")
+            .arg(&old_base));
+        let ours = std::fs::read_to_string(dir.join("files/.sourceignore")).expect("merged");
+        // git merge-file on the same three texts, with rebase's labels.
+        for (name, text) in [("fork.txt", fork), ("old.txt", old), ("new.txt", &new)] {
+            std::fs::write(root.join(name), text).expect("input");
+        }
+        let git = std::process::Command::new("git")
+            .current_dir(&root)
+            .args([
+                "merge-file",
+                "-p",
+                "--diff3",
+                "-L",
+                "yours",
+                "-L",
+                "base",
+                "-L",
+                "default",
+                "fork.txt",
+                "old.txt",
+                "new.txt",
+            ])
+            .output()
+            .expect("git merge-file");
+        let theirs = String::from_utf8(git.stdout).expect("utf-8");
+        assert_eq!(
+            ours,
+            theirs,
+            "case {index}: {}",
+            String::from_utf8_lossy(&git.stderr)
+        );
+        let git_conflicts = git.status.code().expect("exit");
+        assert_eq!(
+            out.code,
+            i32::from(git_conflicts > 0),
+            "case {index}: {}{}",
+            out.stdout,
+            out.stderr
+        );
+    }
 }
