@@ -32,6 +32,7 @@ pub mod rule {
     pub const DELIMITERS: &str = "blueprint.delimiters";
     pub const DEFAULT_INVALID: &str = "blueprint.default-invalid";
     pub const RENDER: &str = "blueprint.render";
+    pub const MIGRATION: &str = "blueprint.migration";
 }
 
 /// Every lint rule with what it finds, for the docs and `--help`.
@@ -75,6 +76,10 @@ pub const RULES: &[(&str, &str)] = &[
         rule::RENDER,
         "the blueprint renders with every default, and `new` could write it",
     ),
+    (
+        rule::MIGRATION,
+        "each `moves:` renders (per environment) to a free path inside the repo",
+    ),
 ];
 
 /// Variables every template may read besides the answers.
@@ -82,6 +87,7 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
+mod migrations;
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 
@@ -503,6 +509,9 @@ fn check_defaults_and_render(
             return None;
         }
     };
+    found.rule = rule::MIGRATION;
+    migrations::check_moves(blueprint, renderer, &places, &answers, found);
+    found.rule = rule::RENDER;
     if found.has_errors() {
         return None; // rendering would only repeat what is already reported
     }

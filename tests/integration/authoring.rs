@@ -1829,3 +1829,67 @@ fn rebase_merges_as_git_merge_file_does() {
         );
     }
 }
+
+#[test]
+fn moves_render_per_environment_at_update_and_are_linted() {
+    let env = Env::new();
+    let doc = (
+        "env-files/envs/[[ environment ]]/docs/OWNERS.md.tera",
+        "owners of [[ environment ]]\n",
+    );
+    let dir = layered(&env, "", &[doc]);
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--author", "T <t@example.org>"])
+        .args(["--set", "environments=dev,prod", "--blueprint"])
+        .arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("out");
+    assert!(repo.join("envs/prod/docs/OWNERS.md").is_file());
+    // 1.1.0 renames the file in every environment; a move lint cannot render, one onto
+    // itself and two onto one target are refused at their line first.
+    let v2 = |moves: &str| {
+        format!(
+            "name: layered\nversion: 1.1.0\nextends: default\nmigrations:\n  - version: 1.1.0\n    moves:\n{moves}"
+        )
+    };
+    let moved = "env-files/envs/[[ environment ]]/docs/TEAM.md.tera";
+    std::fs::remove_file(dir.join(doc.0)).expect("old place");
+    std::fs::write(dir.join(moved), doc.1).expect("new place");
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        v2("      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environmnt ]]/docs/TEAM.md\"\n"),
+    )
+    .expect("v2");
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:7:48: error: ") && out.contains("environmnt"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        v2("      README.md: \"envs/[[ environment ]]/docs/TEAM.md\"\n      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environment ]]/docs/TEAM.md\"\n      docs/x.md: docs/x.md\n"),
+    )
+    .expect("v2");
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.contains("migrations 1.1.0 moves `envs/[[ environment ]]/docs/OWNERS.md`: to `envs/prod/docs/TEAM.md`, where `README.md` moves too (environment prod)")
+            && out.contains("migrations 1.1.0 moves `docs/x.md`: onto itself (`docs/x.md`)"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        v2("      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environment ]]/docs/TEAM.md\"\n"),
+    )
+    .expect("v2");
+    assert_eq!(lint_out(&env, &dir, 0), "");
+    let out = run(env.scaffold().current_dir(&repo).args(["update"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for name in ["dev", "prod"] {
+        assert!(!repo.join(format!("envs/{name}/docs/OWNERS.md")).exists());
+        assert_eq!(
+            std::fs::read_to_string(repo.join(format!("envs/{name}/docs/TEAM.md"))).expect("moved"),
+            format!("owners of {name}\n")
+        );
+    }
+}
