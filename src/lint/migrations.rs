@@ -77,10 +77,10 @@ pub(super) fn check_moves(
                     Some(format!("onto itself (`{target}`)"))
                 } else if source.ends_with('/') != target.ends_with('/') {
                     Some("a directory (ending in `/`) to a file, or a file to a directory: end both in `/` or neither".to_string())
-                } else if let Some(other) = targets.insert(target.clone(), from) {
-                    Some(format!("to `{target}`, where `{other}` moves too"))
                 } else {
-                    None
+                    targets
+                        .insert(target.clone(), from)
+                        .map(|other| format!("to `{target}`, where `{other}` moves too"))
                 };
                 if let Some(message) = message
                     && reported.insert(from)
