@@ -1893,3 +1893,18 @@ fn moves_render_per_environment_at_update_and_are_linted() {
         );
     }
 }
+
+#[test]
+fn replacing_the_inherited_environment_question_is_a_lint_error() {
+    let env = Env::new();
+    let question = "questions:\n  - key: environment\n    prompt: Environment\n    type: choice\n    choices: [staging, production]\n    default: staging\n";
+    let dir = layered(&env, question, &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:5:5: error: question `environment` replaces the inherited one, which each environment answers with its own name: remove it, and restrict the environment names with `item_regex` on `environments` instead"),
+        "{out}"
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(!env.path("out").exists());
+}
