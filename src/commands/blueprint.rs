@@ -502,8 +502,35 @@ pub fn lint(
     Ok(ExitStatus::Success)
 }
 
+/// The findings of the blueprint `dir` names: a directory, or a blueprint name on the
+/// search path or embedded (an embedded one is linted as its export would be).
+fn lint_selected(dir: &Path) -> Result<Vec<Diagnostic>> {
+    if dir.join("blueprint.yaml").is_file() {
+        return lint::lint(dir);
+    }
+    let selector = dir.display().to_string();
+    let blueprint = Blueprint::load(&selector)?;
+    if !blueprint
+        .origin
+        .starts_with(crate::blueprint::EMBEDDED_ORIGIN)
+    {
+        return lint::lint(Path::new(&blueprint.origin));
+    }
+    let scratch = tempfile::tempdir().map_err(|e| Error::io("create a temporary directory", e))?;
+    let copy = scratch.path().join(&blueprint.manifest.name);
+    let (tree, _) = Blueprint::layer_files(&selector)?;
+    for (path, bytes) in tree {
+        let target = copy.join(&path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+        }
+        std::fs::write(&target, bytes).map_err(|e| Error::io_path("write", &target, e))?;
+    }
+    lint::lint(&copy)
+}
+
 fn lint_dir(dir: &Path, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
-    let findings = lint::lint(dir)?;
+    let findings = lint_selected(dir)?;
     let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
     if as_json {

@@ -1908,3 +1908,44 @@ fn replacing_the_inherited_environment_question_is_a_lint_error() {
     assert_eq!(out.code, 5, "{}", out.stderr);
     assert!(!env.path("out").exists());
 }
+
+#[test]
+fn a_dot_dot_from_an_answer_is_the_answers_error_exit_2() {
+    let env = Env::new();
+    let manifest = format!(
+        "{MANIFEST}  - key: team\n    prompt: Team\n    type: string\n    default: platform\n"
+    );
+    let dir = blueprint(&env, &manifest, &[("files/[[ team ]]/RUNBOOK.md", "x\n")]);
+    let out = run(env
+        .scaffold()
+        .args([
+            "new",
+            "out",
+            "--defaults",
+            "--set",
+            "team=../..",
+            "--blueprint",
+        ])
+        .arg(&dir));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("rendered path `../../RUNBOOK.md` escapes the repository: an answer it reads holds a `..` or `.` path segment; answer a plain name"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn blueprint_lint_takes_a_blueprint_name_as_test_does() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["blueprint", "lint", "default"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("blueprint lint: 0 errors"),
+        "{}",
+        out.stderr
+    );
+    let out = run(env.scaffold().args(["blueprint", "lint", "nosuch"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
