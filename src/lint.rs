@@ -137,7 +137,7 @@ impl Findings {
     /// An error message naming a blueprint file, maybe with `:LINE:COL`: reported there.
     fn error_text(&mut self, fallback_file: &str, text: &str) {
         let re = Regex::new(
-            r"^(?:.*?/)?((?:files|addon-files|addons)/.+?|blueprint\.yaml)(?::(\d+):(\d+))?: (.*)$",
+            r"^(?:.*?/)?((?:[\w.-]*files|addons|partials)/.+?|blueprint\.yaml)(?::(\d+):(\d+))?: (.*)$",
         );
         let text = text.strip_prefix("blueprint ").unwrap_or(text);
         let located = re.ok().and_then(|re| {
@@ -446,6 +446,35 @@ fn check_symlinks(dir: &Path, found: &mut Findings) {
 
 /// Answers every question with its default (recording defaults that fail their own
 /// validation), then renders the blueprint with them: that rendering, when it is whole.
+/// Whether every default that is a plain value is an answer of its question's type; each
+/// one that is not is reported at its line (the question's `default:`, or `defaults:`).
+fn literal_defaults_parse(
+    blueprint: &Blueprint,
+    manifest_text: &str,
+    found: &mut Findings,
+) -> bool {
+    let delimiters = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    let places = Places::of(manifest_text);
+    let before = found.found.len();
+    found.rule = rule::DEFAULT_INVALID;
+    for question in &blueprint.manifest.questions {
+        let Some(message) = answers::literal_default_error(question, &delimiters) else {
+            continue;
+        };
+        let key = &question.key;
+        let at = places
+            .item_field("questions", "key", key, "default")
+            .or_else(|| places.section_entry("defaults", key))
+            .unwrap_or_else(|| places.at(&["extends"]));
+        found.error(
+            "blueprint.yaml",
+            at,
+            format!("question `{key}`: the default is not an answer: {message}"),
+        );
+    }
+    found.found.len() == before
+}
+
 fn check_defaults_and_render(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -470,6 +499,9 @@ fn check_defaults_and_render(
                 None => Ok(Json::String(String::new())),
             }
         }
+    }
+    if !literal_defaults_parse(blueprint, manifest_text, found) {
+        return None; // gathering would stop at the first of them, at no line
     }
     let failures = RefCell::new(Vec::new());
     let mut prompter = Defaults {

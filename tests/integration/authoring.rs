@@ -1949,3 +1949,36 @@ fn blueprint_lint_takes_a_blueprint_name_as_test_does() {
     let out = run(env.scaffold().args(["blueprint", "lint", "nosuch"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
+
+#[test]
+fn a_default_that_is_not_an_answer_is_reported_at_its_line() {
+    let env = Env::new();
+    let dir = layered(&env, "defaults:\n  node_max: ten\n", &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with(
+            "blueprint.yaml:5:3: error: question `node_max`: the default is not an answer: "
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_include_of_a_missing_partial_in_an_environment_tree_is_at_its_line() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "env-files/envs/[[ environment ]]/docs/COST.md.tera",
+            "cost\n[% include \"partials/cost-labels.tera\" %]\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with(
+            "env-files/envs/[[ environment ]]/docs/COST.md.tera:2:12: error: Unknown template"
+        ),
+        "{out}"
+    );
+}
