@@ -1982,3 +1982,25 @@ fn an_include_of_a_missing_partial_in_an_environment_tree_is_at_its_line() {
         "{out}"
     );
 }
+
+#[test]
+fn removing_an_addon_another_depends_on_is_blamed_on_remove_addons() {
+    let env = Env::new();
+    let dir = layered(&env, "remove_addons:\n  - prometheus-operator-crds\n", &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:5:5: error: remove_addons: `prometheus-operator-crds` is a dependency of `"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        "remove_addons:\n  - prometheus-operator-crds\n  - kube-prometheus-stack\n",
+        &[],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert!(
+        !out.stdout.contains("depends_on names unknown addon"),
+        "{}",
+        out.stdout
+    );
+}
