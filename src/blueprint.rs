@@ -302,6 +302,25 @@ impl Blueprint {
             }
             origins.remove(&path);
         }
+        // An addon that stays but depends on one this layer removed: the layer's line is
+        // the one to change, not the inherited entry's `depends_on`.
+        for name in &manifest.remove_addons {
+            let dependant = merged_tree.iter().find_map(|(path, bytes)| {
+                let entry = path.strip_prefix("addons/")?.strip_suffix(".yaml")?;
+                let parsed: serde_json::Value = crate::yaml::from_slice(bytes).ok()?;
+                let needs = crate::json::strings(parsed.get("depends_on"));
+                needs.contains(name).then(|| entry.to_string())
+            });
+            if let Some(dependant) = dependant {
+                return Err(at(
+                    "remove_addons",
+                    name,
+                    format!(
+                        "remove_addons: `{name}` is a dependency of `{dependant}` (its depends_on), which stays: remove `{dependant}` too, or keep `{name}`"
+                    ),
+                ));
+            }
+        }
         let mut tests = FileTree::new();
         for (path, bytes) in tree {
             if path == "blueprint.yaml" {

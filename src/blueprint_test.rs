@@ -1,5 +1,7 @@
 //! `scaffold blueprint test`: render each answer set in the blueprint's `tests/` and run
 //! the built-in checks on the result. Pure: a case in, a verdict out.
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value as Json};
 
 use crate::answers::{self, Sources};
@@ -19,6 +21,8 @@ pub mod rule {
     pub const EXPECT_ERROR: &str = "blueprint.test-expect-error";
     /// The rendering could not be written as `new` writes it.
     pub const WRITE: &str = "blueprint.test-write";
+    /// The case expects a finding (`expect_findings`) that did not appear.
+    pub const EXPECT_FINDING: &str = "blueprint.test-expect-finding";
 }
 
 pub struct Verdict {
@@ -49,8 +53,72 @@ impl Verdict {
     }
 }
 
+/// A finding a case expects (`RULE@PATH` in `expect_findings`): check's error `rule` in
+/// the rendered file `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ExpectedFinding {
+    rule: String,
+    path: String,
+}
+
+impl ExpectedFinding {
+    fn parse(text: &str) -> Option<ExpectedFinding> {
+        let (rule, path) = text.split_once('@')?;
+        (!rule.is_empty() && !path.is_empty()).then(|| ExpectedFinding {
+            rule: rule.to_string(),
+            path: path.to_string(),
+        })
+    }
+
+    fn matches(&self, finding: &Diagnostic) -> bool {
+        finding.rule == self.rule && finding.file == self.path
+    }
+}
+
+/// The case's `expect_findings`, or why they cannot be read.
+fn expected_findings(case: &Json) -> Result<Vec<ExpectedFinding>, String> {
+    let Some(list) = case.get("expect_findings") else {
+        return Ok(Vec::new());
+    };
+    let Some(items) = list.as_array() else {
+        return Err("expect_findings must be a list of RULE@PATH".into());
+    };
+    items
+        .iter()
+        .map(|item| {
+            item.as_str().and_then(ExpectedFinding::parse).ok_or_else(|| {
+                format!("expect_findings: {item} is not RULE@PATH (e.g. order.crd@infrastructure/addons/x.yaml)")
+            })
+        })
+        .collect()
+}
+
+/// Takes the expected findings out of `problems`; an expectation nothing matched is a
+/// problem of its own.
+fn settle_expected(verdict: &mut Verdict, name: &str, expected: &[ExpectedFinding]) {
+    let mut unmet = Vec::new();
+    for expectation in expected {
+        let before = verdict.problems.len();
+        verdict.problems.retain(|p| !expectation.matches(p));
+        if verdict.problems.len() == before {
+            unmet.push(expectation);
+        }
+    }
+    for expectation in unmet {
+        verdict.add(
+            rule::EXPECT_FINDING,
+            name,
+            format!(
+                "expected {} in {}, and check found no such error there",
+                expectation.rule, expectation.path
+            ),
+        );
+    }
+}
+
 /// A case file is either the answers themselves, or `answers:` plus `expect_error:` (a
-/// text the error must contain) for a case that must be refused.
+/// text the error must contain) for a case that must be refused, and/or
+/// `expect_findings:` (check errors the rendering must have, as `RULE@PATH`).
 pub fn run_case(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -68,13 +136,26 @@ pub fn run_case(
             return (verdict, None);
         }
     };
+    let expect_findings = match expected_findings(&parsed) {
+        Ok(list) => list,
+        Err(message) => {
+            verdict.add(rule::CASE, name, message);
+            return (verdict, None);
+        }
+    };
     let (values, expect_error) = match &parsed {
-        Json::Object(map) if map.contains_key("answers") || map.contains_key("expect_error") => (
-            map.get("answers").cloned().unwrap_or(Json::Null),
-            map.get("expect_error")
-                .and_then(|v| v.as_str())
-                .map(String::from),
-        ),
+        Json::Object(map)
+            if map.contains_key("answers")
+                || map.contains_key("expect_error")
+                || map.contains_key("expect_findings") =>
+        {
+            (
+                map.get("answers").cloned().unwrap_or(Json::Null),
+                map.get("expect_error")
+                    .and_then(|v| v.as_str())
+                    .map(String::from),
+            )
+        }
         other => (other.clone(), None),
     };
     let values = match values {
@@ -115,7 +196,8 @@ pub fn run_case(
         (Err(e), _) => verdict.failed(name, &e),
         (Ok(rendered), None) => {
             verdict.files = rendered.plan.files.len();
-            verdict.problems = check(&rendered.plan);
+            verdict.problems = check(&rendered.plan, blueprint.catalog.crd_providers());
+            settle_expected(&mut verdict, name, &expect_findings);
             return (verdict, Some(rendered.plan));
         }
     }
@@ -123,9 +205,9 @@ pub fn run_case(
 }
 
 /// The built-in checks: the error-severity rules of `scaffold check`, run on the rendered
-/// plan in memory.
-pub fn check(plan: &Plan) -> Vec<Diagnostic> {
-    let repo = crate::check::Repo::from_plan(plan);
+/// plan in memory, knowing the CRDs the blueprint's catalog says its charts install.
+pub fn check(plan: &Plan, crd_providers: BTreeMap<String, Vec<String>>) -> Vec<Diagnostic> {
+    let repo = crate::check::Repo::from_plan(plan).with_crd_providers(crd_providers);
     crate::check::run(&repo, &crate::check::Filter::default())
         .into_iter()
         .filter(Diagnostic::is_error)

@@ -461,6 +461,25 @@ impl Catalog {
             .collect()
     }
 
+    /// The CRD groups each entry's chart installs (`crds.provides`), by chart name and by
+    /// entry name: the facts `check`'s CRD rules take from a blueprint.
+    pub fn crd_providers(&self) -> BTreeMap<String, Vec<String>> {
+        let mut providers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for entry in self.entries.values() {
+            let groups = entry.provides();
+            if groups.is_empty() {
+                continue;
+            }
+            for name in [&entry.spec.chart.name, &entry.spec.name] {
+                let known = providers.entry(name.clone()).or_default();
+                known.extend(groups.iter().cloned());
+                known.sort();
+                known.dedup();
+            }
+        }
+        providers
+    }
+
     pub fn select(&self, chosen: &[String]) -> Result<Selection<'_>> {
         let mut picked: BTreeSet<String> = BTreeSet::new();
         let mut added = Vec::new();

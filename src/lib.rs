@@ -57,6 +57,7 @@ pub mod plan;
 pub(crate) mod prebuilt;
 pub(crate) mod pristine;
 pub(crate) mod prompt;
+pub(crate) mod rebase;
 pub mod record;
 pub(crate) mod relocate;
 pub mod render;

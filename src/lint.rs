@@ -32,6 +32,7 @@ pub mod rule {
     pub const DELIMITERS: &str = "blueprint.delimiters";
     pub const DEFAULT_INVALID: &str = "blueprint.default-invalid";
     pub const RENDER: &str = "blueprint.render";
+    pub const MIGRATION: &str = "blueprint.migration";
 }
 
 /// Every lint rule with what it finds, for the docs and `--help`.
@@ -75,6 +76,10 @@ pub const RULES: &[(&str, &str)] = &[
         rule::RENDER,
         "the blueprint renders with every default, and `new` could write it",
     ),
+    (
+        rule::MIGRATION,
+        "each `moves:` renders (per environment) to a free path inside the repo",
+    ),
 ];
 
 /// Variables every template may read besides the answers.
@@ -82,6 +87,7 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
+mod migrations;
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 
@@ -131,7 +137,7 @@ impl Findings {
     /// An error message naming a blueprint file, maybe with `:LINE:COL`: reported there.
     fn error_text(&mut self, fallback_file: &str, text: &str) {
         let re = Regex::new(
-            r"^(?:.*?/)?((?:files|addon-files|addons)/.+?|blueprint\.yaml)(?::(\d+):(\d+))?: (.*)$",
+            r"^(?:.*?/)?((?:[\w.-]*files|addons|partials)/.+?|blueprint\.yaml)(?::(\d+):(\d+))?: (.*)$",
         );
         let text = text.strip_prefix("blueprint ").unwrap_or(text);
         let located = re.ok().and_then(|re| {
@@ -440,6 +446,35 @@ fn check_symlinks(dir: &Path, found: &mut Findings) {
 
 /// Answers every question with its default (recording defaults that fail their own
 /// validation), then renders the blueprint with them: that rendering, when it is whole.
+/// Whether every default that is a plain value is an answer of its question's type; each
+/// one that is not is reported at its line (the question's `default:`, or `defaults:`).
+fn literal_defaults_parse(
+    blueprint: &Blueprint,
+    manifest_text: &str,
+    found: &mut Findings,
+) -> bool {
+    let delimiters = blueprint.manifest.delimiters.clone().unwrap_or_default();
+    let places = Places::of(manifest_text);
+    let before = found.found.len();
+    found.rule = rule::DEFAULT_INVALID;
+    for question in &blueprint.manifest.questions {
+        let Some(message) = answers::literal_default_error(question, &delimiters) else {
+            continue;
+        };
+        let key = &question.key;
+        let at = places
+            .item_field("questions", "key", key, "default")
+            .or_else(|| places.section_entry("defaults", key))
+            .unwrap_or_else(|| places.at(&["extends"]));
+        found.error(
+            "blueprint.yaml",
+            at,
+            format!("question `{key}`: the default is not an answer: {message}"),
+        );
+    }
+    found.found.len() == before
+}
+
 fn check_defaults_and_render(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -464,6 +499,9 @@ fn check_defaults_and_render(
                 None => Ok(Json::String(String::new())),
             }
         }
+    }
+    if !literal_defaults_parse(blueprint, manifest_text, found) {
+        return None; // gathering would stop at the first of them, at no line
     }
     let failures = RefCell::new(Vec::new());
     let mut prompter = Defaults {
@@ -503,6 +541,9 @@ fn check_defaults_and_render(
             return None;
         }
     };
+    found.rule = rule::MIGRATION;
+    migrations::check_moves(blueprint, renderer, &places, &answers, found);
+    found.rule = rule::RENDER;
     if found.has_errors() {
         return None; // rendering would only repeat what is already reported
     }

@@ -377,9 +377,31 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
     let trees = merge_trees(&base, &child.trees);
     let mut questions = base.questions;
     let own_keys: Vec<String> = child.questions.iter().map(|q| q.key.clone()).collect();
+    let has_environments = child
+        .environments_answer
+        .as_ref()
+        .or(base.environments_answer.as_ref())
+        .is_some();
     for mut question in child.questions {
         let after = question.after.take();
         let existing = questions.iter().position(|q| q.key == question.key);
+        // Each environment answers `environment` with its own name; a layer's question
+        // would give question defaults another value than the environment's trees see.
+        if has_environments && existing.is_some() && question.key == crate::answers::ENVIRONMENT {
+            return Err(MergeError {
+                section: "questions",
+                key: question.key.clone(),
+                message: format!(
+                    "question `{}` replaces the inherited one, which each environment answers with its own name: remove it, and restrict the environment names with `item_regex` on `{}` instead",
+                    question.key,
+                    child
+                        .environments_answer
+                        .as_deref()
+                        .or(base.environments_answer.as_deref())
+                        .unwrap_or_default()
+                ),
+            });
+        }
         let slot = match (&after, existing) {
             (None, Some(i)) => {
                 questions[i] = question;

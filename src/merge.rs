@@ -151,6 +151,56 @@ pub fn conflicts(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Co
     Conflicted { marked: out, hunks }
 }
 
+/// A three-way merge as `git merge-file --diff3` makes it: the texts are split at the base
+/// lines both sides kept; a region only one side changed (or both the same way) takes
+/// that change, and any other is a conflict, two insertions at one place included. Unlike
+/// [`merge3`] (which keeps a user's lines beside the renderer's), nothing is guessed.
+pub fn merge_file(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Conflicted {
+    let base: Vec<&str> = base.split_inclusive('\n').collect();
+    let ours: Vec<&str> = ours.split_inclusive('\n').collect();
+    let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
+    let in_ours = equal_lines(&base, &ours);
+    let in_theirs = equal_lines(&base, &theirs);
+    let mut anchors: Vec<(usize, usize, usize)> = (0..base.len())
+        .filter_map(|i| Some((i, in_ours[i]?, in_theirs[i]?)))
+        .collect();
+    anchors.push((base.len(), ours.len(), theirs.len()));
+    let mut out = String::new();
+    let mut hunks = Vec::new();
+    let (mut b, mut o, mut t) = (0, 0, 0);
+    for (ab, ao, at) in anchors {
+        let (rb, ro, rt) = (
+            base[b..ab].concat(),
+            ours[o..ao].concat(),
+            theirs[t..at].concat(),
+        );
+        if ro == rb || ro == rt {
+            out.push_str(&rt);
+        } else if rt == rb {
+            out.push_str(&ro);
+        } else {
+            out.push_str("<<<<<<< yours\n");
+            out.push_str(&with_newline(&ro));
+            out.push_str("||||||| base\n");
+            out.push_str(&with_newline(&rb));
+            out.push_str("=======\n");
+            out.push_str(&with_newline(&rt));
+            out.push_str(&format!(">>>>>>> {theirs_label}\n"));
+            hunks.push(Hunk {
+                line: o + 1,
+                base: rb,
+                ours: ro,
+                theirs: rt,
+            });
+        }
+        if ab < base.len() {
+            out.push_str(ours[ao]);
+        }
+        (b, o, t) = (ab + 1, ao + 1, at + 1);
+    }
+    Conflicted { marked: out, hunks }
+}
+
 /// The first region where `ours` and `theirs` differ, for a refusal that has no common base
 /// (a file in the way, or an edited file scaffold would remove); `base` is left empty.
 pub fn first_difference(ours: &str, theirs: &str) -> Option<Hunk> {
@@ -198,7 +248,21 @@ fn with_newline(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{conflicts, merge3};
+    use super::{conflicts, merge_file, merge3};
+
+    #[test]
+    fn merge_file_conflicts_on_two_insertions_at_one_place_and_takes_the_rest() {
+        let base = "a\nb\nc\n";
+        let found = merge_file(base, "a\nmine\nb\nc\n", "a\ntheirs\nb\nc\nd\n", "new");
+        assert_eq!(
+            found.marked,
+            "a\n<<<<<<< yours\nmine\n||||||| base\n=======\ntheirs\n>>>>>>> new\nb\nc\nd\n"
+        );
+        assert_eq!(found.hunks.len(), 1);
+        let clean = merge_file(base, "a\nmine\nb\nc\n", "a\nb\nc\nd\n", "new");
+        assert!(clean.hunks.is_empty());
+        assert_eq!(clean.marked, "a\nmine\nb\nc\nd\n");
+    }
 
     const BASE: &str = "resources:\n  - a/\n  - c/\n";
 

@@ -411,8 +411,16 @@ impl<'a> Files<'a> {
             None => (rendered_path, bytes.to_vec()),
         };
         let contents = self.patched(&source, contents, scope)?;
-        let path = RelPath::new(&path)
-            .map_err(|m| Error::blueprint(format!("{source}: rendered path {m}")))?;
+        let path = RelPath::new(&path).map_err(|m| {
+            // The template's own text cannot make `..`: an answer it reads did.
+            if source_path.contains("..") {
+                Error::blueprint(format!("{source}: rendered path {m}"))
+            } else {
+                Error::input(format!(
+                    "{source}: rendered path {m}: an answer it reads holds a `..` or `.` path segment; answer a plain name"
+                ))
+            }
+        })?;
         if let Some(rule) = crate::git_paths::content_rule(path.as_str(), &contents) {
             return Err(Error::blueprint(format!(
                 "{source}: git would reject the rendered {}: {rule}",

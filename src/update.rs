@@ -76,6 +76,51 @@ pub struct Update {
     pub merge: Merge,
 }
 
+/// The files the blueprint moved since the recorded version, rendered over the answers as
+/// recorded (before the migrations rename them): once, or in a repo with environments
+/// once per environment with its own answers and name, so a move may name
+/// `[[ environment ]]` either way. The same move from two environments counts once.
+fn due_moves(
+    blueprint: &Blueprint,
+    renderer: &crate::render::Renderer,
+    record: &record::Record,
+) -> Result<Vec<(String, String)>> {
+    let mut contexts = Vec::new();
+    if record.environments.is_empty() {
+        contexts.push(record.answers.clone());
+    }
+    for (name, own) in &record.environments {
+        let mut context = record.answers.clone();
+        context.extend(own.clone());
+        context.insert(
+            crate::answers::ENVIRONMENT.into(),
+            Json::String(name.clone()),
+        );
+        contexts.push(context);
+    }
+    let mut moves = Vec::new();
+    for migration in crate::migrate::due(
+        &blueprint.manifest.migrations,
+        &record.blueprint,
+        &blueprint.id(),
+    ) {
+        for (from, to) in &migration.moves {
+            let what = format!("migrations {} moves `{from}`", migration.version);
+            for context in &contexts {
+                let context = Json::Object(context.clone());
+                let pair = (
+                    renderer.render_str(&what, from, &context)?,
+                    renderer.render_str(&what, to, &context)?,
+                );
+                if !moves.contains(&pair) {
+                    moves.push(pair);
+                }
+            }
+        }
+    }
+    Ok(moves)
+}
+
 pub fn prepare(request: Request<'_>) -> Result<Update> {
     let found = Found::open(request.start, request.lock)?;
     let mut request = request;
@@ -109,23 +154,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         ));
     }
     let renderer = generate::renderer_for(&blueprint)?;
-    // The files the blueprint moved since the recorded version, rendered over the answers
-    // as recorded (before the migrations rename them).
-    let mut moves = Vec::new();
-    for migration in crate::migrate::due(
-        &blueprint.manifest.migrations,
-        &record.blueprint,
-        &blueprint.id(),
-    ) {
-        for (from, to) in &migration.moves {
-            let to = renderer.render_str(
-                &format!("migrations {} moves `{from}`", migration.version),
-                to,
-                &Json::Object(record.answers.clone()),
-            )?;
-            moves.push((from.clone(), to));
-        }
-    }
+    let moves = due_moves(&blueprint, &renderer, record)?;
     // The blueprint's declared renames, applied to the recorded answers first.
     let mut migrated = record.clone();
     let mut migrations = crate::migrate::apply(

@@ -612,6 +612,26 @@ fn choices_of(question: &Question, blueprint: &Blueprint) -> Vec<String> {
         .collect()
 }
 
+/// Why a default that is no template (a value, or text without the delimiters) is not an
+/// answer of its question's type; lint reports it at the default's line.
+pub fn literal_default_error(
+    question: &Question,
+    delimiters: &crate::manifest::Delimiters,
+) -> Option<String> {
+    let parsed = match question.default.as_ref()? {
+        Json::String(text)
+            if text.contains(delimiters.variable[0].as_str())
+                || text.contains(delimiters.block[0].as_str()) =>
+        {
+            return None;
+        }
+        Json::String(text) if text.trim().is_empty() => return None,
+        Json::String(text) => parse_text(question, text),
+        other => from_yaml(question, other),
+    };
+    parsed.err()
+}
+
 fn default_of(
     question: &Question,
     blueprint: &Blueprint,

@@ -135,6 +135,10 @@ pub struct Repo {
     /// Patches of a kustomization that match no object its resources build to (kustomize
     /// fails the build): by kustomization file, the patch file, its line and its target.
     pub unmatched_patches: BTreeMap<String, Vec<(String, usize, String)>>,
+    /// CRD groups a chart installs, by chart name, beyond check's built-in table: the
+    /// `crds.provides` of the blueprint's catalog, given by the caller
+    /// ([`Repo::with_crd_providers`]) so a team addon shipping its own CRDs is known.
+    pub crd_providers: BTreeMap<String, Vec<String>>,
 }
 
 impl Repo {
@@ -267,6 +271,12 @@ impl Repo {
     }
 
     /// The part of the repo whose files `keep` accepts (an environment's view).
+    /// The repo, knowing which CRD groups each chart of `providers` installs.
+    pub fn with_crd_providers(mut self, providers: BTreeMap<String, Vec<String>>) -> Repo {
+        self.crd_providers = providers;
+        self
+    }
+
     pub fn view(&self, keep: impl Fn(&str) -> bool) -> Repo {
         let kept = |pairs: &[(String, ParseError)]| -> Vec<(String, ParseError)> {
             pairs.iter().filter(|(f, _)| keep(f)).cloned().collect()
@@ -305,6 +315,7 @@ impl Repo {
                 .map(|(p, l)| (p.clone(), l.clone()))
                 .collect(),
             unmatched_patches: BTreeMap::new(),
+            crd_providers: self.crd_providers.clone(),
         }
     }
 

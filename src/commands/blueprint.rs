@@ -187,7 +187,9 @@ pub fn export(selector: &str, dir: &Path, out: &Reporter) -> Result<ExitStatus> 
 }
 
 /// `scaffold blueprint rebase DIR --from OLD`: each file the layer replaced, merged from
-/// the old base's copy to the current base's (the fork's own changes kept).
+/// the old base's copy to the current base's (the fork's own changes kept), following the
+/// files the new base moved ([`crate::rebase`]). Exit 1 names every fork with conflicts or
+/// that could not be carried.
 pub fn rebase(dir: &Path, from: &str, out: &Reporter) -> Result<ExitStatus> {
     let layer = Blueprint::load(&dir.display().to_string())?;
     let old_base = Blueprint::load(from)?;
@@ -206,72 +208,197 @@ pub fn rebase(dir: &Path, from: &str, out: &Reporter) -> Result<ExitStatus> {
     let manifest_path = root.join("blueprint.yaml");
     let mut manifest = std::fs::read_to_string(&manifest_path)
         .map_err(|e| Error::io_path("read", &manifest_path, e))?;
-    let (mut merged, mut conflicted) = (0, 0);
-    for (own, change) in &layer.overrides {
-        let fork_path = root.join(own);
-        if change.kind != OverrideKind::Replaced || !fork_path.is_file() {
-            continue; // a base layer's fork, or a patch
-        }
-        let text = |bytes: Option<Vec<u8>>| bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let (Some(old), Some(new)) = (
-            text(old_base.file(&change.base_path)),
-            text(new_base.file(&change.base_path)),
-        ) else {
-            out.line(format!(
-                "{own}: skipped ({} is not in both bases)",
-                change.base_path
-            ));
-            continue;
-        };
-        let fork = std::fs::read_to_string(&fork_path)
-            .map_err(|e| Error::io_path("read", &fork_path, e))?;
-        let result = match crate::merge::merge3(&old, &fork, &new) {
-            Some(clean) => {
-                merged += 1;
-                // The fork now follows the current base: record its digest.
-                if let Some(recorded) = &change.recorded {
-                    let at = crate::yaml::Places::of(&manifest)
-                        .section_key("replaces", &change.base_path);
-                    if let Some(line) = manifest.split_inclusive('\n').nth(at.0 - 1) {
-                        let start = manifest
-                            .split_inclusive('\n')
-                            .take(at.0 - 1)
-                            .map(str::len)
-                            .sum::<usize>();
-                        let fixed = line.replacen(recorded.as_str(), &change.base_digest, 1);
-                        manifest.replace_range(start..start + line.len(), &fixed);
-                    }
-                }
-                out.line(format!(
-                    "{own}: merged the base's changes ({})",
-                    new_base.manifest.version
-                ));
-                clean
+    let (own, _) = Blueprint::layer_files(&layer.origin)?;
+    let mut tally = Tally::default();
+    for path in own.keys() {
+        match fork_step(&old_base, &new_base, path, &own) {
+            Some(Ok(step)) => {
+                let bases = Bases {
+                    old: &old_base,
+                    new: &new_base,
+                };
+                carry(root, &mut manifest, &bases, &step, &mut tally, out)?;
             }
-            None => {
-                let marked = crate::merge::conflicts(&old, &fork, &new, &new_base.manifest.name);
-                conflicted += 1;
-                out.line(format!(
-                    "{own}: {} conflict(s) marked; resolve them, then update `replaces` to {}",
-                    marked.hunks.len(),
-                    change.base_digest
-                ));
-                marked.marked
+            Some(Err(why)) => {
+                out.line(format!("{path}: not carried ({why})"));
+                tally.lost.push(path.clone());
             }
-        };
-        if result != fork {
-            write_beside(&fork_path, result.as_bytes())?;
+            None => {}
         }
     }
     write_beside(&manifest_path, manifest.as_bytes())?;
-    out.line(format!("{merged} merged, {conflicted} with conflicts"));
-    if conflicted > 0 {
-        out.findings(format!(
-            "blueprint rebase: {conflicted} file(s) with conflicts"
-        ));
-        return Ok(ExitStatus::Findings);
+    out.line(format!(
+        "{} merged, {} with conflicts, {} not carried",
+        tally.merged,
+        tally.conflicted.len(),
+        tally.lost.len()
+    ));
+    if tally.conflicted.is_empty() && tally.lost.is_empty() {
+        return Ok(ExitStatus::Success);
     }
-    Ok(ExitStatus::Success)
+    let mut named = Vec::new();
+    if !tally.conflicted.is_empty() {
+        named.push(format!("conflicts in {}", tally.conflicted.join(", ")));
+    }
+    if !tally.lost.is_empty() {
+        named.push(format!("not carried: {}", tally.lost.join(", ")));
+    }
+    out.findings(format!("blueprint rebase: {}", named.join("; ")));
+    Ok(ExitStatus::Findings)
+}
+
+#[derive(Default)]
+struct Tally {
+    merged: usize,
+    conflicted: Vec<String>,
+    lost: Vec<String>,
+}
+
+struct Bases<'a> {
+    old: &'a Blueprint,
+    new: &'a Blueprint,
+}
+
+/// One fork to carry: the layer's file, its base in the old blueprint, and where that
+/// file is in the new one.
+struct ForkStep {
+    fork: String,
+    old: String,
+    new: String,
+}
+
+/// What to do with the layer's file `path`: nothing (the layer's own file, a patch, or a
+/// fork of a file new in the new base), carry it, or why it cannot be carried.
+fn fork_step(
+    old_base: &Blueprint,
+    new_base: &Blueprint,
+    path: &str,
+    own: &blueprint::FileTree,
+) -> Option<std::result::Result<ForkStep, String>> {
+    if path.ends_with(".patch.yaml")
+        || !(old_base.is_rendered_path(path) || new_base.is_rendered_path(path))
+    {
+        return None;
+    }
+    let step = |old: String, new: String| ForkStep {
+        fork: path.to_string(),
+        old,
+        new,
+    };
+    match (old_base.file(path).is_some(), new_base.file(path).is_some()) {
+        (true, true) => Some(Ok(step(path.into(), path.into()))),
+        (true, false) => Some(match crate::rebase::follow(old_base, new_base, path) {
+            Some(new) if own.contains_key(&new) => Err(format!(
+                "it moved to {new}, and the layer has a file there too: merge them by hand"
+            )),
+            Some(new) => Ok(step(path.into(), new)),
+            None => Err(format!(
+                "{} {} has no such file, and no move or rename of it was found",
+                new_base.manifest.name, new_base.manifest.version
+            )),
+        }),
+        (false, true) => {
+            crate::rebase::came_from(old_base, new_base, path).map(|old| Ok(step(old, path.into())))
+        }
+        (false, false) => None,
+    }
+}
+
+/// Merges one fork onto the new base, writes it where the new base has the file (moving
+/// it there), and points its `replaces` entry at the new path and digest when clean.
+fn carry(
+    root: &Path,
+    manifest: &mut String,
+    bases: &Bases,
+    step: &ForkStep,
+    tally: &mut Tally,
+    out: &Reporter,
+) -> Result<()> {
+    let text = |bytes: Option<Vec<u8>>| {
+        bytes
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let old = text(bases.old.file(&step.old));
+    let new = text(bases.new.file(&step.new));
+    let fork_path = root.join(&step.fork);
+    let fork =
+        std::fs::read_to_string(&fork_path).map_err(|e| Error::io_path("read", &fork_path, e))?;
+    let version = &bases.new.manifest.version;
+    let moved = step.fork != step.new;
+    let digest = crate::overrides::digest(new.as_bytes());
+    let merged = crate::merge::merge_file(&old, &fork, &new, &bases.new.manifest.name);
+    let whither = if moved {
+        format!(" (moved to {})", step.new)
+    } else {
+        String::new()
+    };
+    if merged.hunks.is_empty() {
+        tally.merged += 1;
+        set_replaces(manifest, &[&step.old, &step.fork], &step.new, Some(&digest));
+        let what = if old == new {
+            format!("unchanged in {version}")
+        } else {
+            format!("merged the base's changes ({version})")
+        };
+        out.line(format!("{}: {what}{whither}", step.fork));
+    } else {
+        tally.conflicted.push(step.new.clone());
+        if moved {
+            set_replaces(manifest, &[&step.old, &step.fork], &step.new, None);
+        }
+        out.line(format!(
+            "{}: {} conflict(s) marked{whither}; resolve them, then update `replaces` to {digest}",
+            step.fork,
+            merged.hunks.len(),
+        ));
+    }
+    let target = root.join(&step.new);
+    if merged.marked != fork || moved {
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+        }
+        write_beside(&target, merged.marked.as_bytes())?;
+    }
+    if moved {
+        std::fs::remove_file(&fork_path).map_err(|e| Error::io_path("remove", &fork_path, e))?;
+    }
+    Ok(())
+}
+
+/// Points the `replaces` entry keyed by one of `keys` at `new_key`, with `digest` (or
+/// its recorded digest kept); a layer that recorded none is left as it is.
+fn set_replaces(manifest: &mut String, keys: &[&str], new_key: &str, digest: Option<&str>) {
+    let places = crate::yaml::Places::of(manifest);
+    let Some((line, _)) = keys
+        .iter()
+        .find_map(|key| places.section_entry("replaces", key))
+    else {
+        return;
+    };
+    let start: usize = manifest
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
+    let Some(text) = manifest[start..].split_inclusive('\n').next() else {
+        return;
+    };
+    let indent = &text[..text.len() - text.trim_start().len()];
+    let recorded = text
+        .trim_end()
+        .rsplit_once(':')
+        .map(|(_, v)| v.trim())
+        .unwrap_or_default();
+    let value = digest.unwrap_or(recorded);
+    let key = if new_key.contains(['[', '{', '#', ':']) {
+        format!("\"{new_key}\"")
+    } else {
+        new_key.to_string()
+    };
+    let fixed = format!("{indent}{key}: {value}\n");
+    let end = start + text.len();
+    manifest.replace_range(start..end, &fixed);
 }
 
 /// Replaces a file by rename, so it is never left half written.
@@ -375,8 +502,35 @@ pub fn lint(
     Ok(ExitStatus::Success)
 }
 
+/// The findings of the blueprint `dir` names: a directory, or a blueprint name on the
+/// search path or embedded (an embedded one is linted as its export would be).
+fn lint_selected(dir: &Path) -> Result<Vec<Diagnostic>> {
+    if dir.join("blueprint.yaml").is_file() {
+        return lint::lint(dir);
+    }
+    let selector = dir.display().to_string();
+    let blueprint = Blueprint::load(&selector)?;
+    if !blueprint
+        .origin
+        .starts_with(crate::blueprint::EMBEDDED_ORIGIN)
+    {
+        return lint::lint(Path::new(&blueprint.origin));
+    }
+    let scratch = tempfile::tempdir().map_err(|e| Error::io("create a temporary directory", e))?;
+    let copy = scratch.path().join(&blueprint.manifest.name);
+    let (tree, _) = Blueprint::layer_files(&selector)?;
+    for (path, bytes) in tree {
+        let target = copy.join(&path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io_path("create", parent, e))?;
+        }
+        std::fs::write(&target, bytes).map_err(|e| Error::io_path("write", &target, e))?;
+    }
+    lint::lint(&copy)
+}
+
 fn lint_dir(dir: &Path, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
-    let findings = lint::lint(dir)?;
+    let findings = lint_selected(dir)?;
     let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
     if as_json {

@@ -1418,7 +1418,7 @@ fn rebase_marks_conflicts_where_the_fork_and_the_new_base_change_the_same_lines(
     );
     assert!(
         out.stderr
-            .contains("blueprint rebase: 1 file(s) with conflicts"),
+            .contains("blueprint rebase: conflicts in files/.sourceignore"),
         "{}",
         out.stderr
     );
@@ -1515,4 +1515,492 @@ fn lint_checks_a_questions_on_change_template() {
         &[],
     );
     assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+// Issue 43: authoring round three.
+
+/// A team addon whose chart ships its own CRDs, with a config using them.
+const TRUST_ENTRY: &str = "name: trust\nlayer: addons\nnamespace: trust\ncreate_namespace: true\ndefault: true\nrequires: []\ndepends_on: []\nchart:\n  name: trust\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: trust\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: [trust.example.org]\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs:\n  - file: bundle.yaml\n    content: |\n      apiVersion: trust.example.org/v1\n      kind: Bundle\n      metadata:\n        name: team-ca\n      spec:\n        sources: []\n";
+
+#[test]
+fn check_takes_crd_providers_from_the_blueprints_catalog() {
+    let env = Env::new();
+    let dir = layered(&env, "", &[("addons/trust.yaml", TRUST_ENTRY)]);
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(env.scaffold().arg("check").arg(env.path("out")));
+    assert!(
+        !out.stdout.contains("order.crd-provider"),
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+    // Without `crds.provides` the config's group has no provider: still an error.
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addons/trust.yaml",
+            &TRUST_ENTRY.replace("provides: [trust.example.org]", "provides: []"),
+        )],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("[order.crd-provider]"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_test_case_may_expect_findings_and_fails_when_they_do_not_appear() {
+    let env = Env::new();
+    let unprovided = TRUST_ENTRY.replace("provides: [trust.example.org]", "provides: []");
+    let config = "infrastructure/addons-config/trust/configs.yaml";
+    let case = format!("answers: {{}}\nexpect_findings: [order.crd-provider@{config}]\n");
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/trust.yaml", &unprovided),
+            ("tests/defaults.yaml", &case),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // The same expectation fails once the entry provides the group.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/trust.yaml", TRUST_ENTRY),
+            ("tests/defaults.yaml", &case),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(&format!(
+            "[blueprint.test-expect-finding] expected order.crd-provider in {config}, and check found no such error there"
+        )),
+        "{}",
+        out.stdout
+    );
+    // An unexpected finding still fails the case, and a malformed expectation is named.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("addons/trust.yaml", &unprovided),
+            (
+                "tests/defaults.yaml",
+                "answers: {}\nexpect_findings: [order.crd-provider]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("is not RULE@PATH"), "{}", out.stdout);
+}
+
+const OLD_DEFAULT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/old-blueprints/default-0.2.1"
+);
+
+/// Every file of a tree below `root`, relative, `/`-separated.
+fn files_below(root: &Path) -> Vec<String> {
+    walk(root)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .filter_map(|p| {
+            p.strip_prefix(root)
+                .ok()
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+#[test]
+fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
+    let env = Env::new();
+    // A team layer forked from default 0.2.1: a fork of every file of its repo tree, three
+    // of them with a line of the team's own.
+    // The old base as stored, with one file the new base has in no form.
+    let old_base = env.path("old");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(OLD_DEFAULT)
+        .arg(&old_base)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    std::fs::write(old_base.join("files/GONE.md"), "dropped in 0.3\n").expect("gone");
+    let old_files = files_below(&old_base.join("files"));
+    let mine = [
+        "1-prerequisites/main.tf",
+        "infrastructure/karpenter/node-pool.yaml.tera",
+        "apps/[[ environment ]]/podinfo/release.yaml",
+    ];
+    let mut forks: Vec<(String, String)> = Vec::new();
+    for path in &old_files {
+        let mut text =
+            std::fs::read_to_string(old_base.join("files").join(path)).expect("old file");
+        if mine.contains(&path.as_str()) {
+            text.push_str("# team-line\n");
+        }
+        forks.push((format!("files/{path}"), text));
+    }
+    let borrowed: Vec<(&str, &str)> = forks
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = layered(&env, "", &borrowed);
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "rebase"])
+        .arg(&dir)
+        .arg("--from")
+        .arg(&old_base));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "files/GONE.md: not carried (default 0.3.0 has no such file, and no move or rename of it was found)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("not carried: files/GONE.md"),
+        "{}",
+        out.stderr
+    );
+    // Every other fork is carried: said so, and gone from its old path.
+    for path in old_files.iter().filter(|p| *p != "GONE.md") {
+        let old = format!("files/{path}");
+        let said = out.stdout.lines().any(|l| {
+            l.starts_with(&format!("{old}: merged the base's changes (0.3.0)"))
+                || l.starts_with(&format!("{old}: unchanged in 0.3.0"))
+        });
+        assert!(said, "{old} not carried:\n{}", out.stdout);
+        let moved = out.stdout.contains(&format!("{old}: ")) && !dir.join(&old).exists();
+        let stayed = dir.join(&old).exists()
+            && !out
+                .stdout
+                .contains(&format!("{old}: merged the base's changes (0.3.0) (moved"));
+        assert!(moved || stayed, "{old}");
+    }
+    // The team's lines follow their files to the new places, over the new base's text.
+    for (old, new) in [
+        (
+            "files/1-prerequisites/main.tf",
+            "env-files/envs/[[ environment ]]/1-prerequisites/main.tf",
+        ),
+        (
+            "files/infrastructure/karpenter/node-pool.yaml.tera",
+            "env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml.tera",
+        ),
+    ] {
+        assert!(
+            out.stdout.contains(&format!("(moved to {new})")),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+        let text = std::fs::read_to_string(dir.join(new)).expect("carried");
+        assert!(text.contains("# team-line\n"), "{text}");
+        assert!(!dir.join(old).exists());
+    }
+    // A fork the new base moved without a migration is found by its name and text.
+    assert!(
+        out.stdout.contains("files/apps/[[ environment ]]/podinfo/release.yaml: unchanged in 0.3.0 (moved to env-files/apps/[[ environment ]]/podinfo/release.yaml)"),
+        "{}",
+        out.stdout
+    );
+    let release =
+        std::fs::read_to_string(dir.join("env-files/apps/[[ environment ]]/podinfo/release.yaml"))
+            .expect("release");
+    assert!(release.ends_with("# team-line\n"), "{release}");
+}
+
+#[test]
+fn rebase_merges_as_git_merge_file_does() {
+    if !crate::support::require_tool("git") {
+        return;
+    }
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .args(["blueprint", "export", "default", "current"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let new = std::fs::read_to_string(env.path("current/files/.sourceignore")).expect("file");
+    let lines: Vec<&str> = new.split_inclusive('\n').collect();
+    // The old base lacks line 3 (so the new base inserts it there) and, for the second
+    // case, has an extra last line the new base dropped.
+    let old_insert = [&lines[..2], &lines[3..]].concat().concat();
+    let cases = [
+        // Both insert at the same place: a conflict, as git says.
+        (
+            old_insert.clone(),
+            [&lines[..2], &["/team/\n"][..], &lines[3..]]
+                .concat()
+                .concat(),
+        ),
+        // Both insert the same line: no conflict.
+        (old_insert.clone(), new.clone()),
+        // Insertions at different places: both kept.
+        (
+            old_insert.clone(),
+            [&lines[..2], &lines[3..], &["/team/\n"][..]]
+                .concat()
+                .concat(),
+        ),
+        // The fork changes a line next to the base's insertion: a conflict.
+        (
+            old_insert.clone(),
+            [&lines[..1], &["/changed/\n"][..], &lines[3..]]
+                .concat()
+                .concat(),
+        ),
+    ];
+    for (index, (old, fork)) in cases.iter().enumerate() {
+        let root = env.path(&format!("case{index}"));
+        std::fs::create_dir_all(&root).expect("dir");
+        let old_base = root.join("old");
+        let copied = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(env.path("current"))
+            .arg(&old_base)
+            .status()
+            .expect("cp");
+        assert!(copied.success());
+        std::fs::write(old_base.join("files/.sourceignore"), old).expect("old");
+        let dir = blueprint(
+            &env,
+            "name: layered\nversion: 1.0.0\nextends: default\n",
+            &[("files/.sourceignore", fork)],
+        );
+        let out = run(env
+            .scaffold()
+            .args(["blueprint", "rebase"])
+            .arg(&dir)
+            .arg("--from")
+            .arg(&old_base));
+        let ours = std::fs::read_to_string(dir.join("files/.sourceignore")).expect("merged");
+        // git merge-file on the same three texts, with rebase's labels.
+        for (name, text) in [("fork.txt", fork), ("old.txt", old), ("new.txt", &new)] {
+            std::fs::write(root.join(name), text).expect("input");
+        }
+        let git = std::process::Command::new("git")
+            .current_dir(&root)
+            .args([
+                "merge-file",
+                "-p",
+                "--diff3",
+                "-L",
+                "yours",
+                "-L",
+                "base",
+                "-L",
+                "default",
+                "fork.txt",
+                "old.txt",
+                "new.txt",
+            ])
+            .output()
+            .expect("git merge-file");
+        let theirs = String::from_utf8(git.stdout).expect("utf-8");
+        assert_eq!(
+            ours,
+            theirs,
+            "case {index}: {}",
+            String::from_utf8_lossy(&git.stderr)
+        );
+        let git_conflicts = git.status.code().expect("exit");
+        assert_eq!(
+            out.code,
+            i32::from(git_conflicts > 0),
+            "case {index}: {}{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn moves_render_per_environment_at_update_and_are_linted() {
+    let env = Env::new();
+    let doc = (
+        "env-files/envs/[[ environment ]]/docs/OWNERS.md.tera",
+        "owners of [[ environment ]]\n",
+    );
+    let dir = layered(&env, "", &[doc]);
+    let out = run(env
+        .scaffold()
+        .args(["new", "out", "--defaults", "--author", "T <t@example.org>"])
+        .args(["--set", "environments=dev,prod", "--blueprint"])
+        .arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let repo = env.path("out");
+    assert!(repo.join("envs/prod/docs/OWNERS.md").is_file());
+    // 1.1.0 renames the file in every environment; a move lint cannot render, one onto
+    // itself and two onto one target are refused at their line first.
+    let v2 = |moves: &str| {
+        format!(
+            "name: layered\nversion: 1.1.0\nextends: default\nmigrations:\n  - version: 1.1.0\n    moves:\n{moves}"
+        )
+    };
+    let moved = "env-files/envs/[[ environment ]]/docs/TEAM.md.tera";
+    std::fs::remove_file(dir.join(doc.0)).expect("old place");
+    std::fs::write(dir.join(moved), doc.1).expect("new place");
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        v2("      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environmnt ]]/docs/TEAM.md\"\n"),
+    )
+    .expect("v2");
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:7:48: error: ") && out.contains("environmnt"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        v2("      README.md: \"envs/[[ environment ]]/docs/TEAM.md\"\n      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environment ]]/docs/TEAM.md\"\n      docs/x.md: docs/x.md\n"),
+    )
+    .expect("v2");
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.contains("migrations 1.1.0 moves `envs/[[ environment ]]/docs/OWNERS.md`: to `envs/prod/docs/TEAM.md`, where `README.md` moves too (environment prod)")
+            && out.contains("migrations 1.1.0 moves `docs/x.md`: onto itself (`docs/x.md`)"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("blueprint.yaml"),
+        v2("      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environment ]]/docs/TEAM.md\"\n"),
+    )
+    .expect("v2");
+    assert_eq!(lint_out(&env, &dir, 0), "");
+    let out = run(env.scaffold().current_dir(&repo).args(["update"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for name in ["dev", "prod"] {
+        assert!(!repo.join(format!("envs/{name}/docs/OWNERS.md")).exists());
+        assert_eq!(
+            std::fs::read_to_string(repo.join(format!("envs/{name}/docs/TEAM.md"))).expect("moved"),
+            format!("owners of {name}\n")
+        );
+    }
+}
+
+#[test]
+fn replacing_the_inherited_environment_question_is_a_lint_error() {
+    let env = Env::new();
+    let question = "questions:\n  - key: environment\n    prompt: Environment\n    type: choice\n    choices: [staging, production]\n    default: staging\n";
+    let dir = layered(&env, question, &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:5:5: error: question `environment` replaces the inherited one, which each environment answers with its own name: remove it, and restrict the environment names with `item_regex` on `environments` instead"),
+        "{out}"
+    );
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn a_dot_dot_from_an_answer_is_the_answers_error_exit_2() {
+    let env = Env::new();
+    let manifest = format!(
+        "{MANIFEST}  - key: team\n    prompt: Team\n    type: string\n    default: platform\n"
+    );
+    let dir = blueprint(&env, &manifest, &[("files/[[ team ]]/RUNBOOK.md", "x\n")]);
+    let out = run(env
+        .scaffold()
+        .args([
+            "new",
+            "out",
+            "--defaults",
+            "--set",
+            "team=../..",
+            "--blueprint",
+        ])
+        .arg(&dir));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("rendered path `../../RUNBOOK.md` escapes the repository: an answer it reads holds a `..` or `.` path segment; answer a plain name"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("out").exists());
+}
+
+#[test]
+fn blueprint_lint_takes_a_blueprint_name_as_test_does() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["blueprint", "lint", "default"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("blueprint lint: 0 errors"),
+        "{}",
+        out.stderr
+    );
+    let out = run(env.scaffold().args(["blueprint", "lint", "nosuch"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+#[test]
+fn a_default_that_is_not_an_answer_is_reported_at_its_line() {
+    let env = Env::new();
+    let dir = layered(&env, "defaults:\n  node_max: ten\n", &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with(
+            "blueprint.yaml:5:3: error: question `node_max`: the default is not an answer: "
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_include_of_a_missing_partial_in_an_environment_tree_is_at_its_line() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "env-files/envs/[[ environment ]]/docs/COST.md.tera",
+            "cost\n[% include \"partials/cost-labels.tera\" %]\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with(
+            "env-files/envs/[[ environment ]]/docs/COST.md.tera:2:12: error: Unknown template"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn removing_an_addon_another_depends_on_is_blamed_on_remove_addons() {
+    let env = Env::new();
+    let dir = layered(&env, "remove_addons:\n  - prometheus-operator-crds\n", &[]);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:5:5: error: remove_addons: `prometheus-operator-crds` is a dependency of `"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        "remove_addons:\n  - prometheus-operator-crds\n  - kube-prometheus-stack\n",
+        &[],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert!(
+        !out.stdout.contains("depends_on names unknown addon"),
+        "{}",
+        out.stdout
+    );
 }

@@ -128,7 +128,7 @@ fn lint_finds_a_path_escaping_with_dot_dot() {
     assert_eq!(code, 1);
     assert_eq!(
         out,
-        "files/[[ up ]]/evil.txt:1:1: error: rendered path `../evil.txt` escapes the repository\n"
+        "files/[[ up ]]/evil.txt:1:1: error: rendered path `../evil.txt` escapes the repository: an answer it reads holds a `..` or `.` path segment; answer a plain name\n"
     );
 }
 

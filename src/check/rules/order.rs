@@ -32,6 +32,12 @@ pub(super) fn installs(context: &Context, layer: &Layer) -> BTreeMap<String, boo
             for group in crds_of(&chart, object) {
                 groups.entry(group).or_insert(false);
             }
+            // A chart the catalog says installs CRDs (`crds.provides`), unless told not to.
+            if object.spec("install/crds").and_then(Json::as_str) != Some("Skip") {
+                for group in context.repo.crd_providers.get(&chart).into_iter().flatten() {
+                    groups.entry(group.clone()).or_insert(false);
+                }
+            }
         }
     }
     // Upstream CRD manifests applied from a git/OCI source of a known project.
