@@ -162,6 +162,10 @@ pub enum BlueprintCommand {
         /// Print lint's rules and exit.
         #[arg(long)]
         list_rules: bool,
+        /// The blueprint's previous version (a directory, such as an export): also check
+        /// that every path it wrote is written, or moved by a `moves:` migration, here.
+        #[arg(long, value_name = "OLD")]
+        from: Option<PathBuf>,
     },
     /// Render every answer set in the blueprint's tests/ and run the built-in checks.
     #[command(

@@ -78,7 +78,7 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         rule::MIGRATION,
-        "each `moves:` renders (per environment) to a free path inside the repo",
+        "each `moves:` renders (per environment) to a free path inside the repo; with `--from OLD`, every path OLD wrote is written or moved",
     ),
 ];
 
@@ -155,6 +155,60 @@ impl Findings {
 
 pub fn lint(dir: &Path) -> Result<Vec<Diagnostic>> {
     Ok(lint_dir(dir, None, &lint_builtins())?.findings)
+}
+
+/// `lint` of the blueprint at `dir` as a release after the one at `old`: besides its own
+/// findings, every path `old` writes with its defaults is written here too or moved by a
+/// `moves:` migration of a version between them, and every move names a path `old` wrote.
+pub fn lint_release(dir: &Path, old: &Path) -> Result<Vec<Diagnostic>> {
+    let builtins = lint_builtins();
+    let new = lint_dir(dir, None, &builtins)?;
+    if new.findings.iter().any(Diagnostic::is_error) {
+        return Ok(new.findings);
+    }
+    let previous = lint_dir(old, None, &builtins)?;
+    let (Some(now), Some(before)) = (&new.defaults, &previous.defaults) else {
+        return Err(crate::error::Error::input(format!(
+            "--from {}: that blueprint does not render with its defaults (lint it on its own)",
+            old.display()
+        )));
+    };
+    let blueprint = Blueprint::load(&dir.display().to_string())?;
+    let old_blueprint = Blueprint::load(&old.display().to_string())?;
+    let manifest_path = dir.join("blueprint.yaml");
+    let text = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| crate::error::Error::io_path("read", &manifest_path, e))?;
+    let Some(renderer) = &new.renderer else {
+        return Ok(new.findings);
+    };
+    let mut found = Findings::new(rule::MIGRATION);
+    migrations::check_release(
+        migrations::Release {
+            blueprint: &blueprint,
+            old_version: &old_blueprint.manifest.version,
+            renderer,
+            places: &Places::of(&text),
+            old_answers: &before.answers,
+            old_paths: before
+                .rendered
+                .plan
+                .files
+                .keys()
+                .map(RelPath::as_str)
+                .collect(),
+            new_paths: now
+                .rendered
+                .plan
+                .files
+                .keys()
+                .map(RelPath::as_str)
+                .collect(),
+        },
+        &mut found,
+    );
+    let mut findings = new.findings;
+    findings.extend(found.found);
+    Ok(sorted(findings))
 }
 
 /// The built-in answers of lint's render with every default.

@@ -241,7 +241,7 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
     }
     if is_go_template(target) {
         return Err(PatchError::from(
-            "the patched file is a Go template (`{{ }}`), not YAML until its tool renders it: change the values it reads (for kops, `files/2-kops/values.yaml` and its extension points) instead of patching it"
+            "the patched file is a Go template (`{{ }}`), not YAML until its tool renders it: change the values it reads (for kops, the `values.yaml` beside the template, and its extension points) instead of patching it"
                 .to_string(),
         ));
     }

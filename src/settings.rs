@@ -199,6 +199,7 @@ pub enum BlueprintOptions {
         path: Option<PathBuf>,
         json: bool,
         list_rules: bool,
+        from: Option<PathBuf>,
     },
     Test {
         path: String,
@@ -411,10 +412,12 @@ fn blueprint(what: cli::BlueprintCommand) -> BlueprintOptions {
             path,
             json,
             list_rules,
+            from,
         } => BlueprintOptions::Lint {
             path,
             json,
             list_rules,
+            from,
         },
         B::Test { path, json } => BlueprintOptions::Test { path, json },
         B::Files { name, json } => BlueprintOptions::Files { name, json },

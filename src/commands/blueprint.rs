@@ -486,6 +486,7 @@ pub fn lint(
     dir: Option<&Path>,
     as_json: bool,
     list_rules: bool,
+    from: Option<&Path>,
     out: &Reporter,
 ) -> Result<ExitStatus> {
     let rules = || {
@@ -497,7 +498,7 @@ pub fn lint(
         _ if list_rules && as_json => out.json(&rules().collect::<Vec<_>>()),
         _ if list_rules => rules().for_each(|r| out.line(format!("{:<28} {}", r.id, r.finds))),
         None => {}
-        Some(dir) => return lint_dir(dir, as_json, out),
+        Some(dir) => return lint_dir(dir, from, as_json, out),
     }
     Ok(ExitStatus::Success)
 }
@@ -529,8 +530,11 @@ fn lint_selected(dir: &Path) -> Result<Vec<Diagnostic>> {
     lint::lint(&copy)
 }
 
-fn lint_dir(dir: &Path, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
-    let findings = lint_selected(dir)?;
+fn lint_dir(dir: &Path, from: Option<&Path>, as_json: bool, out: &Reporter) -> Result<ExitStatus> {
+    let findings = match from {
+        Some(old) => lint::lint_release(dir, old)?,
+        None => lint_selected(dir)?,
+    };
     let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
     if as_json {

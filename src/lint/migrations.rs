@@ -95,3 +95,117 @@ pub(super) fn check_moves(
         }
     }
 }
+
+/// A release checked against the one before it: both rendered with their defaults.
+pub(super) struct Release<'a> {
+    pub blueprint: &'a Blueprint,
+    pub old_version: &'a str,
+    pub renderer: &'a Renderer,
+    pub places: &'a Places,
+    pub old_answers: &'a Answers,
+    pub old_paths: BTreeSet<&'a str>,
+    pub new_paths: BTreeSet<&'a str>,
+}
+
+/// Where a path goes by one rendered move (a file, or a directory ending in `/`).
+fn moved(path: &str, source: &str, target: &str) -> Option<String> {
+    if source.ends_with('/') {
+        path.strip_prefix(source)
+            .map(|rest| format!("{target}{rest}"))
+    } else {
+        (path == source).then(|| target.to_string())
+    }
+}
+
+/// The layer's moves of the versions after the old one, rendered over the old release's
+/// answers (as `update` renders them over a repo's), with the manifest key of each.
+fn due_moves<'m>(release: &'m Release) -> Vec<(&'m str, &'m str, String, String)> {
+    let since = crate::version::tuple(release.old_version);
+    let contexts = contexts(release.old_answers);
+    let mut due = Vec::new();
+    for migration in release.blueprint.manifest.migrations.iter().filter(|m| {
+        m.blueprint.as_deref() == Some(release.blueprint.manifest.name.as_str())
+            && crate::version::tuple(&m.version) > since
+    }) {
+        for (from, to) in &migration.moves {
+            for (_, context) in &contexts {
+                let render = |t: &str| release.renderer.render_str("moves", t, context).ok();
+                if let (Some(source), Some(target)) = (render(from), render(to))
+                    && !due.iter().any(|(_, _, s, t)| *s == source && *t == target)
+                {
+                    due.push((migration.version.as_str(), from.as_str(), source, target));
+                }
+            }
+        }
+    }
+    due
+}
+
+/// The release's findings: a move of a path the old release did not write (warning: a
+/// repo may have it of its own, such as a file its Makefile writes), a path
+/// it wrote that this one writes under the same file name elsewhere with no move (error:
+/// `update` would refuse every edited copy), and one it drops (warning: `update` removes
+/// it from every repo).
+pub(super) fn check_release(release: Release, found: &mut Findings) {
+    let places = release.places;
+    let due = due_moves(&release);
+    let at_version = places.at(&["version"]);
+    for (version, key, source, _) in &due {
+        let wrote = release
+            .old_paths
+            .iter()
+            .any(|p| moved(p, source, "").is_some());
+        if !wrote {
+            let at = places
+                .item("migrations", "version", version)
+                .and_then(|item| item.find_scalar(key))
+                .map_or_else(|| places.at(&["migrations"]), |at| at.pair());
+            found.warn(
+                "blueprint.yaml",
+                at,
+                format!(
+                    "moves `{key}`: {} {} wrote no `{source}`: the move applies only where a repo has that path of its own (a misspelt source never applies)",
+                    release.blueprint.manifest.name, release.old_version
+                ),
+            );
+        }
+    }
+    for path in &release.old_paths {
+        if release.new_paths.contains(path) || path.starts_with(".scaffold/") {
+            continue;
+        }
+        if let Some(target) = due.iter().find_map(|(_, _, s, t)| moved(path, s, t)) {
+            if !release.new_paths.contains(target.as_str()) {
+                found.error(
+                    "blueprint.yaml",
+                    at_version,
+                    format!("`{path}` moves to `{target}`, which this version does not write"),
+                );
+            }
+            continue;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let elsewhere = release
+            .new_paths
+            .iter()
+            .find(|p| p.rsplit('/').next() == Some(name) && !release.old_paths.contains(*p));
+        match elsewhere {
+            Some(new) => found.error(
+                "blueprint.yaml",
+                at_version,
+                format!(
+                    "`{path}` of {} moved to `{new}` with no migration: add `moves: {{{path}: {new}}}` under a `migrations:` entry of version {}",
+                    release.old_version, release.blueprint.manifest.version
+                ),
+            ),
+            None => found.warn(
+                "blueprint.yaml",
+                at_version,
+                format!(
+                    "`{path}` of {} is no longer written: `update` removes it from every repo (an edited copy stops the update)",
+                    release.old_version
+                ),
+            ),
+        }
+    }
+}

@@ -2004,3 +2004,67 @@ fn removing_an_addon_another_depends_on_is_blamed_on_remove_addons() {
         out.stdout
     );
 }
+
+#[test]
+fn lint_from_the_previous_version_wants_a_migration_for_moved_paths() {
+    let env = Env::new();
+    let doc = (
+        "env-files/envs/[[ environment ]]/docs/OWNERS.md.tera",
+        "owners of [[ environment ]]\n",
+    );
+    let dir = layered(&env, "", &[doc]);
+    let old = env.path("previous");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&dir)
+        .arg(&old)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    // 1.1.0 writes the file elsewhere, with no migration: an error at `version:`.
+    std::fs::remove_file(dir.join(doc.0)).expect("old place");
+    let moved = dir.join("env-files/envs/[[ environment ]]/runbooks/OWNERS.md.tera");
+    std::fs::create_dir_all(moved.parent().expect("parent")).expect("dir");
+    std::fs::write(&moved, doc.1).expect("new place");
+    let manifest = |extra: &str| {
+        std::fs::write(
+            dir.join("blueprint.yaml"),
+            format!("name: layered\nversion: 1.1.0\nextends: default\n{extra}"),
+        )
+        .expect("manifest")
+    };
+    manifest("");
+    let lint_from = || {
+        run(env
+            .scaffold()
+            .args(["blueprint", "lint"])
+            .arg(&dir)
+            .arg("--from")
+            .arg(&old))
+    };
+    let out = lint_from();
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        "blueprint.yaml:2:1: error: `envs/prod/docs/OWNERS.md` of 1.0.0 moved to `envs/prod/runbooks/OWNERS.md` with no migration: add `moves: {envs/prod/docs/OWNERS.md: envs/prod/runbooks/OWNERS.md}` under a `migrations:` entry of version 1.1.0\n"
+    );
+    // Without --from, lint cannot know: clean.
+    assert_eq!(lint_out(&env, &dir, 0), "");
+    // A move of a path 1.0.0 never wrote is an error at its line; the right move is clean.
+    manifest(
+        "migrations:\n  - version: 1.1.0\n    moves:\n      \"envs/[[ environment ]]/docs/OWNER.md\": \"envs/[[ environment ]]/runbooks/OWNERS.md\"\n",
+    );
+    let out = lint_from();
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("blueprint.yaml:7:7: warning: moves `envs/[[ environment ]]/docs/OWNER.md`: layered 1.0.0 wrote no `envs/prod/docs/OWNER.md`: the move applies only where a repo has that path of its own (a misspelt source never applies)\n"),
+        "{}",
+        out.stdout
+    );
+    manifest(
+        "migrations:\n  - version: 1.1.0\n    moves:\n      \"envs/[[ environment ]]/docs/OWNERS.md\": \"envs/[[ environment ]]/runbooks/OWNERS.md\"\n",
+    );
+    let out = lint_from();
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "");
+}
