@@ -667,6 +667,59 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
     assert!(!env.path("out").exists());
 }
 
+/// Issue 40: a catalog entry's patch lands only in the environments that run the addon,
+/// with each one's own answers (the EBS CSI driver's startup taint on another
+/// environment's NodePool would keep every workload off its Karpenter nodes).
+#[test]
+fn a_catalog_patch_lands_only_in_the_environments_running_its_addon() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: false\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml\n    patch: |\n      spec:\n        template:\n          spec:\n            startupTaints:\n              - key: extra.example.org/agent-not-ready\n                effect: NoExecute\n          metadata:\n            labels:\n              extra-region: \"[[ region ]]\"\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    let out = run(env
+        .scaffold()
+        .args([
+            "new",
+            "out",
+            "--defaults",
+            "--author",
+            "T <t@example.org>",
+            "--set",
+            "environments=dev,prod",
+            "--set",
+            "prod.addons=extra",
+            "--set",
+            "prod.region=us-east-1",
+            "--blueprint",
+        ])
+        .arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pool = |environment: &str| -> serde_norway::Value {
+        let path =
+            format!("out/environments/{environment}/infrastructure/karpenter/node-pool.yaml");
+        serde_norway::from_str(&std::fs::read_to_string(env.path(&path)).expect("pool"))
+            .expect("yaml")
+    };
+    let (dev, prod) = (pool("dev"), pool("prod"));
+    let taint = &prod["spec"]["template"]["spec"]["startupTaints"][0]["key"];
+    assert_eq!(taint, "extra.example.org/agent-not-ready");
+    // Rendered with prod's own answers, not the first environment's.
+    assert_eq!(
+        prod["spec"]["template"]["metadata"]["labels"]["extra-region"],
+        "us-east-1"
+    );
+    assert!(
+        dev["spec"]["template"]["spec"]
+            .get("startupTaints")
+            .is_none(),
+        "{dev:?}"
+    );
+    assert!(
+        dev["spec"]["template"]["metadata"]["labels"]
+            .get("extra-region")
+            .is_none()
+    );
+}
+
 #[test]
 fn lint_locates_a_catalog_requirement_and_an_include_of_a_missing_partial() {
     let env = Env::new();
