@@ -32,6 +32,7 @@ pub mod rule {
     pub const DELIMITERS: &str = "blueprint.delimiters";
     pub const DEFAULT_INVALID: &str = "blueprint.default-invalid";
     pub const RENDER: &str = "blueprint.render";
+    pub const ENVIRONMENT_SCOPE: &str = "blueprint.environment-scope";
 }
 
 /// Every lint rule with what it finds, for the docs and `--help`.
@@ -75,6 +76,10 @@ pub const RULES: &[(&str, &str)] = &[
         rule::RENDER,
         "the blueprint renders with every default, and `new` could write it",
     ),
+    (
+        rule::ENVIRONMENT_SCOPE,
+        "nothing rendered once for every environment reads or differs by an environment's values",
+    ),
 ];
 
 /// Variables every template may read besides the answers.
@@ -82,6 +87,7 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
+mod environment_scope;
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 
@@ -277,6 +283,8 @@ fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String
     check_overrides(blueprint, &mut found);
     found.rule = rule::CATALOG;
     check_catalog(blueprint, &mut found);
+    found.rule = rule::ENVIRONMENT_SCOPE;
+    environment_scope::check(blueprint, manifest_text, &mut found);
     let mut defaults = None;
     let mut compiled_renderer = None;
     if let Some(plain) = plain

@@ -431,7 +431,7 @@ fn blueprint_files_and_cat_show_the_default_blueprint() {
         out.stdout
             .lines()
             .any(|l| l.starts_with("files/.gitignore ")
-                && l.ends_with("own        default 0.3.0 (embedded:default)")),
+                && l.ends_with("own        default 0.4.0 (embedded:default)")),
         "{}",
         out.stdout
     );
@@ -1232,7 +1232,7 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
     assert!(
-        manifest.contains("\nextends_version: \">=0.3.0, <0.4\"\n"),
+        manifest.contains("\nextends_version: \">=0.4.0, <0.5\"\n"),
         "{manifest}"
     );
 }
@@ -1568,4 +1568,42 @@ fn lint_checks_a_questions_on_change_template() {
         &[],
     );
     assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 40: a file rendered once for every environment, or a question answered once,
+/// that reads an environment's own value is refused at its line, with the fix; the same
+/// values in an environment's tree are fine.
+#[test]
+fn lint_refuses_an_environment_value_in_a_shared_tree() {
+    let env = Env::new();
+    let fix = "move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)";
+    let dir = layered(
+        &env,
+        "questions:\n  - key: cost_center\n    after: environment\n    prompt: Cost center\n    type: string\n    default: \"[[ environment ]]-platform\"\n",
+        &[
+            (
+                "files/scripts/preflight.sh.tera",
+                "#!/bin/sh\n# [[ name ]]\nwant_region=\"[[ region ]]\"\n",
+            ),
+            (
+                "env-files/envs/[[ environment ]]/preflight.sh.tera",
+                "want_region=\"[[ region ]]\" # [[ environment ]]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "blueprint.yaml:9:5: error: question `cost_center`: `default` reads `environment`, an environment's own value, but `cost_center` is answered once for every environment: mark it `per_environment: true`, or read only shared answers\n\
+             files/scripts/preflight.sh.tera:3:17: error: `region` is an environment's own value, but this file renders once for every environment (tree `files`); {fix}\n"
+        )
+    );
+    let json = scaffold(&env, &["blueprint", "lint", "--json"], &dir);
+    assert!(
+        json.stdout.contains("\"blueprint.environment-scope\""),
+        "{}",
+        json.stdout
+    );
 }

@@ -652,7 +652,7 @@ fn a_single_environment_repo_migrates_through_update() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let message = env.git(&dir, &["log", "-1", "--format=%B"]);
     assert!(
-        message.contains("scaffold: update default 0.2.1 → 0.3.0")
+        message.contains("scaffold: update default 0.2.1 → 0.4.0")
             && message.contains("- moved 1-prerequisites/ → envs/prod/1-prerequisites/"),
         "{message}"
     );
@@ -805,6 +805,62 @@ fn env_remove_in_a_default_repo_names_the_teardown_in_one_line() {
     for gone in ["envs/dev", "clusters/dev", "environments/dev", "apps/dev"] {
         assert!(!dir.join(gone).exists(), "{gone}");
     }
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+/// Issue 40: default 0.3.0 rendered the first environment's values into files every
+/// environment shares: authentik's ExternalSecret read `<name>/dev/platform/authentik` in
+/// a `dev,prod` repo running authentik only in prod, and istio's Gateway took an HPA in
+/// dev, which runs no metrics-server, because prod does. `update` to 0.4.0 takes each
+/// environment's value from its own cluster-vars instead, and `check` passes.
+#[test]
+fn shared_files_carry_no_environment_value_after_update_from_0_3_0() {
+    let env = Env::new();
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/old-blueprints/default-0.3.0"
+    );
+    let out = run(env.scaffold().args([
+        "new",
+        "two",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+        "--set",
+        "dev.addons=istio",
+        "--set",
+        "prod.addons=istio,metrics-server,authentik",
+        "--blueprint",
+        old,
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("two");
+    let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect(path);
+    let secret = "infrastructure/addons-config/authentik/configs.yaml";
+    let gateway = "infrastructure/addons-config/istio/configs.yaml";
+    // What 0.3.0 wrote: dev's name in prod's secret key, prod's HPA for dev's Gateway.
+    assert!(read(secret).contains("key: two/dev/platform/authentik"));
+    assert!(read(gateway).contains("horizontalPodAutoscaler"));
+
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["update", "--blueprint", "default"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        read(secret).contains("key: ${PLATFORM_SECRETS_PREFIX}/authentik"),
+        "{}",
+        read(secret)
+    );
+    assert!(read(gateway).contains("name: platform-gateway-${ISTIO_GATEWAY_SCALING}"));
+    let vars = |name: &str| read(&format!("envs/{name}/3-bridge/cluster-vars.tf"));
+    assert!(vars("prod").contains("PLATFORM_SECRETS_PREFIX = \"two/prod/platform\""));
+    assert!(vars("dev").contains("PLATFORM_SECRETS_PREFIX = \"two/dev/platform\""));
+    assert!(vars("prod").contains("ISTIO_GATEWAY_SCALING   = \"autoscaled\""));
+    assert!(vars("dev").contains("ISTIO_GATEWAY_SCALING   = \"fixed\""));
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let out = run(env.scaffold().arg("check").arg(&dir));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
