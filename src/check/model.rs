@@ -135,6 +135,9 @@ pub struct Repo {
     /// Patches of a kustomization that match no object its resources build to (kustomize
     /// fails the build): by kustomization file, the patch file, its line and its target.
     pub unmatched_patches: BTreeMap<String, Vec<(String, usize, String)>>,
+    /// In one environment's view of a repo of several: which it is, and what only each
+    /// environment holds (`environments::Scope`).
+    pub environment: Option<crate::check::environments::Scope>,
 }
 
 impl Repo {
@@ -305,6 +308,7 @@ impl Repo {
                 .map(|(p, l)| (p.clone(), l.clone()))
                 .collect(),
             unmatched_patches: BTreeMap::new(),
+            environment: None,
         }
     }
 
