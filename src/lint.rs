@@ -87,6 +87,7 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
+mod environment_render;
 mod environment_scope;
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
@@ -527,6 +528,8 @@ fn check_defaults_and_render(
                 found.report_error(&e);
             }
             found.found.extend(missing_files(blueprint, &rendered.plan));
+            found.rule = rule::ENVIRONMENT_SCOPE;
+            environment_render::check(blueprint, renderer, builtins, found);
             Some(DefaultRendering { answers, rendered })
         }
     }

@@ -152,6 +152,13 @@ fn check_catalog(
             if !is_shared(blueprint, target) {
                 continue; // applied per environment, with its own answers
             }
+            if !entry.spec.always {
+                let message = format!(
+                    "patches: `{target}` renders once for every environment, so this patch lands in environments that do not run {}; patch a file of an environment-scoped tree (applied only where the addon runs), or make the addon `always`",
+                    entry.spec.name
+                );
+                found.error(&file, place("patches", index, "file"), message);
+            }
             let body = patch.get("patch").and_then(Json::as_str).unwrap_or("");
             for var in reads(body) {
                 let at = within(body, &var, place("patches", index, "patch"), &delimiters);

@@ -1607,3 +1607,46 @@ fn lint_refuses_an_environment_value_in_a_shared_tree() {
         json.stdout
     );
 }
+
+/// Issue 40: lint renders two environments that run different addons, and each alone: an
+/// addon's shared file that reads the addons of the whole repo (istio's Gateway scaling as
+/// default 0.3.0 switched it on metrics-server) is refused at the line that differs.
+#[test]
+fn lint_refuses_a_shared_addon_file_that_reads_the_other_environments_addons() {
+    let env = Env::new();
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/old-blueprints/default-0.3.0/addons/istio.yaml"
+    );
+    let istio = std::fs::read_to_string(old).expect("istio 0.3.0");
+    let dir = layered(&env, "", &[("addons/istio.yaml", &istio)]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = istio
+        .lines()
+        .position(|l| l.trim() == "horizontalPodAutoscaler: |")
+        .expect("the HPA overlay")
+        + 1;
+    assert!(
+        out.stdout.starts_with(&format!(
+            "addons/istio.yaml:{line}:9: error: `infrastructure/addons-config/istio/configs.yaml` renders once for every environment but reads what differs between them: with environment lint-b alone its line `horizontalPodAutoscaler: |`"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+}
+
+/// Issue 40: a catalog patch of a file every environment shares, from an addon some
+/// environments do not run, would land there too: refused at the patch's `file`.
+#[test]
+fn lint_refuses_a_catalog_patch_of_a_shared_file_from_an_optional_addon() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: false\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: files/renovate.json\n    patch: |\n      extends: [\"config:recommended\"]\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:24:11: error: patches: `files/renovate.json` renders once for every environment, so this patch lands in environments that do not run extra; patch a file of an environment-scoped tree (applied only where the addon runs), or make the addon `always`",
+    );
+}

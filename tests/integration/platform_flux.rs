@@ -215,7 +215,7 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
     );
     assert_has(
         &read(&dir, "envs/prod/3-bridge/cluster-vars.tf"),
-        &["PLATFORM_SECRETS_PREFIX = \"idp/prod/platform\""],
+        &["PLATFORM_SECRETS_PREFIX    = \"idp/prod/platform\""],
     );
     let viewer = docs(&dir, "infrastructure/addons-config/headlamp/configs.yaml");
     let binding = viewer
@@ -341,10 +341,18 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
         );
         assert!(app["spec"]["provider"]["aws"]["auth"].is_null(), "{name}");
     }
+    // The namespaces come from each environment's own addons, through its cluster-vars.
     let platform_store = store("platform-secrets-manager");
     assert_eq!(
         platform_store["spec"]["conditions"],
-        serde_norway::from_str::<Value>("[{namespaces: [authentik]}]").expect("yaml")
+        serde_norway::from_str::<Value>(
+            "[{namespaceRegexes: ['^(${PLATFORM_SECRET_NAMESPACES})$']}]"
+        )
+        .expect("yaml")
+    );
+    assert_has(
+        &read(&dir, "envs/prod/3-bridge/cluster-vars.tf"),
+        &["PLATFORM_SECRET_NAMESPACES = \"authentik\""],
     );
     let jwt = &platform_store["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
     assert_eq!(jwt["name"], "external-secrets-platform");
@@ -373,7 +381,7 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     );
     assert_has(
         &read(&dir, "envs/prod/3-bridge/cluster-vars.tf"),
-        &["PLATFORM_SECRETS_PREFIX = \"acme/prod/platform\""],
+        &["PLATFORM_SECRETS_PREFIX    = \"acme/prod/platform\""],
     );
     assert_has(
         &read(&dir, "envs/prod/1-prerequisites/addon-authentik.tf"),
@@ -938,7 +946,7 @@ fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus
             .clone()
     };
     let scaling = |dir: &Path| read(dir, "envs/prod/3-bridge/cluster-vars.tf");
-    assert!(scaling(&dir).contains("ISTIO_GATEWAY_SCALING   = \"fixed\""));
+    assert!(scaling(&dir).contains("ISTIO_GATEWAY_SCALING      = \"fixed\""));
     let data = overlays(&dir, "fixed");
     assert!(data["horizontalPodAutoscaler"].is_null(), "{data:?}");
     let deployment: Value =
@@ -959,7 +967,7 @@ fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus
     scaffold_in(&env, &dir, &["add-addon", "metrics-server"]);
     scaffold_in(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
     scaffold_in(&env, &dir, &["add-addon", "velero"]);
-    assert!(scaling(&dir).contains("ISTIO_GATEWAY_SCALING   = \"autoscaled\""));
+    assert!(scaling(&dir).contains("ISTIO_GATEWAY_SCALING      = \"autoscaled\""));
     assert_eq!(karpenter(&dir), Value::from(true));
     let renovate: serde_json::Value =
         serde_json::from_str(&read(&dir, "renovate.json")).expect("renovate.json");
