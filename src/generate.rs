@@ -1,7 +1,7 @@
 //! The one rendering pipeline every command shares: recorded answers + per-addon settings
 //! → selected addons → template context → `Plan` (answers record included). `new` renders
 //! once; `add-addon`/`remove-addon` render before and after and merge the difference.
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{Map, Value as Json, json};
 
@@ -169,8 +169,9 @@ impl Scoped {
 
 /// Several environments: the repo's and per-addon trees render once over the shared
 /// answers (per-addon trees for every addon some environment selects); each environment's
-/// trees render over its own answers and addons. Catalog patches apply last, over every
-/// file, with the shared answers.
+/// trees render over its own answers and addons. Catalog patches apply last: an
+/// environment's files take those of its own addons, with its answers; the shared files
+/// those of every addon some environment selects, with the shared answers.
 fn render_environments(
     blueprint: &Blueprint,
     renderer: &Renderer,
@@ -218,7 +219,10 @@ fn render_environments(
         shared.addons(),
         &|scope| matches!(scope, TreeScope::Repo | TreeScope::Addon),
     )?;
+    let shared_files: BTreeSet<RelPath> = plan.files.keys().cloned().collect();
+    let mut owned = Vec::with_capacity(each.len());
     for own in &each {
+        let before: BTreeSet<RelPath> = plan.files.keys().cloned().collect();
         plan::render_trees(
             &mut plan,
             blueprint,
@@ -227,8 +231,23 @@ fn render_environments(
             own.addons(),
             &|scope| matches!(scope, TreeScope::Environment | TreeScope::AddonEnvironment),
         )?;
+        let files: BTreeSet<RelPath> = plan
+            .files
+            .keys()
+            .filter(|path| !before.contains(*path))
+            .cloned()
+            .collect();
+        owned.push(files);
     }
-    plan::apply_addon_patches(&mut plan, renderer, shared_scope, shared.addons())?;
+    // Each environment's files take the patches of the addons it runs, in its own scope;
+    // the shared files those of every addon some environment runs (lint reports a patch
+    // there that an environment without the addon would get).
+    for (own, files) in each.iter().zip(&owned) {
+        let within = |path: &RelPath| files.contains(path);
+        plan::apply_addon_patches(&mut plan, renderer, &own.scope, own.addons(), &within)?;
+    }
+    let within = |path: &RelPath| shared_files.contains(path);
+    plan::apply_addon_patches(&mut plan, renderer, shared_scope, shared.addons(), &within)?;
     Ok((plan, shared))
 }
 

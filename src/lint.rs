@@ -33,6 +33,7 @@ pub mod rule {
     pub const DEFAULT_INVALID: &str = "blueprint.default-invalid";
     pub const RENDER: &str = "blueprint.render";
     pub const MIGRATION: &str = "blueprint.migration";
+    pub const ENVIRONMENT_SCOPE: &str = "blueprint.environment-scope";
 }
 
 /// Every lint rule with what it finds, for the docs and `--help`.
@@ -79,6 +80,8 @@ pub const RULES: &[(&str, &str)] = &[
     (
         rule::MIGRATION,
         "each `moves:` renders (per environment) to a free path inside the repo; with `--from OLD`, every path OLD wrote is written or moved",
+        rule::ENVIRONMENT_SCOPE,
+        "nothing rendered once for every environment reads or differs by an environment's values",
     ),
 ];
 
@@ -88,6 +91,8 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 pub const ADDON_BUILTIN: &str = "addon";
 
 mod migrations;
+mod environment_render;
+mod environment_scope;
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 
@@ -337,6 +342,8 @@ fn lint_loaded(blueprint: &Blueprint, manifest_text: &str, builtins: &Map<String
     check_overrides(blueprint, &mut found);
     found.rule = rule::CATALOG;
     check_catalog(blueprint, &mut found);
+    found.rule = rule::ENVIRONMENT_SCOPE;
+    environment_scope::check(blueprint, manifest_text, &mut found);
     let mut defaults = None;
     let mut compiled_renderer = None;
     if let Some(plain) = plain
@@ -614,6 +621,8 @@ fn check_defaults_and_render(
                 found.report_error(&e);
             }
             found.found.extend(missing_files(blueprint, &rendered.plan));
+            found.rule = rule::ENVIRONMENT_SCOPE;
+            environment_render::check(blueprint, renderer, builtins, found);
             Some(DefaultRendering { answers, rendered })
         }
     }

@@ -152,7 +152,7 @@ pub fn build(
     let mut plan = Plan::default();
     // One environment: an environment's tree renders once, like the repo's.
     render_trees(&mut plan, blueprint, renderer, scope, addons, &|_| true)?;
-    apply_addon_patches(&mut plan, renderer, scope, addons)?;
+    apply_addon_patches(&mut plan, renderer, scope, addons, &|_| true)?;
     Ok(plan)
 }
 
@@ -195,15 +195,20 @@ pub fn render_trees(
     Ok(())
 }
 
-/// Each addon's catalog `patches`, over the files of the whole plan.
+/// Each addon of `addons`' catalog `patches`, in `scope`, over the files of the plan that
+/// `within` admits (one environment's, or the shared ones): an environment that does not
+/// run an addon gets none of its patches. A patch naming no file of the whole plan is an
+/// error wherever it would apply.
 pub fn apply_addon_patches(
     plan: &mut Plan,
     renderer: &Renderer,
     scope: &Scope,
     addons: &[Json],
+    within: &dyn Fn(&RelPath) -> bool,
 ) -> Result<()> {
     for (index, addon) in addons.iter().enumerate() {
-        apply_entry_patches(plan, renderer, &scope.with_addon(index, addon), addon)?;
+        let scope = scope.with_addon(index, addon);
+        apply_entry_patches(plan, renderer, &scope, addon, within)?;
     }
     Ok(())
 }
@@ -216,6 +221,7 @@ fn apply_entry_patches(
     renderer: &Renderer,
     scope: &Scope,
     addon: &Json,
+    within: &dyn Fn(&RelPath) -> bool,
 ) -> Result<()> {
     let Some(patches) = addon.get("patches").and_then(Json::as_array) else {
         return Ok(());
@@ -247,6 +253,10 @@ fn apply_entry_patches(
                     plan.sources.values().map(|s| overrides::output_of(s))
                 )
             )));
+        }
+        let targets: Vec<_> = targets.into_iter().filter(|path| within(path)).collect();
+        if targets.is_empty() {
+            continue;
         }
         let rendered =
             renderer.render_str_in(&format!("{entry_file}: patches of `{file}`"), patch, scope)?;

@@ -236,6 +236,18 @@ pub static RULES: &[Rule] = &[
         "create the secret in Terraform, or document it in a README",
     ),
     rule(
+        "environment.secret-key",
+        E,
+        "in a repo of several environments, an ExternalSecret's key (with the environment's cluster-vars substituted) lies under its own environment's prefix",
+        "read the environment's own secret: write the key per environment (its overlay), or as ${PLATFORM_SECRETS_PREFIX}/… from its cluster-vars",
+    ),
+    rule(
+        "environment.shared-value",
+        E,
+        "a file every environment shares holds no value that only one environment's Terraform inputs (.tfvars) hold",
+        "move the value to the environment's own files (environments/<env>/…, its overlay), or substitute it per cluster from cluster-vars (${VAR})",
+    ),
+    rule(
         "kms.key-access",
         E,
         "roles that use a KMS-encrypted bucket may use its key",

@@ -96,10 +96,56 @@ fn applied(view: &Repo) -> BTreeSet<String> {
     files
 }
 
+/// Which environment a view is of, among which, and the values only one environment's
+/// Terraform inputs hold (`environment.shared-value` finds them in shared files).
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub own: String,
+    pub all: Vec<String>,
+    /// A quoted `.tfvars` value → the one environment whose inputs hold it.
+    pub values: BTreeMap<String, String>,
+}
+
+/// The `.tfvars` string values that exactly one environment holds, structured enough to
+/// be that environment's own (a region, a zone, a cluster name, a CIDR, a path: they hold
+/// `.`, `/` or `-`), and not an environment's bare name.
+fn own_values(repo: &Repo, all: &[String]) -> BTreeMap<String, String> {
+    static ASSIGN: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"(?m)^\s*\w+\s*=\s*"([^"$]{4,})"\s*$"#).ok()
+    });
+    let Some(assign) = &*ASSIGN else {
+        return BTreeMap::new();
+    };
+    let mut holders: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for (path, text) in repo.texts().filter(|(p, _)| p.ends_with(".tfvars")) {
+        let Some(env) = owner(path, all) else {
+            continue;
+        };
+        for value in assign.captures_iter(text).map(|c| c[1].to_string()) {
+            if value.contains(['.', '/', '-']) && !all.contains(&value) {
+                holders.entry(value).or_default().insert(env);
+            }
+        }
+    }
+    holders
+        .into_iter()
+        .filter(|(_, envs)| envs.len() == 1)
+        .filter_map(|(value, envs)| Some((value, envs.first()?.to_string())))
+        .collect()
+}
+
 /// Each environment's view, without the shared objects its cluster does not apply (another
 /// environment's addon base). Shared objects no cluster applies stay in every view.
 fn views(repo: &Repo, all: &[String]) -> Vec<Repo> {
-    let full: Vec<Repo> = all.iter().map(|env| view(repo, Some(env), all)).collect();
+    let values = own_values(repo, all);
+    let mut full: Vec<Repo> = all.iter().map(|env| view(repo, Some(env), all)).collect();
+    for (view, env) in full.iter_mut().zip(all) {
+        view.environment = Some(Scope {
+            own: env.clone(),
+            all: all.to_vec(),
+            values: values.clone(),
+        });
+    }
     let applied: Vec<BTreeSet<String>> = full.iter().map(applied).collect();
     let anywhere: BTreeSet<&String> = applied.iter().flatten().collect();
     full.into_iter()

@@ -139,6 +139,9 @@ pub struct Repo {
     /// `crds.provides` of the blueprint's catalog, given by the caller
     /// ([`Repo::with_crd_providers`]) so a team addon shipping its own CRDs is known.
     pub crd_providers: BTreeMap<String, Vec<String>>,
+    /// In one environment's view of a repo of several: which it is, and what only each
+    /// environment holds (`environments::Scope`).
+    pub environment: Option<crate::check::environments::Scope>,
 }
 
 impl Repo {
@@ -316,6 +319,7 @@ impl Repo {
                 .collect(),
             unmatched_patches: BTreeMap::new(),
             crd_providers: self.crd_providers.clone(),
+            environment: None,
         }
     }
 

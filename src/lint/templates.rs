@@ -537,7 +537,12 @@ pub(super) fn first_at(text: &str, needle: &str) -> (usize, usize) {
 
 /// Where a template reads `var`: its first whole-word use after an opening delimiter on
 /// the same line.
-fn variable(text: &str, var: &str, variable_start: &str, block_start: &str) -> (usize, usize) {
+pub(super) fn variable(
+    text: &str,
+    var: &str,
+    variable_start: &str,
+    block_start: &str,
+) -> (usize, usize) {
     let Ok(word) = Regex::new(&format!(r"\b{}\b", regex::escape(var))) else {
         return (1, 1);
     };

@@ -431,7 +431,7 @@ fn blueprint_files_and_cat_show_the_default_blueprint() {
         out.stdout
             .lines()
             .any(|l| l.starts_with("files/.gitignore ")
-                && l.ends_with("own        default 0.3.0 (embedded:default)")),
+                && l.ends_with("own        default 0.4.0 (embedded:default)")),
         "{}",
         out.stdout
     );
@@ -665,6 +665,59 @@ fn a_catalog_entry_patches_another_file_with_the_answers() {
         out.stderr
     );
     assert!(!env.path("out").exists());
+}
+
+/// Issue 40: a catalog entry's patch lands only in the environments that run the addon,
+/// with each one's own answers (the EBS CSI driver's startup taint on another
+/// environment's NodePool would keep every workload off its Karpenter nodes).
+#[test]
+fn a_catalog_patch_lands_only_in_the_environments_running_its_addon() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: false\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: env-files/environments/[[ environment ]]/infrastructure/karpenter/node-pool.yaml\n    patch: |\n      spec:\n        template:\n          spec:\n            startupTaints:\n              - key: extra.example.org/agent-not-ready\n                effect: NoExecute\n          metadata:\n            labels:\n              extra-region: \"[[ region ]]\"\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    let out = run(env
+        .scaffold()
+        .args([
+            "new",
+            "out",
+            "--defaults",
+            "--author",
+            "T <t@example.org>",
+            "--set",
+            "environments=dev,prod",
+            "--set",
+            "prod.addons=extra",
+            "--set",
+            "prod.region=us-east-1",
+            "--blueprint",
+        ])
+        .arg(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pool = |environment: &str| -> serde_norway::Value {
+        let path =
+            format!("out/environments/{environment}/infrastructure/karpenter/node-pool.yaml");
+        serde_norway::from_str(&std::fs::read_to_string(env.path(&path)).expect("pool"))
+            .expect("yaml")
+    };
+    let (dev, prod) = (pool("dev"), pool("prod"));
+    let taint = &prod["spec"]["template"]["spec"]["startupTaints"][0]["key"];
+    assert_eq!(taint, "extra.example.org/agent-not-ready");
+    // Rendered with prod's own answers, not the first environment's.
+    assert_eq!(
+        prod["spec"]["template"]["metadata"]["labels"]["extra-region"],
+        "us-east-1"
+    );
+    assert!(
+        dev["spec"]["template"]["spec"]
+            .get("startupTaints")
+            .is_none(),
+        "{dev:?}"
+    );
+    assert!(
+        dev["spec"]["template"]["metadata"]["labels"]
+            .get("extra-region")
+            .is_none()
+    );
 }
 
 #[test]
@@ -1179,7 +1232,7 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
     assert!(
-        manifest.contains("\nextends_version: \">=0.3.0, <0.4\"\n"),
+        manifest.contains("\nextends_version: \">=0.4.0, <0.5\"\n"),
         "{manifest}"
     );
 }
@@ -1424,8 +1477,7 @@ fn rebase_marks_conflicts_where_the_fork_and_the_new_base_change_the_same_lines(
     );
     let fork = std::fs::read_to_string(dir.join("files/.sourceignore")).expect("fork");
     assert!(
-        fork.starts_with("<<<<<<< ")
-            && fork.contains("/team-line/\n")
+        fork.starts_with("            && fork.contains("/team-line/\n")
             && fork.contains(first)
             && fork.contains(">>>>>>> "),
         "{fork}"
@@ -1517,6 +1569,7 @@ fn lint_checks_a_questions_on_change_template() {
     assert_eq!(lint_out(&env, &dir, 0), "");
 }
 
+<<<<<<< HEAD
 // Issue 43: authoring round three.
 
 /// A team addon whose chart ships its own CRDs, with a config using them.
@@ -1585,6 +1638,66 @@ fn a_test_case_may_expect_findings_and_fails_when_they_do_not_appear() {
     assert!(
         out.stdout.contains(&format!(
             "[blueprint.test-expect-finding] expected order.crd-provider in {config}, and check found no such error there"
+/// Issue 40: a file rendered once for every environment, or a question answered once,
+/// that reads an environment's own value is refused at its line, with the fix; the same
+/// values in an environment's tree are fine.
+#[test]
+fn lint_refuses_an_environment_value_in_a_shared_tree() {
+    let env = Env::new();
+    let fix = "move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)";
+    let dir = layered(
+        &env,
+        "questions:\n  - key: cost_center\n    after: environment\n    prompt: Cost center\n    type: string\n    default: \"[[ environment ]]-platform\"\n",
+        &[
+            (
+                "files/scripts/preflight.sh.tera",
+                "#!/bin/sh\n# [[ name ]]\nwant_region=\"[[ region ]]\"\n",
+            ),
+            (
+                "env-files/envs/[[ environment ]]/preflight.sh.tera",
+                "want_region=\"[[ region ]]\" # [[ environment ]]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "blueprint.yaml:9:5: error: question `cost_center`: `default` reads `environment`, an environment's own value, but `cost_center` is answered once for every environment: mark it `per_environment: true`, or read only shared answers\n\
+             files/scripts/preflight.sh.tera:3:17: error: `region` is an environment's own value, but this file renders once for every environment (tree `files`); {fix}\n"
+        )
+    );
+    let json = scaffold(&env, &["blueprint", "lint", "--json"], &dir);
+    assert!(
+        json.stdout.contains("\"blueprint.environment-scope\""),
+        "{}",
+        json.stdout
+    );
+}
+
+/// Issue 40: lint renders two environments that run different addons, and each alone: an
+/// addon's shared file that reads the addons of the whole repo (istio's Gateway scaling as
+/// default 0.3.0 switched it on metrics-server) is refused at the line that differs.
+#[test]
+fn lint_refuses_a_shared_addon_file_that_reads_the_other_environments_addons() {
+    let env = Env::new();
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/old-blueprints/default-0.3.0/addons/istio.yaml"
+    );
+    let istio = std::fs::read_to_string(old).expect("istio 0.3.0");
+    let dir = layered(&env, "", &[("addons/istio.yaml", &istio)]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = istio
+        .lines()
+        .position(|l| l.trim() == "horizontalPodAutoscaler: |")
+        .expect("the HPA overlay")
+        + 1;
+    assert!(
+        out.stdout.starts_with(&format!(
+            "addons/istio.yaml:{line}:9: error: `infrastructure/addons-config/istio/configs.yaml` renders once for every environment but reads what differs between them: with environment lint-b alone its line `horizontalPodAutoscaler: |`"
         )),
         "{}",
         out.stdout
@@ -2067,4 +2180,20 @@ fn lint_from_the_previous_version_wants_a_migration_for_moved_paths() {
     let out = lint_from();
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, "");
+}
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+}
+
+/// Issue 40: a catalog patch of a file every environment shares, from an addon some
+/// environments do not run, would land there too: refused at the patch's `file`.
+#[test]
+fn lint_refuses_a_catalog_patch_of_a_shared_file_from_an_optional_addon() {
+    let env = Env::new();
+    let entry = "name: extra\nlayer: addons\nnamespace: extra\ncreate_namespace: true\ndefault: false\nrequires: []\ndepends_on: []\nchart:\n  name: extra\n  version: 1.0.0\n  source:\n    kind: HelmRepository\n    name: extra\n    url: https://charts.example.org/\ncrds:\n  policy: CreateReplace\n  provides: []\n  uses: []\nvalues: {}\nbridge_values: {}\nrelease_depends_on: []\nconfigs: []\npatches:\n  - file: files/renovate.json\n    patch: |\n      extends: [\"config:recommended\"]\n";
+    let dir = layered(&env, "", &[("addons/extra.yaml", entry)]);
+    lint_says(
+        &env,
+        &dir,
+        "addons/extra.yaml:24:11: error: patches: `files/renovate.json` renders once for every environment, so this patch lands in environments that do not run extra; patch a file of an environment-scoped tree (applied only where the addon runs), or make the addon `always`",
+    );
 }

@@ -306,7 +306,7 @@ fn a_blueprint_extending_the_default_changes_adds_and_removes() {
     assert!(
         out.stdout
             .lines()
-            .any(|l| l.starts_with("files/README.md.tera") && l.contains("default 0.3.0"))
+            .any(|l| l.starts_with("files/README.md.tera") && l.contains("default 0.4.0"))
     );
     assert!(out.stdout.contains("- key: team"));
 
@@ -355,6 +355,22 @@ fn init_writes_blueprints_that_pass_lint_and_test() {
             .expect("owners")
             .contains("team platform")
     );
+    // Issue 40: the layer says nothing of one environment in a repo of others.
+    let out = run(env
+        .scaffold()
+        .args([
+            "new",
+            "team-bp-two",
+            "--defaults",
+            "--set",
+            "environments=dev,staging",
+        ])
+        .arg("--blueprint")
+        .arg(env.path("team-bp")));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let owners = std::fs::read_to_string(env.path("team-bp-two/docs/OWNERS.md")).expect("owners");
+    assert!(owners.contains("(environments: dev, staging)"), "{owners}");
+    assert!(!owners.contains("prod"), "{owners}");
     let out = run(env.scaffold().args(["blueprint", "init", "team-bp"]));
     assert_eq!(out.code, 3, "an existing directory is refused");
 }

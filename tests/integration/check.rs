@@ -155,8 +155,24 @@ fn breaks(rule: &str, edit: impl FnOnce(&Env, &Path)) {
 
 /// As [`breaks`], the rules in `also` allowed besides `rule` (a note and what it notes).
 fn breaks_with(rule: &str, also: &[&str], edit: impl FnOnce(&Env, &Path)) {
+    breaks_repo(rule, also, None, edit);
+}
+
+/// As [`breaks`], in a repo of two environments: dev, and prod in its own region with
+/// authentik (which reads a platform secret).
+fn breaks_two(rule: &str, edit: impl FnOnce(&Env, &Path)) {
+    let values = tempfile::NamedTempFile::new().expect("values");
+    std::fs::write(
+        values.path(),
+        "environments: dev,prod\nprod:\n  region: us-east-1\n  addons: [istio, authentik, metrics-server]\n",
+    )
+    .expect("values");
+    breaks_repo(rule, &[], Some(values.path()), edit);
+}
+
+fn breaks_repo(rule: &str, also: &[&str], values: Option<&Path>, edit: impl FnOnce(&Env, &Path)) {
     let env = Env::new();
-    let dir = new_repo(&env, "broken", None);
+    let dir = new_repo(&env, "broken", values);
     edit(&env, &dir);
     let skip: &[&str] = if rule == "tf.backend" {
         &[]
@@ -408,6 +424,43 @@ fn bridge_substitution() {
             "metadata:\n  labels:\n    team: ${NOT_PROVIDED}\n",
         )
     });
+}
+
+/// The findings of `check --json` on `dir` for `rule`, as (file, line).
+fn places_of(env: &Env, dir: &Path, rule: &str) -> Vec<(String, u64)> {
+    let (_, findings) = check(env, dir, &["--skip", "tf.backend"]);
+    findings
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| {
+            let file = f["file"].as_str().unwrap_or_default().to_string();
+            (file, f["line"].as_u64().unwrap_or_default())
+        })
+        .collect()
+}
+
+/// Issue 40 (review check-overlays-3, item 1): a `${VAR}` nothing provides, written in an
+/// environment's overlay patch, is found at the overlay's line.
+#[test]
+fn bridge_substitution_in_an_overlay() {
+    let env = Env::new();
+    let dir = new_repo(&env, "overlay", None);
+    replace(
+        &dir,
+        CM_OVERLAY,
+        "  values:\n",
+        "  values:\n    podLabels:\n      owner: ${CLUSTER_NAMEE}\n",
+    );
+    let text = std::fs::read_to_string(dir.join(CM_OVERLAY)).expect("overlay");
+    let line = text
+        .lines()
+        .position(|l| l.contains("${CLUSTER_NAMEE}"))
+        .expect("line") as u64
+        + 1;
+    assert_eq!(
+        places_of(&env, &dir, "bridge.substitution"),
+        [(CM_OVERLAY.to_string(), line)]
+    );
 }
 
 #[test]
@@ -755,6 +808,59 @@ fn external_secret_remote_key() {
     });
 }
 
+/// Issue 40: an ExternalSecret key under another environment's prefix (authentik in prod
+/// reading dev's secret, as default 0.3.0 wrote it), at its line.
+#[test]
+fn environment_secret_key() {
+    const SECRET: &str = "infrastructure/addons-config/authentik/configs.yaml";
+    breaks_two("environment.secret-key", |_, d| {
+        replace(
+            d,
+            SECRET,
+            "key: ${PLATFORM_SECRETS_PREFIX}/authentik",
+            "key: broken/dev/platform/authentik",
+        )
+    });
+    let env = Env::new();
+    let values = env.path("two.yaml");
+    std::fs::write(
+        &values,
+        "environments: dev,prod\nprod:\n  addons: [istio, authentik]\n",
+    )
+    .expect("values");
+    let dir = new_repo(&env, "two", Some(&values));
+    assert!(places_of(&env, &dir, "environment.secret-key").is_empty());
+    replace(
+        &dir,
+        SECRET,
+        "key: ${PLATFORM_SECRETS_PREFIX}/authentik",
+        "key: two/dev/platform/authentik",
+    );
+    let text = std::fs::read_to_string(dir.join(SECRET)).expect("configs");
+    let line = text
+        .lines()
+        .position(|l| l.contains("two/dev/platform"))
+        .expect("line") as u64
+        + 1;
+    assert_eq!(
+        places_of(&env, &dir, "environment.secret-key"),
+        [(SECRET.to_string(), line)]
+    );
+}
+
+/// Issue 40: prod's region written into a file every environment shares, at its line.
+#[test]
+fn environment_shared_value() {
+    breaks_two("environment.shared-value", |_, d| {
+        replace(
+            d,
+            CM_SOURCE,
+            "metadata:\n",
+            "metadata:\n  labels:\n    region: us-east-1\n",
+        )
+    });
+}
+
 #[test]
 fn kms_key_access() {
     breaks("kms.key-access", |_, d| {
@@ -886,7 +992,8 @@ fn usage_errors_exit_2_and_the_catalogue_lists_every_rule() {
     for id in &ids {
         assert!(
             tests.contains(&format!("breaks(\"{id}\""))
-                || tests.contains(&format!("breaks_with(\"{id}\"")),
+                || tests.contains(&format!("breaks_with(\"{id}\""))
+                || tests.contains(&format!("breaks_two(\"{id}\"")),
             "no test breaks {id}"
         );
     }

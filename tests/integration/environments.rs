@@ -652,7 +652,7 @@ fn a_single_environment_repo_migrates_through_update() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let message = env.git(&dir, &["log", "-1", "--format=%B"]);
     assert!(
-        message.contains("scaffold: update default 0.2.1 → 0.3.0")
+        message.contains("scaffold: update default 0.2.1 → 0.4.0")
             && message.contains("- moved 1-prerequisites/ → envs/prod/1-prerequisites/"),
         "{message}"
     );
@@ -805,6 +805,78 @@ fn env_remove_in_a_default_repo_names_the_teardown_in_one_line() {
     for gone in ["envs/dev", "clusters/dev", "environments/dev", "apps/dev"] {
         assert!(!dir.join(gone).exists(), "{gone}");
     }
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+/// Issue 40: default 0.3.0 rendered the first environment's values into files every
+/// environment shares: in a `prod,dev` repo running authentik and metrics-server only in
+/// dev, authentik's ExternalSecret read `<name>/prod/platform/authentik` (prod's secret,
+/// which dev's store may not read) and istio's Gateway took an HPA in prod, which runs no
+/// metrics-server. `update` to 0.4.0 takes each environment's value from its own
+/// cluster-vars, and `check` (which finds the old key) passes. Today's lint refuses 0.3.0
+/// for `new`, so the repo is made with 0.2.1 and updated to 0.3.0 first, as users did.
+#[test]
+fn shared_files_carry_no_environment_value_after_update_from_0_3_0() {
+    let env = Env::new();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/old-blueprints/");
+    let (v021, v030) = (
+        format!("{root}default-0.2.1"),
+        format!("{root}default-0.3.0"),
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "two", "--defaults", "-q", "--set", "addons=istio"])
+        .args(["--blueprint", &v021]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("two");
+    let scaffold = |args: &[&str]| {
+        let out = run(env.scaffold().current_dir(&dir).args(args));
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    };
+    scaffold(&["update", "--blueprint", &v030]);
+    scaffold(&[
+        "env",
+        "add",
+        "dev",
+        "--from",
+        "prod",
+        "-q",
+        "--blueprint",
+        &v030,
+    ]);
+    for addon in ["authentik", "metrics-server"] {
+        scaffold(&["add-addon", addon, "--env", "dev", "--blueprint", &v030]);
+    }
+    let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect(path);
+    let secret = "infrastructure/addons-config/authentik/configs.yaml";
+    let gateway = "infrastructure/addons-config/istio/configs.yaml";
+    // What 0.3.0 wrote: prod's name in dev's secret key, dev's HPA for prod's Gateway.
+    assert!(read(secret).contains("key: two/prod/platform/authentik"));
+    assert!(read(gateway).contains("horizontalPodAutoscaler"));
+    let out = run(env.scaffold().arg("check").arg(&dir));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("[environment.secret-key] (dev)"),
+        "{}",
+        out.stdout
+    );
+
+    scaffold(&["update", "--blueprint", "default"]);
+    assert!(
+        read(secret).contains("key: ${PLATFORM_SECRETS_PREFIX}/authentik"),
+        "{}",
+        read(secret)
+    );
+    assert!(read(gateway).contains("name: platform-gateway-${ISTIO_GATEWAY_SCALING}"));
+    let vars = |name: &str| read(&format!("envs/{name}/3-bridge/cluster-vars.tf"));
+    assert!(vars("prod").contains("PLATFORM_SECRETS_PREFIX    = \"two/prod/platform\""));
+    assert!(vars("dev").contains("PLATFORM_SECRETS_PREFIX    = \"two/dev/platform\""));
+    assert!(vars("dev").contains("ISTIO_GATEWAY_SCALING      = \"autoscaled\""));
+    assert!(vars("prod").contains("ISTIO_GATEWAY_SCALING      = \"fixed\""));
+    assert!(vars("dev").contains("PLATFORM_SECRET_NAMESPACES = \"authentik\""));
+    assert!(vars("prod").contains("PLATFORM_SECRET_NAMESPACES = \"\""));
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let out = run(env.scaffold().arg("check").arg(&dir));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }

@@ -208,9 +208,14 @@ fn authentiks_secret_is_generated_by_terraform_and_headlamp_has_a_login() {
         "infrastructure/addons-config/authentik/configs.yaml",
         "ExternalSecret",
     );
+    // The file serves every environment: each one's bridge writes its own prefix.
     assert_eq!(
         external_secret["spec"]["dataFrom"][0]["extract"]["key"],
-        "idp/prod/platform/authentik"
+        "${PLATFORM_SECRETS_PREFIX}/authentik"
+    );
+    assert_has(
+        &read(&dir, "envs/prod/3-bridge/cluster-vars.tf"),
+        &["PLATFORM_SECRETS_PREFIX    = \"idp/prod/platform\""],
     );
     let viewer = docs(&dir, "infrastructure/addons-config/headlamp/configs.yaml");
     let binding = viewer
@@ -336,10 +341,18 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
         );
         assert!(app["spec"]["provider"]["aws"]["auth"].is_null(), "{name}");
     }
+    // The namespaces come from each environment's own addons, through its cluster-vars.
     let platform_store = store("platform-secrets-manager");
     assert_eq!(
         platform_store["spec"]["conditions"],
-        serde_norway::from_str::<Value>("[{namespaces: [authentik]}]").expect("yaml")
+        serde_norway::from_str::<Value>(
+            "[{namespaceRegexes: ['^(${PLATFORM_SECRET_NAMESPACES})$']}]"
+        )
+        .expect("yaml")
+    );
+    assert_has(
+        &read(&dir, "envs/prod/3-bridge/cluster-vars.tf"),
+        &["PLATFORM_SECRET_NAMESPACES = \"authentik\""],
     );
     let jwt = &platform_store["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
     assert_eq!(jwt["name"], "external-secrets-platform");
@@ -364,7 +377,11 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     );
     assert_eq!(
         secret["spec"]["dataFrom"][0]["extract"]["key"],
-        "acme/prod/platform/authentik"
+        "${PLATFORM_SECRETS_PREFIX}/authentik"
+    );
+    assert_has(
+        &read(&dir, "envs/prod/3-bridge/cluster-vars.tf"),
+        &["PLATFORM_SECRETS_PREFIX    = \"acme/prod/platform\""],
     );
     assert_has(
         &read(&dir, "envs/prod/1-prerequisites/addon-authentik.tf"),
@@ -818,7 +835,7 @@ fn the_gateway_passes_client_ip_and_scheme_and_keeps_istio_webhooks_fail_closed(
     let configs = docs(&dir, "infrastructure/addons-config/istio/configs.yaml");
     let overlays = configs
         .iter()
-        .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
+        .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway-fixed")
         .expect("platform-gateway overlays");
     let service: Value =
         serde_norway::from_str(overlays["data"]["service"].as_str().expect("service"))
@@ -918,18 +935,26 @@ fn config_kustomizations_wait_only_for_the_configs_they_use() {
 fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus() {
     let env = Env::new();
     let dir = new_repo(&env, "mon", "istio");
-    let overlays = |dir: &Path| -> Value {
+    // Both ways to scale are in the shared config; each environment's bridge names the
+    // one its Gateway reads (an HPA only where metrics-server runs).
+    let overlays = |dir: &Path, scaling: &str| -> Value {
+        let name = format!("platform-gateway-{scaling}");
         docs(dir, "infrastructure/addons-config/istio/configs.yaml")
             .into_iter()
-            .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "platform-gateway")
+            .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == name.as_str())
             .expect("overlays")["data"]
             .clone()
     };
-    let data = overlays(&dir);
+    let scaling = |dir: &Path| read(dir, "envs/prod/3-bridge/cluster-vars.tf");
+    assert!(scaling(&dir).contains("ISTIO_GATEWAY_SCALING      = \"fixed\""));
+    let data = overlays(&dir, "fixed");
     assert!(data["horizontalPodAutoscaler"].is_null(), "{data:?}");
     let deployment: Value =
         serde_norway::from_str(data["deployment"].as_str().expect("deployment")).expect("yaml");
     assert_eq!(deployment["spec"]["replicas"], 2);
+    let data = overlays(&dir, "autoscaled");
+    assert!(data["horizontalPodAutoscaler"].is_string(), "{data:?}");
+    assert!(data["deployment"].is_null(), "{data:?}");
     let karpenter = |dir: &Path| {
         doc(
             dir,
@@ -942,9 +967,7 @@ fn gateway_autoscales_only_with_metrics_and_karpenter_is_scraped_with_prometheus
     scaffold_in(&env, &dir, &["add-addon", "metrics-server"]);
     scaffold_in(&env, &dir, &["add-addon", "kube-prometheus-stack"]);
     scaffold_in(&env, &dir, &["add-addon", "velero"]);
-    let data = overlays(&dir);
-    assert!(data["horizontalPodAutoscaler"].is_string(), "{data:?}");
-    assert!(data["deployment"].is_null(), "{data:?}");
+    assert!(scaling(&dir).contains("ISTIO_GATEWAY_SCALING      = \"autoscaled\""));
     assert_eq!(karpenter(&dir), Value::from(true));
     let renovate: serde_json::Value =
         serde_json::from_str(&read(&dir, "renovate.json")).expect("renovate.json");

@@ -194,20 +194,15 @@ pub fn run(context: &Context, findings: &mut Findings) {
             {
                 continue;
             }
-            // Flux substitutes in the built YAML (no comments): in keys and values.
-            let scalars = target.doc.node.scalars();
-            let lines = scalars.iter().flat_map(|node| {
-                let text = node.text().unwrap_or_default();
-                text.lines()
-                    .enumerate()
-                    .map(move |(offset, line)| (node.pos.line + offset, line))
-            });
-            for (at, line) in lines {
-                for var in plain_vars(line) {
+            // Flux substitutes in the built YAML (no comments): in keys and values, the
+            // object's own and those an environment's overlay patch sets (at its lines).
+            let overlay = target.overlay.as_ref().map(|(file, doc)| (file, doc));
+            for (file, doc) in std::iter::once((&target.file, &target.doc)).chain(overlay) {
+                for (at, var) in substituted(doc) {
                     if !vars.contains(&var) {
                         findings.add(
                             "bridge.substitution",
-                            &target.file,
+                            file,
                             at,
                             format!("${{{var}}} is not provided to Kustomization {} (substitute, substituteFrom keys, or a default): Flux would substitute an empty string", object.name),
                         );
@@ -216,6 +211,19 @@ pub fn run(context: &Context, findings: &mut Findings) {
             }
         }
     }
+}
+
+/// Every plain `${NAME}` in a document's scalars, with its line.
+fn substituted(doc: &crate::check::yaml::Doc) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for node in doc.node.scalars() {
+        let text = node.text().unwrap_or_default();
+        for (offset, line) in text.lines().enumerate() {
+            let at = node.pos.line + offset;
+            out.extend(plain_vars(line).into_iter().map(|var| (at, var)));
+        }
+    }
+    out
 }
 
 /// `${NAME}` references without a default or operator (`$${NAME}` is an escape).

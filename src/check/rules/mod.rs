@@ -2,6 +2,7 @@
 //! Flux Kustomizations ("layers"), what each builds to, and every object's namespace.
 mod behaviour;
 mod bridge;
+mod environment;
 mod flux;
 mod helm_values;
 mod hygiene;
@@ -268,6 +269,7 @@ fn run_all(repo: &Repo, findings: &mut Findings) {
     tf_inputs::run(repo, findings);
     tf_schema::run(repo, findings);
     behaviour::run(&context, findings);
+    environment::run(&context, findings);
     hygiene::run(repo, findings);
     refs::run(&context, findings);
     helm_values::run(&context, findings);

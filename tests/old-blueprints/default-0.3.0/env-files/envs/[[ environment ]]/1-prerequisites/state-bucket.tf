@@ -1,0 +1,93 @@
+# The kops state store (KOPS_STATE_STORE): cluster spec, PKI, secrets and the
+# etcd-manager backups. Private, versioned, KMS-encrypted, TLS only.
+resource "aws_s3_bucket" "kops_state" {
+  #checkov:skip=CKV_AWS_18:Server access logs need a central log bucket this repo does not own; use CloudTrail S3 data events or point logging at your organization's log bucket.
+  #checkov:skip=CKV_AWS_144:Cross-region replication is a disaster-recovery decision per organization; versioning and etcd-manager backups cover recovery in the region.
+  #checkov:skip=CKV2_AWS_62:Nothing consumes S3 event notifications of the kops state store.
+  bucket = "${local.bucket_base}-kops-state-${local.account_id}"
+
+  # Teardown's `make destroy` lifts this for one run (destroy_override.tf).
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+
+resource "aws_s3_bucket_ownership_controls" "kops_state" {
+  bucket = aws_s3_bucket.kops_state.id
+
+  rule {
+    object_ownership = "BucketOwnerEnforced" # no ACLs at all
+  }
+}
+
+resource "aws_s3_bucket_public_access_block" "kops_state" {
+  bucket = aws_s3_bucket.kops_state.id
+
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_versioning" "kops_state" {
+  bucket = aws_s3_bucket.kops_state.id
+
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+# kops writes without its own SSE header when the bucket has default encryption.
+resource "aws_s3_bucket_server_side_encryption_configuration" "kops_state" {
+  bucket = aws_s3_bucket.kops_state.id
+
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = aws_kms_key.platform.arn
+    }
+    bucket_key_enabled = true
+  }
+}
+
+# Old versions are kept 90 days (undo window); etcd-manager prunes its own backups.
+resource "aws_s3_bucket_lifecycle_configuration" "kops_state" {
+  bucket = aws_s3_bucket.kops_state.id
+
+  rule {
+    id     = "expire-noncurrent-versions"
+    status = "Enabled"
+
+    filter {}
+
+    noncurrent_version_expiration {
+      noncurrent_days = 90
+    }
+
+    abort_incomplete_multipart_upload {
+      days_after_initiation = 7
+    }
+  }
+
+  depends_on = [aws_s3_bucket_versioning.kops_state]
+}
+
+resource "aws_s3_bucket_policy" "kops_state" {
+  bucket = aws_s3_bucket.kops_state.id
+
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid       = "DenyInsecureTransport"
+      Effect    = "Deny"
+      Principal = "*"
+      Action    = "s3:*"
+      Resource  = [aws_s3_bucket.kops_state.arn, "${aws_s3_bucket.kops_state.arn}/*"]
+      Condition = {
+        Bool = { "aws:SecureTransport" = "false" }
+      }
+    }]
+  })
+
+  depends_on = [aws_s3_bucket_public_access_block.kops_state]
+}

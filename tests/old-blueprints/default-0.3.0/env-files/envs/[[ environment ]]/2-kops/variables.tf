@@ -1,0 +1,4 @@
+variable "region" {
+  description = "AWS region of the cluster."
+  type        = string
+}
