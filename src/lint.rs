@@ -80,6 +80,8 @@ pub const RULES: &[(&str, &str)] = &[
     (
         rule::MIGRATION,
         "each `moves:` renders (per environment) to a free path inside the repo; with `--from OLD`, every path OLD wrote is written or moved",
+    ),
+    (
         rule::ENVIRONMENT_SCOPE,
         "nothing rendered once for every environment reads or differs by an environment's values",
     ),
@@ -90,9 +92,9 @@ pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addo
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 
-mod migrations;
 mod environment_render;
 mod environment_scope;
+mod migrations;
 mod templates;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 

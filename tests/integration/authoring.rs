@@ -1477,7 +1477,8 @@ fn rebase_marks_conflicts_where_the_fork_and_the_new_base_change_the_same_lines(
     );
     let fork = std::fs::read_to_string(dir.join("files/.sourceignore")).expect("fork");
     assert!(
-        fork.starts_with("            && fork.contains("/team-line/\n")
+        fork.starts_with("<<<<<<< ")
+            && fork.contains("/team-line/\n")
             && fork.contains(first)
             && fork.contains(">>>>>>> "),
         "{fork}"
@@ -1569,7 +1570,6 @@ fn lint_checks_a_questions_on_change_template() {
     assert_eq!(lint_out(&env, &dir, 0), "");
 }
 
-<<<<<<< HEAD
 // Issue 43: authoring round three.
 
 /// A team addon whose chart ships its own CRDs, with a config using them.
@@ -1638,66 +1638,6 @@ fn a_test_case_may_expect_findings_and_fails_when_they_do_not_appear() {
     assert!(
         out.stdout.contains(&format!(
             "[blueprint.test-expect-finding] expected order.crd-provider in {config}, and check found no such error there"
-/// Issue 40: a file rendered once for every environment, or a question answered once,
-/// that reads an environment's own value is refused at its line, with the fix; the same
-/// values in an environment's tree are fine.
-#[test]
-fn lint_refuses_an_environment_value_in_a_shared_tree() {
-    let env = Env::new();
-    let fix = "move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)";
-    let dir = layered(
-        &env,
-        "questions:\n  - key: cost_center\n    after: environment\n    prompt: Cost center\n    type: string\n    default: \"[[ environment ]]-platform\"\n",
-        &[
-            (
-                "files/scripts/preflight.sh.tera",
-                "#!/bin/sh\n# [[ name ]]\nwant_region=\"[[ region ]]\"\n",
-            ),
-            (
-                "env-files/envs/[[ environment ]]/preflight.sh.tera",
-                "want_region=\"[[ region ]]\" # [[ environment ]]\n",
-            ),
-        ],
-    );
-    let out = scaffold(&env, &["blueprint", "lint"], &dir);
-    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
-    assert_eq!(
-        out.stdout,
-        format!(
-            "blueprint.yaml:9:5: error: question `cost_center`: `default` reads `environment`, an environment's own value, but `cost_center` is answered once for every environment: mark it `per_environment: true`, or read only shared answers\n\
-             files/scripts/preflight.sh.tera:3:17: error: `region` is an environment's own value, but this file renders once for every environment (tree `files`); {fix}\n"
-        )
-    );
-    let json = scaffold(&env, &["blueprint", "lint", "--json"], &dir);
-    assert!(
-        json.stdout.contains("\"blueprint.environment-scope\""),
-        "{}",
-        json.stdout
-    );
-}
-
-/// Issue 40: lint renders two environments that run different addons, and each alone: an
-/// addon's shared file that reads the addons of the whole repo (istio's Gateway scaling as
-/// default 0.3.0 switched it on metrics-server) is refused at the line that differs.
-#[test]
-fn lint_refuses_a_shared_addon_file_that_reads_the_other_environments_addons() {
-    let env = Env::new();
-    let old = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/old-blueprints/default-0.3.0/addons/istio.yaml"
-    );
-    let istio = std::fs::read_to_string(old).expect("istio 0.3.0");
-    let dir = layered(&env, "", &[("addons/istio.yaml", &istio)]);
-    let out = scaffold(&env, &["blueprint", "lint"], &dir);
-    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
-    let line = istio
-        .lines()
-        .position(|l| l.trim() == "horizontalPodAutoscaler: |")
-        .expect("the HPA overlay")
-        + 1;
-    assert!(
-        out.stdout.starts_with(&format!(
-            "addons/istio.yaml:{line}:9: error: `infrastructure/addons-config/istio/configs.yaml` renders once for every environment but reads what differs between them: with environment lint-b alone its line `horizontalPodAutoscaler: |`"
         )),
         "{}",
         out.stdout
@@ -2181,6 +2121,71 @@ fn lint_from_the_previous_version_wants_a_migration_for_moved_paths() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(out.stdout, "");
 }
+
+/// Issue 40: a file rendered once for every environment, or a question answered once,
+/// that reads an environment's own value is refused at its line, with the fix; the same
+/// values in an environment's tree are fine.
+#[test]
+fn lint_refuses_an_environment_value_in_a_shared_tree() {
+    let env = Env::new();
+    let fix = "move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)";
+    let dir = layered(
+        &env,
+        "questions:\n  - key: cost_center\n    after: environment\n    prompt: Cost center\n    type: string\n    default: \"[[ environment ]]-platform\"\n",
+        &[
+            (
+                "files/scripts/preflight.sh.tera",
+                "#!/bin/sh\n# [[ name ]]\nwant_region=\"[[ region ]]\"\n",
+            ),
+            (
+                "env-files/envs/[[ environment ]]/preflight.sh.tera",
+                "want_region=\"[[ region ]]\" # [[ environment ]]\n",
+            ),
+        ],
+    );
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "blueprint.yaml:9:5: error: question `cost_center`: `default` reads `environment`, an environment's own value, but `cost_center` is answered once for every environment: mark it `per_environment: true`, or read only shared answers\n\
+             files/scripts/preflight.sh.tera:3:17: error: `region` is an environment's own value, but this file renders once for every environment (tree `files`); {fix}\n"
+        )
+    );
+    let json = scaffold(&env, &["blueprint", "lint", "--json"], &dir);
+    assert!(
+        json.stdout.contains("\"blueprint.environment-scope\""),
+        "{}",
+        json.stdout
+    );
+}
+
+/// Issue 40: lint renders two environments that run different addons, and each alone: an
+/// addon's shared file that reads the addons of the whole repo (istio's Gateway scaling as
+/// default 0.3.0 switched it on metrics-server) is refused at the line that differs.
+#[test]
+fn lint_refuses_a_shared_addon_file_that_reads_the_other_environments_addons() {
+    let env = Env::new();
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/old-blueprints/default-0.3.0/addons/istio.yaml"
+    );
+    let istio = std::fs::read_to_string(old).expect("istio 0.3.0");
+    let dir = layered(&env, "", &[("addons/istio.yaml", &istio)]);
+    let out = scaffold(&env, &["blueprint", "lint"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = istio
+        .lines()
+        .position(|l| l.trim() == "horizontalPodAutoscaler: |")
+        .expect("the HPA overlay")
+        + 1;
+    assert!(
+        out.stdout.starts_with(&format!(
+            "addons/istio.yaml:{line}:9: error: `infrastructure/addons-config/istio/configs.yaml` renders once for every environment but reads what differs between them: with environment lint-b alone its line `horizontalPodAutoscaler: |`"
+        )),
+        "{}",
+        out.stdout
+    );
     assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
 }
 
