@@ -12,7 +12,7 @@ pub mod manual;
 /// The exit codes, as `scaffold --help` and README.md list them.
 const EXIT_CODES: &str = "Exit codes:
   0  success (also when a signal came after the change was committed: it finished)
-  1  findings: blueprint lint/test or check found problems; update or blueprint rebase left conflicts; update --dry-run of several repos found conflicts; diff --exit-code found changes
+  1  findings: blueprint lint/test or check found problems; update or blueprint rebase left conflicts (rebase: or forks it could not carry); update --dry-run of several repos found conflicts; diff --exit-code found changes
   2  bad input or usage: a flag, an answer, a name (the message names it and the fix)
   3  refused to protect your data: a non-empty target, uncommitted or conflicting edits
   4  IO or git failure

@@ -387,7 +387,7 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         let existing = questions.iter().position(|q| q.key == question.key);
         // Each environment answers `environment` with its own name; a layer's question
         // would give question defaults another value than the environment's trees see.
-        if has_environments && existing.is_some() && question.key == crate::answers::ENVIRONMENT {
+        if has_environments && existing.is_some() && question.key == ENVIRONMENT {
             return Err(MergeError {
                 section: "questions",
                 key: question.key.clone(),

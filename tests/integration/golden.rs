@@ -386,7 +386,7 @@ fn check_findings_on_broken_repos() {
             fix: change apiVersion to the named replacement and check the fields it renamed
 
         notes.yaml
-          notes.yaml: warning [check.partial] 3 finding(s) of flux.path, flux.source-ref, order.crd-provider not reported: they may follow from notes.yaml not parsing
+          notes.yaml: warning [check.partial] 2 finding(s) of flux.path, flux.source-ref not reported: they may follow from notes.yaml not parsing
             fix: fix the parse errors first, then run check again
           notes.yaml:3:1: error [yaml.parse] does not parse: duplicate entry with key "a"
             fix: fix the YAML at the given line (a duplicate key overrides the first silently in some tools, fails in kubectl and kustomize)
