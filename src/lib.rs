@@ -43,6 +43,7 @@ pub(crate) mod git_state;
 pub(crate) mod helm_values;
 pub(crate) mod identity;
 pub(crate) mod json;
+pub(crate) mod json_merge;
 pub(crate) mod lint;
 pub(crate) mod lock;
 pub(crate) mod manifest;

@@ -116,6 +116,8 @@ pub struct PromoteOptions {
     pub from: String,
     pub to: String,
     pub addons: Vec<String>,
+    /// Move the values `to` owns too.
+    pub values: bool,
     pub edit: EditOptions,
 }
 
@@ -245,6 +247,7 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
             from: args.from,
             to: args.to,
             addons: args.addons,
+            values: args.values,
             edit: edit(args.edit),
         }),
         Command::Update(args) => Options::Update(update(args)?),

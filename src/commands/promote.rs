@@ -1,17 +1,32 @@
-//! `scaffold promote --from A --to B [ADDON…]`: each addon both environments run takes
-//! A's own chart version and values (its overlay) in B, as one commit whose message lists
-//! what moved; nothing to do when they match.
+//! `scaffold promote --from A --to B [COMPONENT…]`: every component both environments run
+//! (chosen addons, always-on components, added dependencies, apps, custom charts) takes
+//! A's chart version and values in B, as one commit whose message lists what moved. The
+//! values B owns (`add-addon --env B --helm-set`) stay unless `--values`; nothing to do
+//! (and no commit) when B already runs what A runs.
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value as Json};
 
 use super::ExitStatus;
 use crate::addon_envs;
+use crate::catalog::Catalog;
 use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
+use crate::json_merge;
+use crate::record::Record;
+use crate::repo::Repo;
+use crate::report::PromotedEntry;
 use crate::settings::PromoteOptions;
 use crate::ui::Reporter;
 
+/// The settings keys promote rewrites; the rest (a custom chart's source, namespace,
+/// layer) stay the target's.
+const PROMOTED: &str = "promoted";
+const OWNED_VALUES: &str = "values";
+const VERSION: &str = "version";
+
 pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
-    let (from, to) = (&args.from, &args.to);
+    let (from, to) = (args.from.as_str(), args.to.as_str());
     if from == to {
         return Err(Error::input(format!(
             "--from and --to are both {from}: name two environments"
@@ -19,179 +34,46 @@ pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
     }
     let lock = crate::lock::acquire(&args.edit.directory, &format!("promote {from} {to}"))?;
     let repo = open(&args.edit, &lock)?;
-    let both = [from.clone(), to.clone()];
-    let Some(_) = addon_envs::targets(&repo.blueprint, &repo.record, &both, "--from/--to")? else {
+    let both = [from.to_string(), to.to_string()];
+    if addon_envs::targets(&repo.blueprint, &repo.record, &both, "--from/--to")?.is_none() {
         return Err(Error::input(
             Problem::new("this repo has one environment (its blueprint chooses addons once)")
                 .fix("there is nothing to promote between"),
         ));
-    };
-    let addons_key = repo.blueprint.manifest.addons_answer();
-    let runs_from = addon_envs::chosen_in(&repo.record, from, addons_key);
-    let runs_to = addon_envs::chosen_in(&repo.record, to, addons_key);
-    let names: Vec<String> = if args.addons.is_empty() {
-        runs_from
-            .iter()
-            .filter(|n| runs_to.contains(n))
-            .cloned()
-            .collect()
-    } else {
-        for name in &args.addons {
-            for (env, runs) in [(from, &runs_from), (to, &runs_to)] {
-                if !runs.contains(name) {
-                    return Err(Error::input(format!(
-                        "{name} is not in {env} (add it with `scaffold add-addon {name} --env {env}`)"
-                    )));
-                }
-            }
-        }
-        args.addons.clone()
-    };
-    let own = |env: &str, name: &str| {
-        repo.record
-            .environment_addon_settings
-            .get(env)
-            .and_then(|s| s.get(name))
-            .cloned()
-    };
-    let disk =
-        |path: &str| -> Result<Option<String>> {
-            let Ok(path) = crate::plan::RelPath::new(path) else {
-                return Ok(None);
-            };
-            Ok(crate::write::read(&repo.root, &path)?
-                .map(|b| String::from_utf8_lossy(&b).into_owned()))
-        };
-    fn in_plan(plan: &crate::plan::Plan) -> impl Fn(&str) -> Result<Option<String>> + '_ {
-        move |path| {
-            Ok(crate::plan::RelPath::new(path)
-                .ok()
-                .and_then(|p| plan.files.get(&p))
-                .map(|b| String::from_utf8_lossy(b).into_owned()))
-        }
     }
-    // `to` takes `from`'s own settings, and what a hand edit or Renovate changed in
-    // `from`'s overlay since scaffold wrote it (where the blueprint says the overlay is).
+    let source = env_catalog(&repo, &repo.record, from)?;
+    let target = env_catalog(&repo, &repo.record, to)?;
+    let names = components(&repo, &args, &source, &target)?;
     let mut record = repo.record.clone();
-    for name in &names {
-        let mut setting = own(from, name);
-        if let (Some(now), Some(written)) = (
-            overlay_of(&repo, from, name, &disk)?,
-            overlay_of(&repo, from, name, &in_plan(&repo.rendered.plan))?,
-        ) {
-            let mut map = match setting.take() {
-                Some(Json::Object(map)) => map,
-                _ => Map::new(),
-            };
-            if now.0 != written.0
-                && let Some(version) = now.0
-            {
-                map.insert("version".into(), Json::String(version));
-            }
-            if now.1 != written.1 {
-                let delta = merge_patch(
-                    written.1.as_ref().unwrap_or(&Json::Null),
-                    now.1.as_ref().unwrap_or(&Json::Null),
-                );
-                let values = map
-                    .entry("values")
-                    .or_insert_with(|| Json::Object(Map::new()));
-                crate::catalog::merge_into(values, &delta);
-            }
-            setting = (!map.is_empty()).then_some(Json::Object(map));
-        }
-        let settings = record
-            .environment_addon_settings
-            .entry(to.clone())
-            .or_default();
-        match setting {
-            Some(setting) => {
-                settings.insert(name.clone(), setting);
-            }
-            None => {
-                settings.remove(name);
-            }
-        }
-        if settings.is_empty() {
-            record.environment_addon_settings.remove(to);
-        }
+    carry_over(&repo, &mut record, from, to, &names, args.values)?;
+    let after = env_catalog(&repo, &record, to)?;
+    let entries = outcome(&target, &after, &repo.record, to, &names, args.values);
+    let conflicts = conflicts(&repo, to, &entries)?;
+    if !conflicts.is_empty() {
+        return Err(Error::refused(
+            Problem::new(format!(
+                "promote {from} → {to} would conflict with what was edited by hand in {to}: {}",
+                conflicts.join(", ")
+            ))
+            .fix(format!(
+                "keep {to}'s value with `scaffold add-addon NAME --env {to} --helm-set KEY=VALUE`, or undo the edit; nothing was changed"
+            )),
+        ));
     }
+    let moved = entries.iter().any(changed);
     let next = repo.render(&record)?;
-    // What changes in `to`: its overlay as it is against as it will be (the record's
-    // settings where the blueprint declares no overlay).
-    let mut lines = Vec::new();
-    for name in &names {
-        let (before, after) = match (
-            overlay_of(&repo, to, name, &disk)?,
-            overlay_of(&repo, to, name, &in_plan(&next.plan))?,
-        ) {
-            (Some(before), Some(after)) => (before, after),
-            _ => {
-                let of = |s: Option<Json>| {
-                    let version = s
-                        .as_ref()
-                        .and_then(|s| s.get("version"))
-                        .and_then(Json::as_str)
-                        .map(String::from);
-                    (version, s.and_then(|s| s.get("values").cloned()))
-                };
-                let after = record
-                    .environment_addon_settings
-                    .get(to.as_str())
-                    .and_then(|s| s.get(name))
-                    .cloned();
-                (of(own(to, name)), of(after))
-            }
-        };
-        let shared = || {
-            repo.rendered
-                .addons
-                .get(name)
-                .and_then(|a| a.pointer("/chart/version"))
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let (vb, va) = (
-            before.0.unwrap_or_else(shared),
-            after.0.unwrap_or_else(shared),
-        );
-        if vb != va {
-            lines.push(format!("{name} {vb} → {va}"));
-        }
-        let mut paths = Vec::new();
-        changed_paths(
-            "",
-            before.1.as_ref().unwrap_or(&Json::Null),
-            after.1.as_ref().unwrap_or(&Json::Null),
-            &mut paths,
-        );
-        if !paths.is_empty() {
-            lines.push(format!("{name} values: {}", paths.join(", ")));
-        }
-    }
-    if lines.is_empty() {
-        if args.edit.json {
-            out.json(&edit_report(
-                "promote",
-                &names.join(","),
-                "",
-                &args.edit,
-                &[],
-            ));
-        } else {
-            out.line(format!(
-                "{to} already runs {from}'s versions and values of {}; nothing to do",
-                if names.is_empty() {
-                    "no shared addon".to_string()
-                } else {
-                    names.join(", ")
-                }
-            ));
-        }
+    if !moved || repo.changes_to(&next)?.is_empty() {
+        nothing_to_do(&args, &names, &entries, out);
         return Ok(ExitStatus::Success);
     }
-    let report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
+    let mut report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
+    report.promoted = Some(entries.clone());
+    let lines = summary(&entries);
+    if !args.edit.json {
+        for line in &lines {
+            out.note(line);
+        }
+    }
     let message = format!(
         "scaffold: promote {from} → {to}\n\n{}",
         lines
@@ -200,20 +82,389 @@ pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    if !args.edit.json {
-        for line in &lines {
-            out.note(line);
-        }
-    }
     change_to(&repo, &next, &args.edit, &message, report, out)?;
     Ok(ExitStatus::Success)
+}
+
+/// Lays `from`'s chart versions and values of `names` as they are now (hand edits and
+/// Renovate's included) over `to`'s settings in `record`; `to`'s own values stay unless
+/// `take_owned`. `env add --from` starts a new environment with it.
+pub(super) fn carry_over(
+    repo: &Repo,
+    record: &mut Record,
+    from: &str,
+    to: &str,
+    names: &[String],
+    take_owned: bool,
+) -> Result<()> {
+    let source = env_catalog(repo, &repo.record, from)?;
+    for name in names {
+        let desired = source_now(repo, &source, from, name)?;
+        promote_one(repo, record, to, name, desired, take_owned)?;
+    }
+    Ok(())
+}
+
+/// Every component `env` runs in the repo as it is.
+pub(super) fn components_of(repo: &Repo, env: &str) -> Result<Vec<String>> {
+    let catalog = env_catalog(repo, &repo.record, env)?;
+    Ok(runs(repo, &catalog, env)?.into_iter().collect())
+}
+
+/// The components of `names` whose version or values in `env` (as `record` renders it)
+/// differ from the repo's shared ones, one line each: `name version (values: paths)`.
+pub(super) fn differing(
+    repo: &Repo,
+    record: &Record,
+    env: &str,
+    names: &[String],
+) -> Result<Vec<String>> {
+    let shared = crate::generate::catalog_of(&repo.blueprint, record)?;
+    let own = env_catalog(repo, record, env)?;
+    let mut lines = Vec::new();
+    for name in names {
+        let (Some(base), Some(mine)) = (shared.get(name), own.get(name)) else {
+            continue;
+        };
+        let ((base_version, base_values), (version, values)) =
+            (base.version_and_values(), mine.version_and_values());
+        let paths = json_merge::diff(&base_values, &values).paths();
+        if base_version == version && paths.is_empty() {
+            continue;
+        }
+        let values = match paths.is_empty() {
+            true => String::new(),
+            false => format!(" (values: {})", paths.join(", ")),
+        };
+        lines.push(format!("{name} {version}{values}"));
+    }
+    Ok(lines)
+}
+
+/// The catalog `env` renders with: the repo's, with `env`'s own settings applied.
+fn env_catalog(repo: &Repo, record: &Record, env: &str) -> Result<Catalog> {
+    let shared = crate::generate::catalog_of(&repo.blueprint, record)?;
+    match record.environment_addon_settings.get(env) {
+        Some(settings) if !settings.is_empty() => {
+            shared.with_settings(settings, repo.blueprint.manifest.custom_addon.as_ref())
+        }
+        _ => Ok(shared),
+    }
+}
+
+/// Every component `env` runs: what it chose, the always-on ones and their dependencies.
+fn runs(repo: &Repo, catalog: &Catalog, env: &str) -> Result<BTreeSet<String>> {
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let chosen = addon_envs::chosen_in(&repo.record, env, addons_key);
+    let selection = catalog.select(&chosen)?;
+    Ok(selection
+        .entries
+        .iter()
+        .map(|e| e.spec.name.clone())
+        .collect())
+}
+
+/// The components to compare: the named ones with what they carry, or every one both run.
+fn components(
+    repo: &Repo,
+    args: &PromoteOptions,
+    source: &Catalog,
+    target: &Catalog,
+) -> Result<Vec<String>> {
+    let runs_from = runs(repo, source, &args.from)?;
+    let runs_to = runs(repo, target, &args.to)?;
+    let shared: BTreeSet<String> = runs_from.intersection(&runs_to).cloned().collect();
+    if args.addons.is_empty() {
+        return Ok(shared.into_iter().collect());
+    }
+    for name in &args.addons {
+        for (env, runs) in [(&args.from, &runs_from), (&args.to, &runs_to)] {
+            if !runs.contains(name) {
+                return Err(Error::input(format!(
+                    "{name} is not in {env} (add it with `scaffold add-addon {name} --env {env}`)"
+                )));
+            }
+        }
+    }
+    Ok(carried(source, &args.addons, &shared))
+}
+
+/// `named` and what a promotion of them carries, among `shared`: each component's
+/// `depends_on` (transitively), and the components that depend on one of them at the same
+/// chart version (charts released together, such as karpenter and karpenter-crd).
+fn carried(catalog: &Catalog, named: &[String], shared: &BTreeSet<String>) -> Vec<String> {
+    let mut picked: BTreeSet<String> = BTreeSet::new();
+    let mut queue: Vec<String> = named.to_vec();
+    while let Some(name) = queue.pop() {
+        if !shared.contains(&name) || !picked.insert(name.clone()) {
+            continue;
+        }
+        let Some(entry) = catalog.get(&name) else {
+            continue;
+        };
+        queue.extend(entry.spec.depends_on.iter().cloned());
+        let together = shared.iter().filter(|other| {
+            catalog.get(other).is_some_and(|o| {
+                o.spec.depends_on.contains(&name)
+                    && o.spec.chart.version == entry.spec.chart.version
+            })
+        });
+        queue.extend(together.cloned());
+    }
+    picked.into_iter().collect()
+}
+
+/// `env`'s chart version and values of `name` as they are now: the record's, with what a
+/// hand edit or Renovate changed in its overlay since scaffold wrote it.
+fn source_now(repo: &Repo, catalog: &Catalog, env: &str, name: &str) -> Result<(String, Json)> {
+    let Some(entry) = catalog.get(name) else {
+        return Err(Error::input(format!("{name} is not in {env}")));
+    };
+    let (mut version, mut values) = entry.version_and_values();
+    if let (Some(now), Some(written)) = (
+        overlay_of(repo, env, name, &|p| on_disk(repo, p))?,
+        overlay_of(repo, env, name, &|p| rendered(repo, p))?,
+    ) {
+        if now.0 != written.0
+            && let Some(moved) = now.0
+        {
+            version = moved;
+        }
+        let null = Json::Null;
+        json_merge::diff(
+            written.1.as_ref().unwrap_or(&null),
+            now.1.as_ref().unwrap_or(&null),
+        )
+        .apply(&mut values);
+    }
+    Ok((version, values))
+}
+
+/// Sets `to`'s settings of `name` so it renders `desired` (version, values) under the
+/// values it owns (dropped with `take_owned`): the difference from the blueprint's is
+/// recorded as `promoted`, a removed key as removed (never as `null`).
+fn promote_one(
+    repo: &Repo,
+    record: &mut Record,
+    to: &str,
+    name: &str,
+    desired: (String, Json),
+    take_owned: bool,
+) -> Result<()> {
+    let mut setting = record
+        .environment_addon_settings
+        .get(to)
+        .and_then(|s| s.get(name))
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let custom = setting.contains_key("chart");
+    let mut bare = setting.clone();
+    for key in [PROMOTED, OWNED_VALUES] {
+        bare.remove(key);
+    }
+    if !custom {
+        bare.remove(VERSION);
+    }
+    let shared = crate::generate::catalog_of(&repo.blueprint, record)?;
+    let base = if bare.is_empty() {
+        shared
+    } else {
+        let one = Map::from_iter([(name.to_string(), Json::Object(bare))]);
+        shared.with_settings(&one, repo.blueprint.manifest.custom_addon.as_ref())?
+    };
+    let Some((base_version, base_values)) = base.get(name).map(|e| e.version_and_values()) else {
+        return Ok(());
+    };
+    let (version, values) = desired;
+    if version != base_version || custom {
+        setting.insert(VERSION.into(), Json::String(version));
+    } else {
+        setting.remove(VERSION);
+    }
+    let delta = json_merge::diff(&base_values, &values);
+    if delta.is_empty() {
+        setting.remove(PROMOTED);
+    } else {
+        let delta = serde_json::to_value(&delta).map_err(|e| Error::blueprint(e.to_string()))?;
+        setting.insert(PROMOTED.into(), delta);
+    }
+    if take_owned {
+        setting.remove(OWNED_VALUES);
+    }
+    let settings = record
+        .environment_addon_settings
+        .entry(to.to_string())
+        .or_default();
+    if setting.is_empty() {
+        settings.remove(name);
+    } else {
+        settings.insert(name.to_string(), Json::Object(setting));
+    }
+    if settings.is_empty() {
+        record.environment_addon_settings.remove(to);
+    }
+    Ok(())
+}
+
+/// What the promotion changes in `to`, component by component: version, value paths that
+/// move, and the paths `to` owns (`values` in its settings) that stay.
+fn outcome(
+    before: &Catalog,
+    after: &Catalog,
+    record: &Record,
+    to: &str,
+    names: &[String],
+    take_owned: bool,
+) -> Vec<PromotedEntry> {
+    let mut entries = Vec::new();
+    for name in names {
+        let (Some(old), Some(new)) = (before.get(name), after.get(name)) else {
+            continue;
+        };
+        let (version_before, values_before) = old.version_and_values();
+        let (version_after, values_after) = new.version_and_values();
+        let owned = record
+            .environment_addon_settings
+            .get(to)
+            .and_then(|s| s.get(name))
+            .and_then(|s| s.get(OWNED_VALUES))
+            .cloned()
+            .unwrap_or(Json::Null);
+        let kept = if take_owned {
+            Vec::new()
+        } else {
+            owned_paths(&owned)
+        };
+        entries.push(PromotedEntry {
+            component: name.clone(),
+            version_before,
+            version_after,
+            moved: json_merge::diff(&values_before, &values_after).paths(),
+            kept,
+        });
+    }
+    entries
+}
+
+/// The dotted leaf paths of values an environment owns.
+fn owned_paths(owned: &Json) -> Vec<String> {
+    json_merge::diff(&Json::Object(Map::new()), owned).paths()
+}
+
+fn changed(entry: &PromotedEntry) -> bool {
+    entry.version_before != entry.version_after || !entry.moved.is_empty()
+}
+
+/// The value paths that move and that were edited by hand in `to`'s overlay since scaffold
+/// wrote it: promote would overwrite the edit (the three-way merge refuses it too).
+fn conflicts(repo: &Repo, to: &str, entries: &[PromotedEntry]) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    for entry in entries.iter().filter(|e| changed(e)) {
+        let name = &entry.component;
+        let (Some(now), Some(written)) = (
+            overlay_of(repo, to, name, &|p| on_disk(repo, p))?,
+            overlay_of(repo, to, name, &|p| rendered(repo, p))?,
+        ) else {
+            continue;
+        };
+        if now.0 != written.0 && entry.version_before != entry.version_after {
+            found.push(format!("{name} version"));
+        }
+        let null = Json::Null;
+        let edited = json_merge::diff(
+            written.1.as_ref().unwrap_or(&null),
+            now.1.as_ref().unwrap_or(&null),
+        )
+        .paths();
+        for path in edited {
+            let overlaps = |m: &String| {
+                *m == path
+                    || m.starts_with(&format!("{path}."))
+                    || path.starts_with(&format!("{m}."))
+            };
+            if entry.moved.iter().any(overlaps) {
+                found.push(format!("{name} {path}"));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The changelog lines of a promotion: what moved, then what stayed.
+fn summary(entries: &[PromotedEntry]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for entry in entries.iter().filter(|e| changed(e)) {
+        let name = &entry.component;
+        if entry.version_before != entry.version_after {
+            lines.push(format!(
+                "{name} {} → {}",
+                entry.version_before, entry.version_after
+            ));
+        }
+        if !entry.moved.is_empty() {
+            lines.push(format!("{name} values moved: {}", entry.moved.join(", ")));
+        }
+    }
+    for entry in entries.iter().filter(|e| !e.kept.is_empty()) {
+        lines.push(format!(
+            "{} values kept (the target's own): {}",
+            entry.component,
+            entry.kept.join(", ")
+        ));
+    }
+    lines
+}
+
+fn nothing_to_do(
+    args: &PromoteOptions,
+    names: &[String],
+    entries: &[PromotedEntry],
+    out: &Reporter,
+) {
+    if args.edit.json {
+        let mut report = edit_report("promote", &names.join(","), "", &args.edit, &[]);
+        report.promoted = Some(entries.to_vec());
+        out.json(&report);
+        return;
+    }
+    let compared = if names.is_empty() {
+        "no shared component".to_string()
+    } else {
+        names.join(", ")
+    };
+    out.line(format!(
+        "{} already runs {}'s versions and values; nothing to do (compared: {compared})",
+        args.to, args.from
+    ));
+    for entry in entries.iter().filter(|e| !e.kept.is_empty()) {
+        out.note(format!(
+            "{} values kept (the target's own): {}",
+            entry.component,
+            entry.kept.join(", ")
+        ));
+    }
+}
+
+fn on_disk(repo: &Repo, path: &str) -> Result<Option<String>> {
+    let Ok(path) = crate::plan::RelPath::new(path) else {
+        return Ok(None);
+    };
+    Ok(crate::write::read(&repo.root, &path)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+fn rendered(repo: &Repo, path: &str) -> Result<Option<String>> {
+    Ok(crate::plan::RelPath::new(path)
+        .ok()
+        .and_then(|p| repo.rendered.plan.files.get(&p))
+        .map(|b| String::from_utf8_lossy(b).into_owned()))
 }
 
 /// An environment's chart version and values of an addon as the overlay files `read`
 /// gives hold them (the blueprint's `environment_overlay`); None when the blueprint
 /// declares no overlay.
 fn overlay_of(
-    repo: &crate::repo::Repo,
+    repo: &Repo,
     env: &str,
     name: &str,
     read: &dyn Fn(&str) -> Result<Option<String>>,
@@ -252,66 +503,4 @@ fn overlay_of(
         }
     }
     Ok(Some((version, values)))
-}
-
-/// The JSON merge patch that turns `from` into `to` (a key `to` lacks is `null`).
-fn merge_patch(from: &Json, to: &Json) -> Json {
-    match (from, to) {
-        (Json::Object(a), Json::Object(b)) => {
-            let mut patch = Map::new();
-            for (key, value) in b {
-                match a.get(key) {
-                    Some(old) if old == value => {}
-                    Some(old) => {
-                        patch.insert(key.clone(), merge_patch(old, value));
-                    }
-                    None => {
-                        patch.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-            for key in a.keys().filter(|k| !b.contains_key(*k)) {
-                patch.insert(key.clone(), Json::Null);
-            }
-            Json::Object(patch)
-        }
-        (_, to) => to.clone(),
-    }
-}
-
-/// The dotted paths where `before` and `after` differ (leaves, or a whole side missing).
-fn changed_paths(at: &str, before: &Json, after: &Json, out: &mut Vec<String>) {
-    let join = |key: &str| {
-        if at.is_empty() {
-            key.to_string()
-        } else {
-            format!("{at}.{key}")
-        }
-    };
-    match (before, after) {
-        (Json::Object(b), Json::Object(a)) => {
-            let keys: std::collections::BTreeSet<&String> = b.keys().chain(a.keys()).collect();
-            for key in keys {
-                let null = Json::Null;
-                changed_paths(
-                    &join(key),
-                    b.get(key).unwrap_or(&null),
-                    a.get(key).unwrap_or(&null),
-                    out,
-                );
-            }
-        }
-        (Json::Null, Json::Object(a)) => {
-            changed_paths(at, &Json::Object(Map::new()), &Json::Object(a.clone()), out)
-        }
-        (Json::Object(b), Json::Null) => {
-            changed_paths(at, &Json::Object(b.clone()), &Json::Object(Map::new()), out)
-        }
-        (b, a) if b != a => out.push(if at.is_empty() {
-            "(all)".into()
-        } else {
-            at.to_string()
-        }),
-        _ => {}
-    }
 }

@@ -1,0 +1,299 @@
+//! Issue 41: promotion over a default repo of three environments that run different
+//! addons: the platform's own components and their dependencies move, what the target
+//! owns stays, a removed key is removed (never `null`), and nothing moved makes no commit.
+use std::path::{Path, PathBuf};
+
+use crate::support::{Env, run};
+
+fn three(env: &Env) -> PathBuf {
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,staging,prod",
+        "--set",
+        "dev.addons=istio,metrics-server",
+        "--set",
+        "staging.addons=metrics-server",
+        "--set",
+        "prod.addons=istio,reloader",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.path("p")
+}
+
+fn scaffold(env: &Env, args: &[&str]) -> crate::support::Output {
+    run(env.scaffold().current_dir(env.path("p")).args(args))
+}
+
+fn promote(env: &Env, args: &[&str]) -> crate::support::Output {
+    let mut all = vec!["promote"];
+    all.extend_from_slice(args);
+    let out = scaffold(env, &all);
+    assert_eq!(out.code, 0, "{all:?}: {}{}", out.stdout, out.stderr);
+    out
+}
+
+/// The overlay folder of `component` (in `layer_dir`) in `env`.
+fn overlay(dir: &Path, env: &str, layer_dir: &str, component: &str) -> PathBuf {
+    dir.join(format!("environments/{env}/{layer_dir}/{component}"))
+}
+
+/// Every file of the folder, concatenated in name order.
+fn text_of(folder: &Path) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).expect("read"))
+        .collect()
+}
+
+/// Replaces `from` with `to` in the folder's files, as a hand edit or Renovate would.
+fn edit(folder: &Path, from: &str, to: &str) {
+    let mut edited = false;
+    for entry in std::fs::read_dir(folder).expect("folder") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read");
+        if text.contains(from) {
+            std::fs::write(&path, text.replace(from, to)).expect("write");
+            edited = true;
+        }
+    }
+    assert!(edited, "{from} in {}", folder.display());
+}
+
+fn commit(env: &Env, dir: &Path, message: &str) {
+    env.git(dir, &["commit", "-qam", message]);
+}
+
+fn head(env: &Env, dir: &Path) -> String {
+    env.git(dir, &["log", "-1", "--format=%B"])
+}
+
+#[test]
+fn an_istio_group_and_a_karpenter_bump_move_with_one_promote_each() {
+    let env = Env::new();
+    let dir = three(&env);
+    let addons = "infrastructure/addons";
+    // Renovate's istio group bumps istiod and istio-base together in dev.
+    for component in ["istio", "istio-base"] {
+        edit(
+            &overlay(&dir, "dev", addons, component),
+            "\"1.30.3\"",
+            "\"1.30.4\"",
+        );
+    }
+    commit(&env, &dir, "chore(deps): update istio to 1.30.4");
+    promote(&env, &["--from", "dev", "--to", "prod", "istio"]);
+    for component in ["istio", "istio-base"] {
+        let prod = text_of(&overlay(&dir, "prod", addons, component));
+        assert!(prod.contains("\"1.30.4\""), "{component}: {prod}");
+    }
+    let message = head(&env, &dir);
+    assert!(
+        message.contains("- istio 1.30.3 → 1.30.4")
+            && message.contains("- istio-base 1.30.3 → 1.30.4"),
+        "{message}"
+    );
+
+    // Karpenter and its CRDs (always on, never chosen) move together, named by either.
+    let karpenter = overlay(&dir, "dev", "infrastructure/karpenter", "karpenter");
+    let crds = overlay(&dir, "dev", "infrastructure/crds", "karpenter-crd");
+    edit(&karpenter, "1.14.1", "1.14.2");
+    edit(&crds, "1.14.1", "1.14.2");
+    commit(&env, &dir, "chore(deps): update karpenter to 1.14.2");
+    promote(&env, &["--from", "dev", "--to", "prod", "karpenter-crd"]);
+    for (layer, component) in [
+        ("infrastructure/karpenter", "karpenter"),
+        ("infrastructure/crds", "karpenter-crd"),
+    ] {
+        let prod = text_of(&overlay(&dir, "prod", layer, component));
+        assert!(
+            prod.contains("1.14.2") && !prod.contains("1.14.1"),
+            "{component}: {prod}"
+        );
+        let staging = text_of(&overlay(&dir, "staging", layer, component));
+        assert!(staging.contains("1.14.1"), "{component}: {staging}");
+    }
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let out = scaffold(&env, &["promote", "--from", "dev", "--to", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("nothing to do")
+            && out.stdout.contains("karpenter")
+            && out.stdout.contains("aws-load-balancer-controller"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn prods_own_sizing_survives_three_promotions_and_a_removed_key_is_removed() {
+    let env = Env::new();
+    let dir = three(&env);
+    let set = |env_name: &str, value: &str| {
+        let out = scaffold(
+            &env,
+            &["add-addon", "istio", "--env", env_name, "--helm-set", value],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    };
+    set("prod", "autoscaleMin=5");
+    set("dev", "autoscaleMin=3");
+    let prod_istio = overlay(&dir, "prod", "infrastructure/addons", "istio");
+    let dev_istio = overlay(&dir, "dev", "infrastructure/addons", "istio");
+    for (round, version) in ["1.30.4", "1.30.5", "1.30.6"].iter().enumerate() {
+        let before = format!("\"1.30.{}\"", round + 3);
+        edit(&dev_istio, &before, &format!("\"{version}\""));
+        if round == 1 {
+            // The source drops a value: the target drops it too, never writing `null`.
+            edit(&dev_istio, "    pdb:\n      minAvailable: 1\n", "");
+        }
+        commit(&env, &dir, &format!("bump istio to {version}"));
+        let out = promote(&env, &["--from", "dev", "--to", "prod", "istio"]);
+        assert!(
+            out.stderr.contains("kept") || out.stdout.contains("kept"),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+        let prod = text_of(&prod_istio);
+        assert!(prod.contains(&format!("\"{version}\"")), "{prod}");
+        assert!(prod.contains("autoscaleMin: 5"), "round {round}: {prod}");
+        assert!(!prod.contains("null"), "round {round}: {prod}");
+        if round >= 1 {
+            assert!(!prod.contains("pdb"), "round {round}: {prod}");
+        }
+    }
+    // `--values` takes the source's too.
+    promote(
+        &env,
+        &["--from", "dev", "--to", "prod", "istio", "--values"],
+    );
+    assert!(text_of(&prod_istio).contains("autoscaleMin: 3"));
+}
+
+#[test]
+fn a_hand_edit_in_the_target_makes_no_empty_commit() {
+    let env = Env::new();
+    let dir = three(&env);
+    let prod = overlay(&dir, "prod", "infrastructure/addons", "istio");
+    edit(
+        &prod,
+        "accessLogFile: /dev/stdout",
+        "accessLogFile: /dev/null",
+    );
+    commit(&env, &dir, "prod logs nowhere");
+    let before = env.git(&dir, &["rev-parse", "HEAD"]);
+    for _ in 0..2 {
+        let out = promote(&env, &["--from", "dev", "--to", "prod"]);
+        assert!(out.stdout.contains("nothing to do"), "{}", out.stdout);
+        assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), before);
+    }
+    // dev changing the same value would overwrite the hand edit: refused, nothing written.
+    let dev = overlay(&dir, "dev", "infrastructure/addons", "istio");
+    edit(
+        &dev,
+        "accessLogFile: /dev/stdout",
+        "accessLogFile: /dev/stderr",
+    );
+    commit(&env, &dir, "dev logs to stderr");
+    let out = scaffold(&env, &["promote", "--from", "dev", "--to", "prod"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("would conflict") && out.stderr.contains("meshConfig.accessLogFile"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn promote_json_lists_what_moved_and_what_stayed() {
+    let env = Env::new();
+    let dir = three(&env);
+    let out = scaffold(
+        &env,
+        &[
+            "add-addon",
+            "istio",
+            "--env",
+            "prod",
+            "--helm-set",
+            "autoscaleMin=5",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    edit(
+        &overlay(&dir, "dev", "infrastructure/addons", "istio"),
+        "\"1.30.3\"",
+        "\"1.30.4\"",
+    );
+    commit(&env, &dir, "bump istio");
+    let out = promote(&env, &["--from", "dev", "--to", "prod", "istio", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let istio = report["promoted"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["component"] == "istio"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(istio["version_before"], "1.30.3", "{report}");
+    assert_eq!(istio["version_after"], "1.30.4", "{report}");
+    assert_eq!(
+        istio["kept"],
+        serde_json::json!(["autoscaleMin"]),
+        "{report}"
+    );
+    assert!(report["commit"].is_string(), "{report}");
+}
+
+#[test]
+fn a_new_environment_starts_from_its_sources_current_overlays() {
+    let env = Env::new();
+    let dir = three(&env);
+    let out = scaffold(
+        &env,
+        &[
+            "add-addon",
+            "istio",
+            "--env",
+            "dev",
+            "--helm-set",
+            "autoscaleMin=3",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dev = overlay(&dir, "dev", "infrastructure/addons", "istio");
+    edit(&dev, "\"1.30.3\"", "\"1.30.4\"");
+    edit(
+        &dev,
+        "accessLogFile: /dev/stdout",
+        "accessLogFile: /dev/stderr",
+    );
+    commit(&env, &dir, "dev: istio 1.30.4, logs to stderr");
+    let out = scaffold(&env, &["env", "add", "qa", "--from", "dev"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("takes dev's istio 1.30.4 (values: autoscaleMin, meshConfig.accessLogFile)"),
+        "{said}"
+    );
+    let qa = text_of(&overlay(&dir, "qa", "infrastructure/addons", "istio"));
+    for want in [
+        "\"1.30.4\"",
+        "autoscaleMin: 3",
+        "accessLogFile: /dev/stderr",
+    ] {
+        assert!(qa.contains(want), "{want}: {qa}");
+    }
+    assert!(!qa.contains("null"), "{qa}");
+    let message = head(&env, &dir);
+    assert!(message.contains("Taken from dev's overlays"), "{message}");
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
