@@ -118,6 +118,8 @@ pub struct PromoteOptions {
     pub addons: Vec<String>,
     /// Move the values `to` owns too.
     pub values: bool,
+    /// Move the cluster's version pins instead of components.
+    pub cluster: bool,
     pub edit: EditOptions,
 }
 
@@ -248,6 +250,7 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
             to: args.to,
             addons: args.addons,
             values: args.values,
+            cluster: args.cluster,
             edit: edit(args.edit),
         }),
         Command::Update(args) => Options::Update(update(args)?),

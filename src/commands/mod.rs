@@ -10,6 +10,7 @@ pub mod env;
 pub mod list;
 pub mod new;
 pub mod promote;
+mod promote_cluster;
 pub mod update;
 
 use crate::error::Result;

@@ -41,6 +41,9 @@ pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
                 .fix("there is nothing to promote between"),
         ));
     }
+    if args.cluster {
+        return super::promote_cluster::promote_cluster(&args, &repo, out);
+    }
     let source = env_catalog(&repo, &repo.record, from)?;
     let target = env_catalog(&repo, &repo.record, to)?;
     let names = components(&repo, &args, &source, &target)?;

@@ -297,3 +297,84 @@ fn a_new_environment_starts_from_its_sources_current_overlays() {
     assert!(message.contains("Taken from dev's overlays"), "{message}");
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
 }
+
+/// The Kubernetes version of an environment's cluster spec values.
+fn kubernetes_of(dir: &Path, env: &str) -> String {
+    let values = std::fs::read_to_string(dir.join(format!("envs/{env}/2-kops/values.yaml")))
+        .expect("values.yaml");
+    values
+        .lines()
+        .find(|l| l.trim_start().starts_with("kubernetesVersion:"))
+        .map(|l| {
+            l.split(':')
+                .nth(1)
+                .unwrap_or_default()
+                .trim()
+                .trim_matches('"')
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_kubernetes_minor_moves_dev_staging_prod_in_order_and_an_unsafe_order_is_refused() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,staging,prod",
+        "--set",
+        "dev.kubernetes_version=1.35.0",
+        "--set",
+        "dev.kops_version=1.35.0",
+        "--set",
+        "prod.kubernetes_version=1.33.5",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let cluster = |from: &str, to: &str| {
+        scaffold(&env, &["promote", "--from", from, "--to", to, "--cluster"])
+    };
+    let head_before = env.git(&dir, &["rev-parse", "HEAD"]);
+    // dev is two minors ahead of prod: refused, nothing written.
+    let out = cluster("dev", "prod");
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("skips a minor"), "{}", out.stderr);
+    // Backwards is refused too.
+    let out = cluster("prod", "staging");
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("newer than"), "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+
+    // staging → prod: one minor (1.33 → 1.34); then dev → staging → prod: 1.35 with kops.
+    let out = cluster("staging", "prod");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(kubernetes_of(&dir, "prod"), "1.34.1");
+    for (from, to) in [("dev", "staging"), ("staging", "prod")] {
+        let out = cluster(from, to);
+        assert_eq!(out.code, 0, "{from} → {to}: {}", out.stderr);
+        assert_eq!(kubernetes_of(&dir, to), "1.35.0");
+        let message = head(&env, &dir);
+        let kops = message
+            .find("1. kops 1.34.0 → 1.35.0")
+            .unwrap_or(usize::MAX);
+        let kubernetes = message.find("2. Kubernetes 1.34.1 → 1.35.0").unwrap_or(0);
+        assert!(kops < kubernetes, "kops first: {message}");
+        assert!(message.contains(&format!("envs/{to}/2-kops")), "{message}");
+    }
+    let makefile =
+        std::fs::read_to_string(dir.join("envs/prod/2-kops/Makefile")).expect("Makefile");
+    assert!(makefile.contains("1.35.0"), "{makefile}");
+    let out = cluster("staging", "prod");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("nothing to do") && out.stdout.contains("kubernetes_version"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+}
