@@ -378,3 +378,126 @@ fn a_kubernetes_minor_moves_dev_staging_prod_in_order_and_an_unsafe_order_is_ref
     );
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
 }
+
+/// Whether Renovate updates `dep` (of `manager`) in `file` under `rules`: its packageRules
+/// apply in order and a later `enabled` overrides an earlier one (renovatebot/renovate
+/// `lib/util/package-rules/index.ts`, `applyPackageRules`); `matchFileNames` are minimatch
+/// globs over the package file's path (`lib/util/package-rules/files.ts`), where `*` does
+/// not cross `/`; `matchDepNames` are exact names (`dep-names.ts`).
+fn renovate_updates(rules: &[serde_json::Value], manager: &str, dep: &str, file: &str) -> bool {
+    let strings = |rule: &serde_json::Value, key: &str| -> Option<Vec<String>> {
+        rule.get(key).and_then(|v| v.as_array()).map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+    };
+    let mut enabled = true;
+    for rule in rules {
+        let Some(value) = rule.get("enabled").and_then(|e| e.as_bool()) else {
+            continue;
+        };
+        let managers =
+            strings(rule, "matchManagers").is_none_or(|m| m.iter().any(|m| m == manager));
+        let deps = strings(rule, "matchDepNames").is_none_or(|d| d.iter().any(|d| d == dep));
+        let files = strings(rule, "matchFileNames").is_none_or(|globs| {
+            globs.iter().any(|g| {
+                globset::GlobBuilder::new(g)
+                    .literal_separator(true)
+                    .build()
+                    .expect("glob")
+                    .compile_matcher()
+                    .is_match(file)
+            })
+        });
+        if managers && deps && files && strings(rule, "matchPackageNames").is_none() {
+            enabled = value;
+        }
+    }
+    enabled
+}
+
+/// Renovate updates each component in exactly one environment, the first that runs it
+/// (prod's reloader, which dev lacks, included), and kops and Kubernetes in the first only.
+#[test]
+fn renovate_updates_each_component_once_in_the_first_environment_that_runs_it() {
+    let env = Env::new();
+    let dir = three(&env);
+    let text = std::fs::read_to_string(dir.join("renovate.json")).expect("renovate.json");
+    let config: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let rules = config["packageRules"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(config["flux"]["managerFilePatterns"].is_array(), "{config}");
+    let order = ["dev", "staging", "prod"];
+    // component → the environments whose overlay of it Renovate updates / that run it.
+    let mut updated: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    let mut runs: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for entry in walkdir::WalkDir::new(dir.join("environments"))
+        .into_iter()
+        .flatten()
+    {
+        let rel = entry
+            .path()
+            .strip_prefix(&dir)
+            .expect("inside")
+            .display()
+            .to_string();
+        let parts: Vec<&str> = rel.split('/').collect();
+        // environments/<env>/infrastructure/<layer>/<component>/kustomization.yaml
+        if entry.file_name() != "kustomization.yaml" || parts.len() != 6 {
+            continue;
+        }
+        let env_name = order
+            .iter()
+            .find(|e| **e == parts[1])
+            .expect("an environment");
+        let component = parts[parts.len() - 2].to_string();
+        let release = rel.replace("kustomization.yaml", "release.yaml");
+        runs.entry(component.clone()).or_default().push(env_name);
+        if renovate_updates(&rules, "flux", &component, &release) {
+            updated.entry(component).or_default().push(env_name);
+        }
+    }
+    assert!(
+        runs.contains_key("reloader") && runs.contains_key("karpenter"),
+        "{runs:?}"
+    );
+    for (component, envs) in &runs {
+        assert_eq!(
+            updated
+                .get(component)
+                .map(Vec::as_slice)
+                .unwrap_or_default(),
+            &envs[..1],
+            "{component}: runs in {envs:?}"
+        );
+    }
+    for (env_name, want) in [("dev", true), ("staging", false), ("prod", false)] {
+        for (dep, file) in [
+            ("kubernetes/kubernetes", "2-kops/values.yaml"),
+            ("kubernetes/kops", "2-kops/Makefile"),
+        ] {
+            let file = format!("envs/{env_name}/{file}");
+            assert_eq!(
+                renovate_updates(&rules, "regex", dep, &file),
+                want,
+                "{dep} in {file}"
+            );
+        }
+        let flux_entry = format!("clusters/{env_name}/flux-system/gotk-sync.yaml");
+        assert_eq!(
+            renovate_updates(&rules, "flux", "flux2", &flux_entry),
+            want,
+            "{flux_entry}"
+        );
+    }
+    // The shared bases are never updated (each overlay carries the version).
+    assert!(!renovate_updates(
+        &rules,
+        "flux",
+        "istio",
+        "infrastructure/addons/istio/release.yaml"
+    ));
+}
