@@ -56,6 +56,7 @@ pub(crate) mod pattern;
 pub mod plan;
 pub(crate) mod prebuilt;
 pub(crate) mod pristine;
+pub(crate) mod promotion;
 pub(crate) mod prompt;
 pub mod record;
 pub(crate) mod relocate;

@@ -67,9 +67,9 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
                 .environment_addon_settings
                 .insert(name.clone(), settings.clone());
         }
-        let components = super::promote::components_of(&repo, from)?;
-        super::promote::carry_over(&repo, &mut record, from, name, &components, false)?;
-        taken = super::promote::differing(&repo, &record, name, &components)?;
+        let components = crate::promotion::components_of(&repo, from)?;
+        crate::promotion::carry_over(&repo, &mut record, from, name, &components, false)?;
+        taken = crate::promotion::differing(&repo, &record, name, &components)?;
     }
     names.push(name.clone());
     set_environments(&mut record, &key, &names);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value as Json};
 
 use super::ExitStatus;
 use crate::answers::Answers;
-use crate::edit_session::{change_to, edit_report};
+use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
 use crate::manifest::{ClusterPin, PinKind};
 use crate::record::Record;
@@ -24,8 +24,11 @@ struct Move<'a> {
     after: String,
 }
 
-pub fn promote_cluster(args: &PromoteOptions, repo: &Repo, out: &Reporter) -> Result<ExitStatus> {
+pub fn promote_cluster(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
     let (from, to) = (args.from.as_str(), args.to.as_str());
+    let lock = crate::lock::acquire(&args.edit.directory, &format!("promote {from} {to}"))?;
+    let repo = &open(&args.edit, &lock)?;
+    crate::promotion::check_pair(repo, from, to)?;
     let pins = &repo.blueprint.manifest.cluster_pins;
     if pins.is_empty() {
         return Err(Error::input(
