@@ -129,7 +129,7 @@ pub fn set_own_setting(
     for (key, value) in own {
         match (entry.get_mut(key), value) {
             (Some(old @ serde_json::Value::Object(_)), serde_json::Value::Object(_)) => {
-                crate::catalog::merge_into(old, value)
+                crate::json_merge::deep_merge(old, value)
             }
             _ => {
                 entry.insert(key.clone(), value.clone());

@@ -404,11 +404,20 @@ impl Catalog {
                         map.insert(key.into(), Json::String(value));
                     }
                 }
+                // What `promote` moved from another environment, under what this one owns.
+                if let Some(promoted) = setting.get("promoted") {
+                    let delta: crate::json_merge::Delta = serde_json::from_value(promoted.clone())
+                        .map_err(|e| fail(format!("promoted: {e}")))?;
+                    let target = map
+                        .entry("values")
+                        .or_insert_with(|| Json::Object(Map::new()));
+                    delta.apply(target);
+                }
                 if let Some(Json::Object(values)) = setting.get("values") {
                     let target = map
                         .entry("values")
                         .or_insert_with(|| Json::Object(Map::new()));
-                    merge_into(target, &Json::Object(values.clone()));
+                    crate::json_merge::deep_merge(target, &Json::Object(values.clone()));
                 }
             }
             let spec: EntrySpec =
@@ -523,6 +532,20 @@ impl Entry {
         &self.source
     }
 
+    /// Its chart version and values, settings applied (`values_when` not).
+    pub fn version_and_values(&self) -> (String, Json) {
+        let values = self.raw.get("values").cloned();
+        (
+            self.spec.chart.version.clone(),
+            values.unwrap_or(Json::Object(Map::new())),
+        )
+    }
+
+    /// Where its chart comes from (`chart.source.url`): charts released together share it.
+    pub fn chart_url(&self) -> Option<&str> {
+        self.raw.pointer("/chart/source/url").and_then(Json::as_str)
+    }
+
     /// The API groups whose CRDs the chart installs (`crds.provides`).
     pub fn provides(&self) -> Vec<String> {
         crate::json::strings(self.raw.get("crds").and_then(|c| c.get("provides")))
@@ -542,29 +565,12 @@ impl Entry {
                     let values = object
                         .entry("values")
                         .or_insert_with(|| Json::Object(Map::new()));
-                    merge_into(values, extra);
+                    crate::json_merge::deep_merge(values, extra);
                 }
             }
         }
         object.insert("dir".into(), Json::String(dir.to_string()));
         Json::Object(object)
-    }
-}
-
-/// Deep-merges `overlay` into `target` (maps merge, anything else is replaced).
-pub fn merge_into(target: &mut Json, overlay: &Json) {
-    match (target, overlay) {
-        (Json::Object(target), Json::Object(overlay)) => {
-            for (key, value) in overlay {
-                match target.get_mut(key) {
-                    Some(existing) => merge_into(existing, value),
-                    None => {
-                        target.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-        }
-        (target, overlay) => *target = overlay.clone(),
     }
 }
 

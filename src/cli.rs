@@ -68,7 +68,7 @@ pub enum Command {
     /// Move chart versions and values of addons from one environment to another, as one
     /// commit that lists what moved (docs/environments.md).
     #[command(
-        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold promote --from dev --to prod --cluster"
     )]
     Promote(PromoteArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
@@ -402,8 +402,17 @@ pub struct PromoteArgs {
     /// The environment they move to.
     #[arg(long)]
     pub to: String,
-    /// Addons to promote (default: every addon both environments run).
+    /// Components to promote, each with the components it depends on (default: every
+    /// component both environments run: addons, always-on components, dependencies, apps).
     pub addons: Vec<String>,
+    /// Also move the values --to owns (set with `add-addon --env TO --helm-set`), which
+    /// otherwise stay.
+    #[arg(long)]
+    pub values: bool,
+    /// Move the cluster's version pins instead (the blueprint's `cluster_pins`: kops, then
+    /// Kubernetes one minor at a time), printing the target's upgrade steps in order.
+    #[arg(long, conflicts_with_all = ["addons", "values"])]
+    pub cluster: bool,
     #[command(flatten)]
     pub edit: EditArgs,
 }

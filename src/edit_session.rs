@@ -152,6 +152,7 @@ pub fn edit_report(
         commit: None,
         changes: Vec::new(),
         added_dependencies: report::dependencies(added),
+        promoted: None,
     }
 }
 

@@ -208,7 +208,12 @@ fn render_environments(
         }
         each.push(scoped);
     }
-    let shared = scoped(blueprint, renderer, catalog, answers, &union)?;
+    let mut shared = scoped(blueprint, renderer, catalog, answers, &union)?;
+    let first = first_environment_of(&answers.environments, &each);
+    shared.scope = shared.scope.with(FIRST_ENVIRONMENT_OF, &first);
+    if let Json::Object(map) = &mut shared.context {
+        map.insert(FIRST_ENVIRONMENT_OF.into(), first);
+    }
     let mut plan = Plan::default();
     let shared_scope = &shared.scope;
     plan::render_trees(
@@ -252,6 +257,24 @@ fn render_environments(
 }
 
 /// The context of `answers` with the addons `chosen` (and what they need) selected.
+/// The builtin naming, for each component of a repo of environments, the first
+/// environment (in the environments answer's order) that runs it: a shared file such as
+/// `renovate.json` updates it there only. Empty for a repo of one environment.
+pub const FIRST_ENVIRONMENT_OF: &str = "first_environment_of";
+
+fn first_environment_of(environments: &[(String, answers::Answers)], each: &[Scoped]) -> Json {
+    let mut first = Map::new();
+    for ((env, _), own) in environments.iter().zip(each) {
+        let names = own.context.get("addon_names").and_then(Json::as_array);
+        for name in names.into_iter().flatten().filter_map(Json::as_str) {
+            first
+                .entry(name.to_string())
+                .or_insert_with(|| Json::String(env.clone()));
+        }
+    }
+    Json::Object(first)
+}
+
 fn scoped(
     blueprint: &Blueprint,
     renderer: &Renderer,

@@ -6,7 +6,8 @@
 //!   `error`, `git_paths` (what git refuses, branch names included), `deflate` (zlib
 //!   streams for the pack);
 //! - the pure core: `answers`, `manifest`, `scope`, `catalog`, `overrides`, `render`,
-//!   `plan`, `generate`, `merge`, `edit`, `helm_values`, `version`, `blueprint_test`; it
+//!   `plan`, `generate`, `merge`, `edit`, `helm_values`, `json_merge`, `version`,
+//!   `blueprint_test`; it
 //!   never imports git or writing code (`scripts/module-graph` checks that, and that the
 //!   module graph has no cycle);
 //! - reading: `blueprint` (and its sources), `lint`, `flags` (`--values`), `record`, `repo`
@@ -16,7 +17,7 @@
 //!   tree, index, commit), `git` and `pack` (objects and refs), `pristine` (the base under
 //!   `refs/scaffold/base`), `attributes`, `identity`, `lock`, `git_state`, `signals`;
 //! - the command line: `cli` (clap only), `settings` (each command's options), `commands`
-//!   (one pipeline each, over the core: `edit_session`, `addon_envs`); the terminal belongs
+//!   (one pipeline each, over the core: `edit_session`, `addon_envs`, `promotion`); the terminal belongs
 //!   to `ui::Reporter` and `prompt`; `parallel` spreads fleets of repos and a repo's
 //!   environments over the cores.
 #![deny(clippy::unwrap_used)]
@@ -44,6 +45,7 @@ pub(crate) mod git_state;
 pub(crate) mod helm_values;
 pub(crate) mod identity;
 pub(crate) mod json;
+pub(crate) mod json_merge;
 pub(crate) mod lint;
 pub(crate) mod lock;
 pub(crate) mod manifest;
@@ -56,6 +58,7 @@ pub(crate) mod pattern;
 pub mod plan;
 pub(crate) mod prebuilt;
 pub(crate) mod pristine;
+pub(crate) mod promotion;
 pub(crate) mod prompt;
 pub(crate) mod rebase;
 pub mod record;

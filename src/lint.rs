@@ -88,7 +88,13 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 /// Variables every template may read besides the answers.
-pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addon_names"];
+pub const BUILTINS: &[&str] = &[
+    "blueprint",
+    "scaffold_version",
+    "addons",
+    "addon_names",
+    crate::generate::FIRST_ENVIRONMENT_OF,
+];
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 

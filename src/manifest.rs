@@ -84,6 +84,36 @@ pub struct Manifest {
     /// them since scaffold wrote them), not from the record alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment_overlay: Vec<OverlayFile>,
+    /// The per-environment answers that pin what each cluster runs, in the order an
+    /// upgrade applies them: `promote --cluster` moves them and prints each one's step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_pins: Vec<ClusterPin>,
+}
+
+/// One version an environment's cluster runs (a `per_environment` answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterPin {
+    /// The per-environment answer that holds it.
+    pub key: String,
+    /// What it is the version of, for the order rules promote enforces.
+    #[serde(default)]
+    pub kind: PinKind,
+    /// The target's upgrade step, a template over `environment`, `from` and `to`.
+    pub step: String,
+}
+
+/// The rules a pin's move follows besides "never backwards".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PinKind {
+    /// One minor at a time (Kubernetes' version skew policy), never past kops' minor.
+    Kubernetes,
+    /// The tool that installs Kubernetes: its minor bounds the Kubernetes it supports.
+    Kops,
+    /// No rule but the order the blueprint lists.
+    #[default]
+    Other,
 }
 
 /// One file of an environment's overlay of an addon.
@@ -503,6 +533,11 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
             base.environment_overlay
         } else {
             child.environment_overlay
+        },
+        cluster_pins: if child.cluster_pins.is_empty() {
+            base.cluster_pins
+        } else {
+            child.cluster_pins
         },
     })
 }

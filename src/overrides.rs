@@ -264,7 +264,7 @@ pub fn apply(target: &str, patch: &str) -> std::result::Result<String, PatchErro
         };
         let mut applied = false;
         for doc in documents.iter_mut().filter(|d| selector(d)) {
-            merge_patch(doc, change);
+            crate::json_merge::keyed_merge_patch(doc, change);
             applied = true;
         }
         if !applied {
@@ -443,51 +443,6 @@ fn split_documents(text: &str) -> Vec<&str> {
 fn is_go_template(text: &str) -> bool {
     text.match_indices("{{")
         .any(|(at, _)| !text[..at].ends_with('$'))
-}
-
-/// The field lists of mappings merge on: `name`, else `key`, when every item has it.
-fn list_key(items: &[Json]) -> Option<&'static str> {
-    ["name", "key"]
-        .into_iter()
-        .find(|k| !items.is_empty() && items.iter().all(|i| i.get(*k).is_some()))
-}
-
-/// RFC 7386, with lists keyed by `name` or `key` merged item by item.
-fn merge_patch(target: &mut Json, patch: &Json) {
-    if let (Json::Array(have), Json::Array(want)) = (&mut *target, patch)
-        && let Some(key) = list_key(want)
-        && (have.is_empty() || list_key(have) == Some(key))
-    {
-        for item in want {
-            let id = item.get(key);
-            let delete = item.get("$patch").and_then(Json::as_str) == Some("delete");
-            match have.iter().position(|h| h.get(key) == id) {
-                Some(i) if delete => {
-                    have.remove(i);
-                }
-                Some(i) => merge_patch(&mut have[i], item),
-                None if delete => {}
-                None => have.push(item.clone()),
-            }
-        }
-        return;
-    }
-    let Json::Object(changes) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Json::Object(Default::default());
-    }
-    if let Json::Object(map) = target {
-        for (key, value) in changes {
-            if value.is_null() {
-                map.remove(key);
-            } else {
-                merge_patch(map.entry(key.clone()).or_insert(Json::Null), value);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

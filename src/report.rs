@@ -68,6 +68,20 @@ pub struct EditReport {
     pub commit: Option<String>,
     pub changes: Vec<ChangeEntry>,
     pub added_dependencies: Vec<Dependency>,
+    /// `promote` only: each component compared, with what moved and what stayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub promoted: Option<Vec<PromotedEntry>>,
+}
+
+/// One component `promote` compared: its chart version before and after in the target,
+/// the value paths that moved, and the ones the target owns that stayed.
+#[derive(Debug, Clone, Serialize)]
+pub struct PromotedEntry {
+    pub component: String,
+    pub version_before: String,
+    pub version_after: String,
+    pub moved: Vec<String>,
+    pub kept: Vec<String>,
 }
 
 /// `scaffold update --json`, with or without `--dry-run`.

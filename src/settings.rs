@@ -117,6 +117,10 @@ pub struct PromoteOptions {
     pub from: String,
     pub to: String,
     pub addons: Vec<String>,
+    /// Move the values `to` owns too.
+    pub values: bool,
+    /// Move the cluster's version pins instead of components.
+    pub cluster: bool,
     pub edit: EditOptions,
 }
 
@@ -266,6 +270,8 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
             from: args.from,
             to: args.to,
             addons: args.addons,
+            values: args.values,
+            cluster: args.cluster,
             edit: edit(args.edit),
         }),
         Command::Update(args) => Options::Update(update(args)?),

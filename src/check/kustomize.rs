@@ -242,7 +242,9 @@ pub fn apply_patches(repo: &mut Repo) {
                     continue;
                 };
                 let mut value = repo.objects[t].doc.value.clone();
-                merge_patch(&mut value, &patch.doc.value);
+                // A strategic merge patch on an object kustomize has no schema for: a
+                // JSON merge patch (RFC 7386).
+                crate::json_merge::merge_patch(&mut value, &patch.doc.value);
                 let overlay = (patch.file.clone(), patch.doc.clone());
                 let object = &mut repo.objects[t];
                 object.doc.value = value;
@@ -256,24 +258,6 @@ pub fn apply_patches(repo: &mut Repo) {
         index += 1;
         !patch_files.contains(&(index - 1))
     });
-}
-
-/// A strategic merge patch on an object kustomize has no schema for: a JSON merge patch.
-fn merge_patch(target: &mut Json, patch: &Json) {
-    match (target, patch) {
-        (Json::Object(t), Json::Object(p)) => {
-            for (key, value) in p {
-                if value.is_null() {
-                    t.remove(key);
-                } else if let Some(existing) = t.get_mut(key) {
-                    merge_patch(existing, value);
-                } else {
-                    t.insert(key.clone(), value.clone());
-                }
-            }
-        }
-        (target, patch) => *target = patch.clone(),
-    }
 }
 
 fn add_file(repo: &Repo, path: &str, namespace: Option<&str>, built: &mut Built) {

@@ -46,6 +46,7 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
         )));
     }
     let mut record = repo.record.clone();
+    let mut taken = Vec::new();
     if let Some(from) = &args.from {
         if !names.contains(from) {
             let suggestion = crate::suggest::did_you_mean(from, names.iter().map(String::as_str));
@@ -59,13 +60,16 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
         record
             .environments
             .insert(name.clone(), copied_answers(&repo, from)?);
-        // Its addons' own versions and values come along: the new environment starts where
-        // `from` is.
+        // Its components' versions and values come along as `from`'s overlays hold them
+        // now (as promote reads them): the new environment starts where `from` is.
         if let Some(settings) = repo.record.environment_addon_settings.get(from) {
             record
                 .environment_addon_settings
                 .insert(name.clone(), settings.clone());
         }
+        let components = crate::promotion::components_of(&repo, from)?;
+        crate::promotion::carry_over(&repo, &mut record, from, name, &components, false)?;
+        taken = crate::promotion::differing(&repo, &record, name, &components)?;
     }
     names.push(name.clone());
     set_environments(&mut record, &key, &names);
@@ -89,14 +93,20 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
         .as_ref()
         .map(|f| format!(" from {f}"))
         .unwrap_or_default();
-    change_to(
-        &repo,
-        &next,
-        &args.edit,
-        &format!("scaffold: add environment {name}{from}"),
-        report,
-        out,
-    )?;
+    let mut message = format!("scaffold: add environment {name}{from}");
+    let source = args.from.as_deref().unwrap_or_default();
+    if !taken.is_empty() {
+        message.push_str(&format!(
+            "\n\nTaken from {source}'s overlays as they are now:\n"
+        ));
+        message.push_str(&taken.iter().map(|t| format!("- {t}\n")).collect::<String>());
+    }
+    if !args.edit.json {
+        for line in &taken {
+            out.note(format!("takes {source}'s {line}"));
+        }
+    }
+    change_to(&repo, &next, &args.edit, message.trim_end(), report, out)?;
     Ok(ExitStatus::Success)
 }
 

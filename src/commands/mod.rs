@@ -11,6 +11,7 @@ pub mod env;
 pub mod list;
 pub mod new;
 pub mod promote;
+pub mod promote_cluster;
 pub mod update;
 
 use crate::error::Result;
@@ -71,6 +72,9 @@ pub fn run(options: Options, out: &Reporter) -> Result<ExitStatus> {
         Options::RemoveAddon(options) => addon::remove(options, out),
         Options::EnvAdd(options) => env::add(options, out),
         Options::EnvRemove(options) => env::remove(options, out),
+        Options::Promote(options) if options.cluster => {
+            promote_cluster::promote_cluster(options, out)
+        }
         Options::Promote(options) => promote::promote(options, out),
         Options::Update(options) => update::run(options, out),
         Options::Check(options) => check::run(options, out),

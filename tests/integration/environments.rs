@@ -447,7 +447,7 @@ fn promote_moves_versions_and_values_as_one_commit() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         head(&env).trim(),
-        "scaffold: promote dev → prod\n\n- beta values: replicas"
+        "scaffold: promote dev → prod\n\n- beta values moved: replicas"
     );
     assert_eq!(
         read(&env, "p/environments/prod/beta-release.yaml"),
@@ -721,7 +721,7 @@ fn promote_moves_what_the_overlay_file_holds_now() {
     assert!(
         message.starts_with("scaffold: promote dev → prod")
             && message.contains("- metrics-server 3.13.1 → 3.13.2")
-            && message.contains("- metrics-server values: replicas"),
+            && message.contains("- metrics-server values moved: replicas"),
         "{message}"
     );
     let promoted = std::fs::read_to_string(dir.join(prod)).expect("prod overlay");

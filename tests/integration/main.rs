@@ -25,6 +25,7 @@ mod new_repo; // what `scaffold new` writes and commits
 mod platform_flux; // the Flux layers and addons work on a real cluster (issue 12)
 mod platform_infra; // Terraform, kops and Karpenter of the generated repo (issue 11)
 mod platform_operations; // the generated Makefiles run with stand-in tools; kops naming (issue 11 review)
+mod promotion; // issue 41: promotion moves components with their dependencies, keeps what the target owns
 mod prompts; // prompts through a PTY: gossip, no-colour cursor, secrets, Ctrl-C, diff colour
 mod pull_requests; // scaffold diff against kubectl kustomize (issue 44)
 mod repo_ci; // the generated repo's CI: workflow, make validate, renovate.json

@@ -888,11 +888,16 @@ fn kops_channel_is_the_pinned_release_and_moves_with_it() {
         .iter()
         .map(|p| regex::Regex::new(p.as_str().expect("string")).expect("regex"))
         .collect();
-    let files: Vec<regex::Regex> = kops["fileMatch"]
+    // managerFilePatterns: a regex between slashes.
+    let files: Vec<regex::Regex> = kops["managerFilePatterns"]
         .as_array()
-        .expect("fileMatch")
+        .expect("managerFilePatterns")
         .iter()
-        .map(|p| regex::Regex::new(p.as_str().expect("string")).expect("regex"))
+        .map(|p| {
+            let text = p.as_str().expect("string");
+            let inner = text.strip_prefix('/').and_then(|t| t.strip_suffix('/'));
+            regex::Regex::new(inner.expect("a /regex/")).expect("regex")
+        })
         .collect();
     for (file, text) in [
         ("envs/prod/2-kops/values.yaml", values.as_str()),

@@ -200,8 +200,8 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
     let config: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     for manager in ["flux", "helm-values", "terraform"] {
         assert!(
-            config[manager]["fileMatch"].is_array(),
-            "{manager} has no fileMatch"
+            config[manager]["managerFilePatterns"].is_array(),
+            "{manager} has no managerFilePatterns"
         );
     }
     let files: Vec<String> = walkdir::WalkDir::new(&dir)
@@ -221,11 +221,16 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
         .expect("custom managers")
     {
         let description = manager["description"].as_str().unwrap_or_default();
-        let patterns: Vec<regex::Regex> = manager["fileMatch"]
+        // managerFilePatterns: a regex between slashes (else a glob; none here).
+        let patterns: Vec<regex::Regex> = manager["managerFilePatterns"]
             .as_array()
-            .expect("fileMatch")
+            .expect("managerFilePatterns")
             .iter()
-            .map(|p| regex::Regex::new(p.as_str().expect("text")).expect("regex"))
+            .map(|p| {
+                let text = p.as_str().expect("text");
+                let inner = text.strip_prefix('/').and_then(|t| t.strip_suffix('/'));
+                regex::Regex::new(inner.expect("a /regex/")).expect("regex")
+            })
             .collect();
         let matching: Vec<&String> = files
             .iter()
