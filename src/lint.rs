@@ -78,7 +78,13 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 /// Variables every template may read besides the answers.
-pub const BUILTINS: &[&str] = &["blueprint", "scaffold_version", "addons", "addon_names"];
+pub const BUILTINS: &[&str] = &[
+    "blueprint",
+    "scaffold_version",
+    "addons",
+    "addon_names",
+    "aws_names",
+];
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";
 

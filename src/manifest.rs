@@ -84,6 +84,27 @@ pub struct Manifest {
     /// them since scaffold wrote them), not from the record alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment_overlay: Vec<OverlayFile>,
+    /// Names the blueprint derives from the answers for a cloud whose names are global or
+    /// per account (buckets, roles, queues): computed once per environment, given to
+    /// templates as `aws_names.KEY`, and refused over their limit or shared by two
+    /// environments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aws_names: Vec<AwsName>,
+}
+
+/// One name derived from an environment's answers (`aws_names`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AwsName {
+    /// What templates read: `aws_names.KEY`.
+    pub key: String,
+    /// What the name names, for messages (e.g. `S3 bucket prefix`).
+    pub resource: String,
+    /// A template over one environment's answers (the `aws_name(max=N)` filter shortens
+    /// with a stable hash).
+    pub value: String,
+    /// The longest name the resource takes.
+    pub max_length: usize,
 }
 
 /// One file of an environment's overlay of an addon.
@@ -482,7 +503,19 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         } else {
             child.environment_overlay
         },
+        aws_names: merge_aws_names(base.aws_names, child.aws_names),
     })
+}
+
+/// The child's names replace the base's of the same key and are appended otherwise.
+fn merge_aws_names(mut base: Vec<AwsName>, child: Vec<AwsName>) -> Vec<AwsName> {
+    for name in child {
+        match base.iter_mut().find(|n| n.key == name.key) {
+            Some(existing) => *existing = name,
+            None => base.push(name),
+        }
+    }
+    base
 }
 
 /// A child's trees laid over its base's: a child entry for a directory the base renders

@@ -808,3 +808,124 @@ fn env_remove_in_a_default_repo_names_the_teardown_in_one_line() {
     let out = run(env.scaffold().arg("check").arg(&dir));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
+
+/// Issue 40: every AWS name of the default blueprint stays each environment's own for
+/// platform names of 37 to 40 characters (a 38-character cut gave every environment the
+/// same buckets, a 30-character one the same EventBridge rules), and within AWS's limits.
+#[test]
+fn aws_names_stay_distinct_and_within_limits_at_every_long_platform_name() {
+    let env = Env::new();
+    for length in 37..=40 {
+        let name = format!("p{}", "x".repeat(length - 1));
+        let dir = format!("long{length}");
+        let out = run(env.scaffold().args([
+            "new",
+            &dir,
+            "--defaults",
+            "-q",
+            "--set",
+            &format!("name={name}"),
+            "--set",
+            "environments=dev,devx,prod",
+            "--set",
+            "dns_zone=",
+        ]));
+        assert_eq!(out.code, 0, "{length}: {}", out.stderr);
+        let mut seen = std::collections::BTreeMap::new();
+        for environment in ["dev", "devx", "prod"] {
+            let tfvars = read(
+                &env,
+                &format!("{dir}/envs/{environment}/1-prerequisites/terraform.tfvars"),
+            );
+            let value = |key: &str| {
+                tfvars
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key)?.trim_start().strip_prefix("= "))
+                    .map(|v| v.trim_matches('"').to_string())
+                    .unwrap_or_else(|| panic!("{key} in {tfvars}"))
+            };
+            let (prefix, bucket) = (value("name_prefix"), value("bucket_prefix"));
+            // The longest names built on them: a 63-character bucket and a 64-character
+            // EventBridge rule and IAM role.
+            assert!(bucket.len() + "-kops-state-".len() + 12 <= 63, "{bucket}");
+            assert!(
+                prefix.len() + "-karpenter-rebalance".len() <= 64,
+                "{prefix}"
+            );
+            assert!(prefix.len() + "-vpc-flow-logs".len() <= 64, "{prefix}");
+            for (what, value) in [("prefix", prefix), ("bucket", bucket)] {
+                if let Some(first) = seen.insert((what, value.clone()), environment) {
+                    panic!("{length}: {first} and {environment} share the {what} {value}");
+                }
+            }
+        }
+    }
+}
+
+/// A blueprint whose declared AWS names two environments share, or that exceed their
+/// limit, is refused with both environments and the resource named, nothing written.
+#[test]
+fn aws_names_that_collide_or_run_long_are_refused() {
+    let env = Env::new();
+    let bp = blueprint(&env);
+    let manifest = bp.join("blueprint.yaml");
+    let base = std::fs::read_to_string(&manifest).expect("manifest");
+    let with_names = |names: &str| {
+        std::fs::write(&manifest, format!("{base}aws_names:\n{names}")).expect("write");
+    };
+    with_names(
+        "  - {key: bucket, resource: S3 bucket, value: \"[[ name ]]-state\", max_length: 63}\n",
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "shared", "--defaults", "-q", "--blueprint"])
+        .arg(&bp)
+        .args(["--set", "environments=dev,prod"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: environments `dev` and `prod` both name their S3 bucket `shared-state`; rename `prod` so its AWS names differ from `dev`'s\n"
+    );
+    assert!(!env.path("shared").exists());
+
+    with_names(
+        "  - {key: role, resource: IAM role, value: \"[[ name ]]-[[ environment ]]-role\", max_length: 20}\n",
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "toolong", "--defaults", "-q", "--blueprint"])
+        .arg(&bp)
+        .args(["--set", "environments=dev,production"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("environment `production`: IAM role `toolong-production-role` has 23 characters; AWS takes 1 to 20"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("toolong").exists());
+
+    // Templates read the computed names.
+    with_names(
+        "  - {key: role, resource: IAM role, value: \"[[ (name ~ '-' ~ environment) | aws_name(max=12) ]]\", max_length: 12}\n",
+    );
+    write(
+        &bp,
+        "env-files/clusters/[[ environment ]]/names.txt.tera",
+        "[[ aws_names.role ]]\n",
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "hashed", "--defaults", "-q", "--blueprint"])
+        .arg(&bp)
+        .args(["--set", "environments=staging,prod"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&env, "hashed/clusters/prod/names.txt"),
+        "hashed-prod\n"
+    );
+    let staging = read(&env, "hashed/clusters/staging/names.txt");
+    assert!(
+        staging.starts_with("hashe-") && staging.trim().len() == 12,
+        "{staging}"
+    );
+}
