@@ -982,7 +982,7 @@ fn readme_teardown_deletes_gateways_first_and_warns_of_volumes_on_remove() {
     let dir = new_repo(&env, "docs", "istio");
     let readme = read(&dir, "README.md");
     let gateways = readme
-        .find("kubectl delete gateways.gateway.networking.k8s.io")
+        .find("kubectl --kubeconfig 2-kops/kubeconfig --context prod.platform.example.org delete gateways.gateway.networking.k8s.io")
         .expect("teardown deletes the Gateways");
     let services = readme
         .find("delete the Services of type LoadBalancer")

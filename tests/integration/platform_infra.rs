@@ -227,13 +227,24 @@ const FLUX_FLAGS: &[(&str, &[&str])] = &[
     ),
     ("check", &["--pre"]),
     ("version", &["--client", "-o", "--output"]),
+    // cmd/flux/suspend.go (--all) and main.go (--all-namespaces; --kubeconfig and
+    // --context, k8s.io/cli-runtime genericclioptions, are in $(FLUX)).
+    ("suspend kustomization", &["--all"]),
+    ("suspend helmrelease", &["--all", "--all-namespaces"]),
 ];
 
 #[test]
 fn every_flux_command_line_uses_flags_flux_accepts() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let makefile = read(&dir, "envs/prod/3-bridge/Makefile");
+    // Every call goes through $(FLUX), which names the kubeconfig and context.
+    let makefile = read(&dir, "envs/prod/3-bridge/Makefile").replace("$(FLUX) ", "flux ");
+    assert!(
+        makefile.contains(
+            "FLUX         := flux --kubeconfig=$(KUBECONFIG) --context=$(KUBE_CONTEXT)\n"
+        ),
+        "{makefile}"
+    );
     let commands = flags_passed(&makefile, "flux", FLUX_FLAGS);
     for (sub, allowed, flags, line) in &commands {
         for flag in flags {
@@ -243,7 +254,7 @@ fn every_flux_command_line_uses_flags_flux_accepts() {
             );
         }
     }
-    assert_eq!(commands.len(), 3, "flux command lines found");
+    assert_eq!(commands.len(), 5, "flux command lines found");
 }
 
 #[test]
@@ -635,7 +646,7 @@ fn readme_takes_an_operator_from_zero_to_teardown_in_order() {
     let ls_remote = target
         .find("git ls-remote --exit-code --heads $(GIT_URL) $(GIT_BRANCH)")
         .expect("check");
-    assert!(ls_remote < target.find("flux bootstrap git").expect("bootstrap"));
+    assert!(ls_remote < target.find("$(FLUX) bootstrap git").expect("bootstrap"));
 }
 
 #[test]
