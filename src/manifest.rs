@@ -296,6 +296,13 @@ pub struct Question {
     /// (a cluster name, a DNS zone).
     #[serde(default, skip_serializing_if = "is_false")]
     pub distinct: bool,
+    /// With `per_environment`, for DNS names: no environment's answer may lie inside
+    /// another's (`dev.example.org` under `example.org`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub not_nested: bool,
+    /// With `distinct`: why two environments may not share the answer, said when they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_reason: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_empty: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -218,6 +218,7 @@ pub fn gather_each(
         shared.environments.push((name.clone(), answers));
     }
     distinct(blueprint, &shared)?;
+    not_nested(blueprint, &shared)?;
     shared.recorded.retain(|k| !per_env(k));
     Ok(shared)
 }
@@ -238,10 +239,45 @@ fn distinct(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
             let text = super::show(value);
             if let Some(first) = seen.insert(text.clone(), env) {
                 let key = &question.key;
+                let why = question
+                    .distinct_reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
                 return Err(Error::input(
-                    Problem::new(format!("{env}.{key}: `{text}` is {first}'s too")).fix(format!(
-                        "each environment needs its own {key} (--set {env}.{key}=…)"
-                    )),
+                    Problem::new(format!("{env}.{key}: `{text}` is {first}'s too{why}")).fix(
+                        format!("each environment needs its own {key} (--set {env}.{key}=…)"),
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `not_nested` question's answers: an environment whose name lies inside another
+/// environment's (`a.example.org` under `example.org`) is refused.
+fn not_nested(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
+    for question in blueprint.manifest.questions.iter().filter(|q| q.not_nested) {
+        let key = &question.key;
+        let names: Vec<(&str, String)> = answers
+            .environments
+            .iter()
+            .filter_map(|(env, own)| {
+                let value = own.values.get(key).filter(|v| super::satisfies(v))?;
+                Some((env.as_str(), super::show(value)))
+            })
+            .collect();
+        for (env, name) in &names {
+            if let Some((parent_env, parent)) = names
+                .iter()
+                .find(|(_, parent)| name.ends_with(&format!(".{parent}")))
+            {
+                return Err(Error::input(
+                    Problem::new(format!(
+                        "{env}.{key}: `{name}` lies inside {parent_env}'s `{parent}`, whose teardown would take the delegation with it"
+                    ))
+                    .fix(format!("give {env} a {key} outside `{parent}` (e.g. a sibling of it)")),
                 ));
             }
         }

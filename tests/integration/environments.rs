@@ -929,3 +929,152 @@ fn aws_names_that_collide_or_run_long_are_refused() {
         "{staging}"
     );
 }
+
+/// Issue 40, the layout's smaller items: each environment gets its own default VPC range
+/// (an environment added later too), the ignore files name envs/<environment>/, and a
+/// zone inside another environment's zone is refused.
+#[test]
+fn default_repo_environments_get_own_ranges_ignores_and_unnested_zones() {
+    let env = Env::new();
+    let default_new = |dir: &str, set: &[&str]| {
+        let mut cmd = env.scaffold();
+        cmd.args(["new", dir, "--defaults", "-q"]);
+        for s in set {
+            cmd.args(["--set", s]);
+        }
+        run(&mut cmd)
+    };
+    let out = default_new("r", &["environments=dev,staging,prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cidr = |e: &str| {
+        read(
+            &env,
+            &format!("r/envs/{e}/1-prerequisites/terraform.tfvars"),
+        )
+        .lines()
+        .find(|l| l.starts_with("vpc_cidr"))
+        .map(str::to_string)
+        .unwrap_or_default()
+    };
+    assert_eq!(cidr("dev"), "vpc_cidr = \"10.0.0.0/16\"");
+    assert_eq!(cidr("staging"), "vpc_cidr = \"10.1.0.0/16\"");
+    assert_eq!(cidr("prod"), "vpc_cidr = \"10.2.0.0/16\"");
+    let out = in_repo(&env, "r", &["env", "add", "qa", "--from", "dev"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(cidr("qa"), "vpc_cidr = \"10.3.0.0/16\"");
+
+    // What the Makefiles write at run time stays out of git, in every environment.
+    let repo = env.path("r");
+    let written = [
+        "envs/dev/2-kops/tf-outputs.json",
+        "envs/prod/2-kops/cluster.yaml",
+        "envs/prod/2-kops/cluster.live.yaml",
+        "envs/qa/2-kops/kops-tf/kubernetes.tf",
+        "envs/staging/2-kops/kubeconfig",
+    ];
+    for path in written {
+        let full = repo.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&full, "x").expect("write");
+    }
+    let status = env.git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status.trim(), "", "not ignored");
+    let sourceignore = read(&env, "r/.sourceignore");
+    assert!(
+        sourceignore.lines().any(|l| l == "/envs/"),
+        "{sourceignore}"
+    );
+
+    let out = default_new(
+        "nested",
+        &[
+            "environments=dev,prod",
+            "prod.dns_zone=example.org",
+            "dev.dns_zone=dev.example.org",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("error: dev.dns_zone: `dev.example.org` lies inside prod's `example.org`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("nested").exists());
+}
+
+/// Issue 40: two environments in one existing VPC are refused with the reason (the
+/// subnet tags they need are not per cluster), by `new` and by `env add --from`.
+#[test]
+fn two_environments_may_not_share_an_existing_vpc() {
+    let env = Env::new();
+    let existing = [
+        "vpc_mode=existing",
+        "vpc_id=vpc-0123456789abcdef0",
+        "zones=eu-west-1a",
+        "private_subnet_ids=eu-west-1a=subnet-01234567",
+        "utility_subnet_ids=eu-west-1a=subnet-01234568",
+        "nat_gateway_ids=eu-west-1a=nat-01234567",
+        "dns_zone=",
+    ];
+    let mut cmd = env.scaffold();
+    cmd.args([
+        "new",
+        "two",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+    ]);
+    for s in existing {
+        cmd.args(["--set", s]);
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "error: prod.vpc_id: `vpc-0123456789abcdef0` is dev's too: the subnet tags"
+        ) && out
+            .stderr
+            .contains("one environment's teardown would strip them"),
+        "{}",
+        out.stderr
+    );
+    let mut cmd = env.scaffold();
+    cmd.args([
+        "new",
+        "one",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=staging",
+    ]);
+    for s in existing {
+        cmd.args(["--set", s]);
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // (A one-environment gossip repo's cluster name is not the default once there are
+    // two, so it is given.)
+    let out = in_repo(
+        &env,
+        "one",
+        &[
+            "env",
+            "add",
+            "prod",
+            "--from",
+            "staging",
+            "--set",
+            "cluster_name=one-prod.k8s.local",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("prod.vpc_id: `vpc-0123456789abcdef0` is staging's too"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("one/envs/prod").exists());
+}
