@@ -1013,3 +1013,45 @@ fn authentik_passwords_stay_out_of_terraform_state() {
     );
     assert!(!tf.contains("secret_string ="), "{tf}");
 }
+
+/// Issue 40: in an account shared by several environments, the AWS Load Balancer
+/// Controller changes only this cluster's security groups and Velero deletes only this
+/// cluster's snapshots (conditions on the tags kops and the controller set).
+#[test]
+fn shared_account_policies_reach_only_this_cluster() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &["--set", "addons=velero"]);
+    let lbc = read(
+        &dir,
+        "envs/prod/1-prerequisites/addon-aws-load-balancer-controller.tf",
+    );
+    for action in [
+        "ec2:AuthorizeSecurityGroupIngress",
+        "ec2:DeleteSecurityGroup",
+    ] {
+        let mut rest = lbc.as_str();
+        while let Some(at) = rest.find(&format!("\"{action}\"")) {
+            let statement = &rest[at..];
+            let statement = &statement[..statement.find("},\n      {").unwrap_or(statement.len())];
+            assert!(
+                statement
+                    .contains("\"aws:ResourceTag/KubernetesCluster\" = \"${var.cluster_name}\"")
+                    || statement.contains(
+                        "\"aws:ResourceTag/elbv2.k8s.aws/cluster\" = \"${var.cluster_name}\""
+                    ),
+                "{action} is not scoped to this cluster: {statement}"
+            );
+            rest = &rest[at + action.len()..];
+        }
+    }
+    let velero = read(&dir, "envs/prod/1-prerequisites/addon-velero.tf");
+    let delete = &velero[velero
+        .find("\"ec2:DeleteSnapshot\"")
+        .expect("DeleteSnapshot")..];
+    let delete = &delete[..delete.find("},\n      {").unwrap_or(delete.len())];
+    assert!(
+        delete.contains("\"aws:ResourceTag/KubernetesCluster\" = \"${var.cluster_name}\""),
+        "{delete}"
+    );
+    assert_eq!(velero.matches("ec2:DeleteSnapshot").count(), 1, "{velero}");
+}
