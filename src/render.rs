@@ -764,18 +764,22 @@ mod tests {
     fn aws_name_keeps_short_names_and_hashes_long_ones() {
         assert_eq!(aws_name("shop-prod", 38).as_deref(), Some("shop-prod"));
         let base = "a".repeat(37);
-        let dev = aws_name(&format!("{base}-dev"), 38).unwrap();
-        let prod = aws_name(&format!("{base}-prod"), 38).unwrap();
+        let dev = aws_name(&format!("{base}-dev"), 38).expect("room for the hash");
+        let prod = aws_name(&format!("{base}-prod"), 38).expect("room for the hash");
         assert_eq!(dev.len(), 38, "{dev}");
         assert!(prod.len() <= 38, "{prod}");
         assert_ne!(dev, prod, "a cut would give both the same name");
-        assert_eq!(aws_name(&format!("{base}-dev"), 38).unwrap(), dev, "stable");
+        assert_eq!(
+            aws_name(&format!("{base}-dev"), 38).expect("room for the hash"),
+            dev,
+            "stable"
+        );
         assert_eq!(aws_name("abcdefghij", 7), None);
     }
 
     #[test]
     fn aws_name_drops_a_dash_before_the_hash() {
-        let name = aws_name("abcd-efgh-ijkl", 12).unwrap();
+        let name = aws_name("abcd-efgh-ijkl", 12).expect("room for the hash");
         assert!(name.starts_with("abcd-") && !name.contains("--"), "{name}");
         assert!(name.len() <= 12, "{name}");
     }
