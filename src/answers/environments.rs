@@ -218,7 +218,8 @@ pub fn gather_each(
         shared.environments.push((name.clone(), answers));
     }
     distinct(blueprint, &shared)?;
-    not_nested(blueprint, &shared)?;
+    let nested = nested(blueprint, &shared);
+    shared.warnings.extend(nested);
     shared.recorded.retain(|k| !per_env(k));
     Ok(shared)
 }
@@ -256,8 +257,11 @@ fn distinct(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
 }
 
 /// A `not_nested` question's answers: an environment whose name lies inside another
-/// environment's (`a.example.org` under `example.org`) is refused.
-fn not_nested(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
+/// environment's (`a.example.org` under `example.org`) gets a warning, one line each, with
+/// what it needs (a one-environment repo's default zone is the parent of the next
+/// environment's default, so refusing would refuse `env add`'s defaults).
+fn nested(blueprint: &Blueprint, answers: &Answers) -> Vec<String> {
+    let mut warnings = Vec::new();
     for question in blueprint.manifest.questions.iter().filter(|q| q.not_nested) {
         let key = &question.key;
         let names: Vec<(&str, String)> = answers
@@ -273,14 +277,11 @@ fn not_nested(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
                 .iter()
                 .find(|(_, parent)| name.ends_with(&format!(".{parent}")))
             {
-                return Err(Error::input(
-                    Problem::new(format!(
-                        "{env}.{key}: `{name}` lies inside {parent_env}'s `{parent}`, whose teardown would take the delegation with it"
-                    ))
-                    .fix(format!("give {env} a {key} outside `{parent}` (e.g. a sibling of it)")),
+                warnings.push(format!(
+                    "{env}.{key}: `{name}` lies inside {parent_env}'s `{parent}`: nothing delegates it, so add {env}'s NS records to `{parent}` by hand, and tear {env} down before {parent_env} (or give {env} a {key} outside `{parent}`)"
                 ));
             }
         }
     }
-    Ok(())
+    warnings
 }
