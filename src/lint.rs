@@ -94,6 +94,7 @@ pub const BUILTINS: &[&str] = &[
     "addons",
     "addon_names",
     crate::generate::FIRST_ENVIRONMENT_OF,
+    "aws_names",
 ];
 /// Read only by templates under addon-files/ (and the partials they include).
 pub const ADDON_BUILTIN: &str = "addon";

@@ -88,6 +88,12 @@ pub struct Manifest {
     /// upgrade applies them: `promote --cluster` moves them and prints each one's step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_pins: Vec<ClusterPin>,
+    /// Names the blueprint derives from the answers for a cloud whose names are global or
+    /// per account (buckets, roles, queues): computed once per environment, given to
+    /// templates as `aws_names.KEY`, and refused over their limit or shared by two
+    /// environments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aws_names: Vec<AwsName>,
 }
 
 /// One version an environment's cluster runs (a `per_environment` answer).
@@ -114,6 +120,21 @@ pub enum PinKind {
     /// No rule but the order the blueprint lists.
     #[default]
     Other,
+}
+
+/// One name derived from an environment's answers (`aws_names`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AwsName {
+    /// What templates read: `aws_names.KEY`.
+    pub key: String,
+    /// What the name names, for messages (e.g. `S3 bucket prefix`).
+    pub resource: String,
+    /// A template over one environment's answers (the `aws_name(max=N)` filter shortens
+    /// with a stable hash).
+    pub value: String,
+    /// The longest name the resource takes.
+    pub max_length: usize,
 }
 
 /// One file of an environment's overlay of an addon.
@@ -305,6 +326,13 @@ pub struct Question {
     /// (a cluster name, a DNS zone).
     #[serde(default, skip_serializing_if = "is_false")]
     pub distinct: bool,
+    /// With `per_environment`, for DNS names: no environment's answer may lie inside
+    /// another's (`dev.example.org` under `example.org`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub not_nested: bool,
+    /// With `distinct`: why two environments may not share the answer, said when they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_reason: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub allow_empty: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -539,7 +567,19 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
         } else {
             child.cluster_pins
         },
+        aws_names: merge_aws_names(base.aws_names, child.aws_names),
     })
+}
+
+/// The child's names replace the base's of the same key and are appended otherwise.
+fn merge_aws_names(mut base: Vec<AwsName>, child: Vec<AwsName>) -> Vec<AwsName> {
+    for name in child {
+        match base.iter_mut().find(|n| n.key == name.key) {
+            Some(existing) => *existing = name,
+            None => base.push(name),
+        }
+    }
+    base
 }
 
 /// A child's trees laid over its base's: a child entry for a directory the base renders

@@ -367,6 +367,13 @@ fn engine(delimiters: &Delimiters) -> Result<Tera> {
     tera.register_filter("upper_snake", |s: &str, _: Kwargs, _: &State| {
         upper_snake(s)
     });
+    // `aws_name(max=N)`: a name at most N long, unique by construction (`aws_name`).
+    tera.register_filter("aws_name", |s: &str, kwargs: Kwargs, _: &State| {
+        let max = kwargs.must_get::<usize>("max")?;
+        aws_name(s, max).ok_or_else(|| {
+            tera::Error::message(format!("aws_name: max={max} leaves no room for the hash"))
+        })
+    });
     // `is matching(pat=REGEX)`: Tera 2 has no regex test; checks and defaults need one.
     // Each is matched once: compiled as a question's pattern is (`crate::pattern`).
     tera.register_test("matching", |s: &str, kwargs: Kwargs, _: &State| {
@@ -624,6 +631,25 @@ pub fn write_hcl(value: &Json, depth: usize, out: &mut String) {
 }
 
 /// `external-dns` → `EXTERNAL_DNS`: a name as an environment-variable or map key.
+/// The characters of the hash `aws_name` appends, with its `-`.
+pub const AWS_NAME_HASH: usize = 7;
+
+/// `name` when it fits in `max` characters; else its first `max - 7` characters (no
+/// trailing `-`), `-` and the first 6 hex digits of its SHA-1. Two names that differ keep
+/// differing once shortened (unlike a cut, which gives every long name with one beginning
+/// the same result), and a name that fits stays as it was. None when `max` leaves no room.
+pub fn aws_name(name: &str, max: usize) -> Option<String> {
+    use sha1::{Digest, Sha1};
+    if name.chars().count() <= max {
+        return Some(name.to_string());
+    }
+    let keep = max.checked_sub(AWS_NAME_HASH).filter(|k| *k > 0)?;
+    let head: String = name.chars().take(keep).collect();
+    let digest: [u8; 20] = Sha1::digest(name.as_bytes()).into();
+    let hex: String = digest[..3].iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{}-{hex}", head.trim_end_matches('-')))
+}
+
 fn upper_snake(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -732,6 +758,30 @@ mod tests {
             )
             .expect_err("a bad pattern");
         assert!(err.to_string().contains("matching: bad pattern"), "{err}");
+    }
+
+    #[test]
+    fn aws_name_keeps_short_names_and_hashes_long_ones() {
+        assert_eq!(aws_name("shop-prod", 38).as_deref(), Some("shop-prod"));
+        let base = "a".repeat(37);
+        let dev = aws_name(&format!("{base}-dev"), 38).expect("room for the hash");
+        let prod = aws_name(&format!("{base}-prod"), 38).expect("room for the hash");
+        assert_eq!(dev.len(), 38, "{dev}");
+        assert!(prod.len() <= 38, "{prod}");
+        assert_ne!(dev, prod, "a cut would give both the same name");
+        assert_eq!(
+            aws_name(&format!("{base}-dev"), 38).expect("room for the hash"),
+            dev,
+            "stable"
+        );
+        assert_eq!(aws_name("abcdefghij", 7), None);
+    }
+
+    #[test]
+    fn aws_name_drops_a_dash_before_the_hash() {
+        let name = aws_name("abcd-efgh-ijkl", 12).expect("room for the hash");
+        assert!(name.starts_with("abcd-") && !name.contains("--"), "{name}");
+        assert!(name.len() <= 12, "{name}");
     }
 
     #[test]

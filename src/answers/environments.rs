@@ -218,6 +218,8 @@ pub fn gather_each(
         shared.environments.push((name.clone(), answers));
     }
     distinct(blueprint, &shared)?;
+    let nested = nested(blueprint, &shared);
+    shared.warnings.extend(nested);
     shared.recorded.retain(|k| !per_env(k));
     Ok(shared)
 }
@@ -238,13 +240,48 @@ fn distinct(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
             let text = super::show(value);
             if let Some(first) = seen.insert(text.clone(), env) {
                 let key = &question.key;
+                let why = question
+                    .distinct_reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
                 return Err(Error::input(
-                    Problem::new(format!("{env}.{key}: `{text}` is {first}'s too")).fix(format!(
-                        "each environment needs its own {key} (--set {env}.{key}=…)"
-                    )),
+                    Problem::new(format!("{env}.{key}: `{text}` is {first}'s too{why}")).fix(
+                        format!("each environment needs its own {key} (--set {env}.{key}=…)"),
+                    ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// A `not_nested` question's answers: an environment whose name lies inside another
+/// environment's (`a.example.org` under `example.org`) gets a warning, one line each, with
+/// what it needs (a one-environment repo's default zone is the parent of the next
+/// environment's default, so refusing would refuse `env add`'s defaults).
+fn nested(blueprint: &Blueprint, answers: &Answers) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for question in blueprint.manifest.questions.iter().filter(|q| q.not_nested) {
+        let key = &question.key;
+        let names: Vec<(&str, String)> = answers
+            .environments
+            .iter()
+            .filter_map(|(env, own)| {
+                let value = own.values.get(key).filter(|v| super::satisfies(v))?;
+                Some((env.as_str(), super::show(value)))
+            })
+            .collect();
+        for (env, name) in &names {
+            if let Some((parent_env, parent)) = names
+                .iter()
+                .find(|(_, parent)| name.ends_with(&format!(".{parent}")))
+            {
+                warnings.push(format!(
+                    "{env}.{key}: `{name}` lies inside {parent_env}'s `{parent}`: nothing delegates it, so add {env}'s NS records to `{parent}` by hand, and tear {env} down before {parent_env} (or give {env} a {key} outside `{parent}`)"
+                ));
+            }
+        }
+    }
+    warnings
 }

@@ -11,6 +11,7 @@ use crate::render::Renderer;
 
 mod check;
 pub(crate) mod environments;
+mod names;
 pub use check::parse_text;
 use check::{from_yaml, validate};
 pub use environments::ENVIRONMENT;
@@ -30,6 +31,9 @@ pub struct Answers {
     /// Each environment's answers, in the order the environments answer lists them, when
     /// the blueprint has environments (`recorded` there: its `per_environment` keys).
     pub environments: Vec<(String, Answers)>,
+    /// The blueprint's `aws_names`, computed from these answers (never recorded): what
+    /// templates read as `aws_names.KEY`.
+    pub aws_names: Map<String, Json>,
 }
 
 impl Answers {
@@ -174,7 +178,10 @@ pub fn gather_over(
 ) -> Result<Answers> {
     let (mut sources, given) = environments::split(blueprint, sources)?;
     let shared = gather_shared(blueprint, renderer, &mut sources, recorded)?;
-    environments::gather_each(blueprint, renderer, shared, given, &mut sources)
+    let builtins = sources.builtins.clone();
+    let mut answers = environments::gather_each(blueprint, renderer, shared, given, &mut sources)?;
+    names::compute(blueprint, renderer, &mut answers, &builtins)?;
+    Ok(answers)
 }
 
 fn gather_shared(
@@ -590,6 +597,9 @@ pub fn context_of(answers: &Answers, builtins: &Map<String, Json>) -> Json {
     let mut map = builtins.clone();
     for (k, v) in &answers.values {
         map.insert(k.clone(), v.clone());
+    }
+    if !answers.aws_names.is_empty() {
+        map.insert("aws_names".into(), Json::Object(answers.aws_names.clone()));
     }
     Json::Object(map)
 }

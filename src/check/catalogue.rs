@@ -302,6 +302,12 @@ pub static RULES: &[Rule] = &[
         "fix spec.selector.matchLabels, namespaceSelector or the endpoint's port name to match the Service",
     ),
     rule(
+        "tf.aws-name-shared",
+        E,
+        "no two environments' Terraform gives one AWS bucket, IAM role or policy, EventBridge rule, SQS queue, KMS alias or log group the same name",
+        "give each environment its own name prefix (envs/<environment>/1-prerequisites/terraform.tfvars name_prefix and bucket_prefix, or the answers they come from)",
+    ),
+    rule(
         "tf.vars",
         E,
         "every .tfvars key is a declared variable; every variable without a default has a value",

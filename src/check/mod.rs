@@ -65,7 +65,28 @@ impl Filter {
 /// Runs every rule on the repo, one environment at a time when it has several
 /// ([`environments`]); findings sorted by file and line, suppressions applied.
 pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
-    environments::run(repo, |view| run_view(view, filter))
+    let mut out = environments::run(repo, |view| run_view(view, filter));
+    // What environments share is judged over the whole repo: no view holds two.
+    let all = environments::names(repo);
+    if all.len() > 1 {
+        let mut across = Findings::default();
+        rules::aws_names::run(repo, &all, &mut across);
+        let across = without_guesses(repo, across);
+        out.extend(
+            across
+                .0
+                .into_iter()
+                .filter(|d| filter.keeps(d.rule) && !suppressed(repo, d))
+                .map(|mut d| {
+                    d.environment = environments::owner(&d.file, &all).map(str::to_string);
+                    d
+                }),
+        );
+        out.sort_by(|a, b| {
+            (&a.file, a.line, a.rule, &a.message).cmp(&(&b.file, b.line, b.rule, &b.message))
+        });
+    }
+    out
 }
 
 /// Every rule on one view of the repo (the whole of it, or one environment's).
@@ -115,7 +136,7 @@ const CROSS_FILE: &[&str] = &[
     "helm.values",
     "helm.values-unchecked",
 ];
-const MODULE_LOCAL: &[&str] = &["tf.refs", "tf.providers", "tf.vars"];
+const MODULE_LOCAL: &[&str] = &["tf.refs", "tf.providers", "tf.vars", "tf.aws-name-shared"];
 
 /// Drops the findings a broken file may have caused, with one `check.partial` note saying
 /// how many and which files.

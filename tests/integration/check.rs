@@ -603,8 +603,7 @@ fn repo_conflict_markers() {
             d,
             "envs/prod/1-prerequisites/terraform.tfvars",
             "vpc_cidr",
-            "<<<<<<< ours\nvpc_cidr = \"10.1.0.0/16\"\n=======\nvpc_cidr = \"10.2.0.0/16\"\n>>>>>>> theirs\nold_vpc_cidr",
-        )
+            "        )
     });
 }
 
@@ -983,17 +982,20 @@ fn usage_errors_exit_2_and_the_catalogue_lists_every_rule() {
         .expect("docs/check.md");
     for id in &ids {
         assert!(
-            docs.contains(&format!("`{id}`")),
+            docs.contains(&format!("`{id}`"))
             "docs/check.md does not document {id}"
         );
     }
-    // Every rule has a test of its own in this file.
+    // Every rule has a test of its own in this file (one needing more than the default
+    // repo, such as two environments, is a test named after the rule).
     let tests = include_str!("check.rs");
     for id in &ids {
         assert!(
             tests.contains(&format!("breaks(\"{id}\""))
                 || tests.contains(&format!("breaks_with(\"{id}\""))
-                || tests.contains(&format!("breaks_two(\"{id}\"")),
+<<<<<<< HEAD
+                || tests.contains(&format!("breaks_two(\"{id}\""))
+                || tests.contains(&format!("fn {}() {{", id.replace(['.', '-'], "_"))),
             "no test breaks {id}"
         );
     }
@@ -1128,5 +1130,65 @@ fn a_repo_of_two_clusters_is_judged_one_environment_at_a_time() {
         out.stderr.contains("(dev: ") && out.stderr.contains("; prod: 0 errors, 0 warnings)"),
         "{}",
         out.stderr
+    );
+}
+
+/// Issue 40: two environments whose Terraform names one AWS resource the same (here a
+/// hand edit gives prod dev's prefixes) are found at the second environment's name.
+#[test]
+fn tf_aws_name_shared() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "shared",
+        "--defaults",
+        "--author",
+        AUTHOR,
+        "--set",
+        "environments=dev,prod",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("shared");
+    let (_, before) = check(&env, &dir, &["--skip", "tf.backend"]);
+    assert!(errors(&before).is_empty(), "{before:#?}");
+    let tfvars = "envs/prod/1-prerequisites/terraform.tfvars";
+    replace(
+        &dir,
+        tfvars,
+        "name_prefix   = \"shared-prod\"",
+        "name_prefix   = \"shared-dev\"",
+    );
+    let (code, findings) = check(&env, &dir, &["--skip", "tf.backend"]);
+    assert_eq!(code, 1, "{findings:#?}");
+    assert!(
+        findings.iter().all(|f| f["rule"] == "tf.aws-name-shared"),
+        "{findings:#?}"
+    );
+    let kms = "envs/prod/1-prerequisites/kms.tf";
+    let text = std::fs::read_to_string(dir.join(kms)).expect("kms.tf");
+    let line = text
+        .lines()
+        .position(|l| l.contains("name          = \"alias/${local.name_prefix}\""))
+        .expect("alias")
+        + 1;
+    let alias = findings
+        .iter()
+        .find(|f| f["file"] == kms)
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(alias["line"], line, "{alias}");
+    assert_eq!(alias["environment"], "prod", "{alias}");
+    assert!(
+        alias["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("aws_kms_alias `alias/shared-dev` is environment dev's name too (envs/dev/1-prerequisites/kms.tf:")),
+        "{alias}"
+    );
+    // The buckets keep their own prefix: only the names made from name_prefix are found.
+    assert!(
+        !findings.iter().any(|f| f["message"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("aws_s3_bucket")),
+        "{findings:#?}"
     );
 }

@@ -880,3 +880,276 @@ fn shared_files_carry_no_environment_value_after_update_from_0_3_0() {
     let out = run(env.scaffold().arg("check").arg(&dir));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
+
+/// Issue 40: every AWS name of the default blueprint stays each environment's own for
+/// platform names of 37 to 40 characters (a 38-character cut gave every environment the
+/// same buckets, a 30-character one the same EventBridge rules), and within AWS's limits.
+#[test]
+fn aws_names_stay_distinct_and_within_limits_at_every_long_platform_name() {
+    let env = Env::new();
+    for length in 37..=40 {
+        let name = format!("p{}", "x".repeat(length - 1));
+        let dir = format!("long{length}");
+        let out = run(env.scaffold().args([
+            "new",
+            &dir,
+            "--defaults",
+            "-q",
+            "--set",
+            &format!("name={name}"),
+            "--set",
+            "environments=dev,devx,prod",
+            "--set",
+            "dns_zone=",
+        ]));
+        assert_eq!(out.code, 0, "{length}: {}", out.stderr);
+        let mut seen = std::collections::BTreeMap::new();
+        for environment in ["dev", "devx", "prod"] {
+            let tfvars = read(
+                &env,
+                &format!("{dir}/envs/{environment}/1-prerequisites/terraform.tfvars"),
+            );
+            let value = |key: &str| {
+                tfvars
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key)?.trim_start().strip_prefix("= "))
+                    .map(|v| v.trim_matches('"').to_string())
+                    .unwrap_or_else(|| panic!("{key} in {tfvars}"))
+            };
+            let (prefix, bucket) = (value("name_prefix"), value("bucket_prefix"));
+            // The longest names built on them: a 63-character bucket and a 64-character
+            // EventBridge rule and IAM role.
+            assert!(bucket.len() + "-kops-state-".len() + 12 <= 63, "{bucket}");
+            assert!(
+                prefix.len() + "-karpenter-rebalance".len() <= 64,
+                "{prefix}"
+            );
+            assert!(prefix.len() + "-vpc-flow-logs".len() <= 64, "{prefix}");
+            for (what, value) in [("prefix", prefix), ("bucket", bucket)] {
+                if let Some(first) = seen.insert((what, value.clone()), environment) {
+                    panic!("{length}: {first} and {environment} share the {what} {value}");
+                }
+            }
+        }
+    }
+}
+
+/// A blueprint whose declared AWS names two environments share, or that exceed their
+/// limit, is refused with both environments and the resource named, nothing written.
+#[test]
+fn aws_names_that_collide_or_run_long_are_refused() {
+    let env = Env::new();
+    let bp = blueprint(&env);
+    let manifest = bp.join("blueprint.yaml");
+    let base = std::fs::read_to_string(&manifest).expect("manifest");
+    let with_names = |names: &str| {
+        std::fs::write(&manifest, format!("{base}aws_names:\n{names}")).expect("write");
+    };
+    with_names(
+        "  - {key: bucket, resource: S3 bucket, value: \"[[ name ]]-state\", max_length: 63}\n",
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "shared", "--defaults", "-q", "--blueprint"])
+        .arg(&bp)
+        .args(["--set", "environments=dev,prod"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "error: environments `dev` and `prod` both name their S3 bucket `shared-state`; rename `prod` so its AWS names differ from `dev`'s\n"
+    );
+    assert!(!env.path("shared").exists());
+
+    with_names(
+        "  - {key: role, resource: IAM role, value: \"[[ name ]]-[[ environment ]]-role\", max_length: 20}\n",
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "toolong", "--defaults", "-q", "--blueprint"])
+        .arg(&bp)
+        .args(["--set", "environments=dev,production"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("environment `production`: IAM role `toolong-production-role` has 23 characters; AWS takes 1 to 20"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("toolong").exists());
+
+    // Templates read the computed names.
+    with_names(
+        "  - {key: role, resource: IAM role, value: \"[[ (name ~ '-' ~ environment) | aws_name(max=12) ]]\", max_length: 12}\n",
+    );
+    write(
+        &bp,
+        "env-files/clusters/[[ environment ]]/names.txt.tera",
+        "[[ aws_names.role ]]\n",
+    );
+    let out = run(env
+        .scaffold()
+        .args(["new", "hashed", "--defaults", "-q", "--blueprint"])
+        .arg(&bp)
+        .args(["--set", "environments=staging,prod"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        read(&env, "hashed/clusters/prod/names.txt"),
+        "hashed-prod\n"
+    );
+    let staging = read(&env, "hashed/clusters/staging/names.txt");
+    assert!(
+        staging.starts_with("hashe-") && staging.trim().len() == 12,
+        "{staging}"
+    );
+}
+
+/// Issue 40, the layout's smaller items: each environment gets its own default VPC range
+/// (an environment added later too), the ignore files name envs/<environment>/, and a
+/// zone inside another environment's zone is refused.
+#[test]
+fn default_repo_environments_get_own_ranges_ignores_and_unnested_zones() {
+    let env = Env::new();
+    let default_new = |dir: &str, set: &[&str]| {
+        let mut cmd = env.scaffold();
+        cmd.args(["new", dir, "--defaults", "-q"]);
+        for s in set {
+            cmd.args(["--set", s]);
+        }
+        run(&mut cmd)
+    };
+    let out = default_new("r", &["environments=dev,staging,prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cidr = |e: &str| {
+        read(
+            &env,
+            &format!("r/envs/{e}/1-prerequisites/terraform.tfvars"),
+        )
+        .lines()
+        .find(|l| l.starts_with("vpc_cidr"))
+        .map(str::to_string)
+        .unwrap_or_default()
+    };
+    assert_eq!(cidr("dev"), "vpc_cidr = \"10.0.0.0/16\"");
+    assert_eq!(cidr("staging"), "vpc_cidr = \"10.1.0.0/16\"");
+    assert_eq!(cidr("prod"), "vpc_cidr = \"10.2.0.0/16\"");
+    let out = in_repo(&env, "r", &["env", "add", "qa", "--from", "dev"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(cidr("qa"), "vpc_cidr = \"10.3.0.0/16\"");
+
+    // What the Makefiles write at run time stays out of git, in every environment.
+    let repo = env.path("r");
+    let written = [
+        "envs/dev/2-kops/tf-outputs.json",
+        "envs/prod/2-kops/cluster.yaml",
+        "envs/prod/2-kops/cluster.live.yaml",
+        "envs/qa/2-kops/kops-tf/kubernetes.tf",
+        "envs/staging/2-kops/kubeconfig",
+    ];
+    for path in written {
+        let full = repo.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&full, "x").expect("write");
+    }
+    let status = env.git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status.trim(), "", "not ignored");
+    let sourceignore = read(&env, "r/.sourceignore");
+    assert!(
+        sourceignore.lines().any(|l| l == "/envs/"),
+        "{sourceignore}"
+    );
+
+    // A zone inside another environment's: warned, with what to do (nothing delegates it).
+    // (Without -q: a warning is a note.)
+    let out = run(env.scaffold().args([
+        "new",
+        "nested",
+        "--defaults",
+        "--set",
+        "environments=dev,prod",
+        "--set",
+        "prod.dns_zone=example.org",
+        "--set",
+        "dev.dns_zone=dev.example.org",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("dev.dns_zone: `dev.example.org` lies inside prod's `example.org`: nothing delegates it, so add dev's NS records to `example.org` by hand, and tear dev down before prod"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Issue 40: two environments in one existing VPC are refused with the reason (the
+/// subnet tags they need are not per cluster), by `new` and by `env add --from`.
+#[test]
+fn two_environments_may_not_share_an_existing_vpc() {
+    let env = Env::new();
+    let existing = [
+        "vpc_mode=existing",
+        "vpc_id=vpc-0123456789abcdef0",
+        "zones=eu-west-1a",
+        "private_subnet_ids=eu-west-1a=subnet-01234567",
+        "utility_subnet_ids=eu-west-1a=subnet-01234568",
+        "nat_gateway_ids=eu-west-1a=nat-01234567",
+        "dns_zone=",
+    ];
+    let mut cmd = env.scaffold();
+    cmd.args([
+        "new",
+        "two",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+    ]);
+    for s in existing {
+        cmd.args(["--set", s]);
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "error: prod.vpc_id: `vpc-0123456789abcdef0` is dev's too: the subnet tags"
+        ) && out
+            .stderr
+            .contains("one environment's teardown would strip them"),
+        "{}",
+        out.stderr
+    );
+    let mut cmd = env.scaffold();
+    cmd.args([
+        "new",
+        "one",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=staging",
+    ]);
+    for s in existing {
+        cmd.args(["--set", s]);
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // (A one-environment gossip repo's cluster name is not the default once there are
+    // two, so it is given.)
+    let out = in_repo(
+        &env,
+        "one",
+        &[
+            "env",
+            "add",
+            "prod",
+            "--from",
+            "staging",
+            "--set",
+            "cluster_name=one-prod.k8s.local",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("prod.vpc_id: `vpc-0123456789abcdef0` is staging's too"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("one/envs/prod").exists());
+}

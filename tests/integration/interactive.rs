@@ -31,6 +31,8 @@ fn every_prompt_is_answered_through_a_pty() {
     p.exp_string("must be an AWS region")
         .expect("validation message");
     p.send_line("us-east-2").expect("send");
+    // Optional: empty leaves the account unchecked.
+    enter(&mut p, "AWS account id", "");
     enter(
         &mut p,
         "Availability zones",

@@ -339,7 +339,11 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
             conditions[0]["namespaceSelector"]["matchLabels"]["platform-secrets"],
             "allowed"
         );
-        assert!(app["spec"]["provider"]["aws"]["auth"].is_null(), "{name}");
+        // Issue 40: the application stores name their own ServiceAccount; a store
+        // without auth would run with the controller's credentials.
+        let jwt = &app["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
+        assert_eq!(jwt["name"], "external-secrets-apps", "{name}");
+        assert_eq!(jwt["namespace"], "external-secrets", "{name}");
     }
     // The namespaces come from each environment's own addons, through its cluster-vars.
     let platform_store = store("platform-secrets-manager");
@@ -357,13 +361,40 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
     let jwt = &platform_store["spec"]["provider"]["aws"]["auth"]["jwt"]["serviceAccountRef"];
     assert_eq!(jwt["name"], "external-secrets-platform");
     assert_eq!(jwt["namespace"], "external-secrets");
-    let account = configs
-        .iter()
-        .find(|d| d["kind"] == "ServiceAccount")
-        .expect("platform ServiceAccount");
-    assert_eq!(
-        account["metadata"]["annotations"]["eks.amazonaws.com/audience"],
-        "amazonaws.com"
+    for (name, role) in [
+        ("external-secrets-apps", "${EXTERNAL_SECRETS_ROLE_ARN}"),
+        (
+            "external-secrets-platform",
+            "${EXTERNAL_SECRETS_PLATFORM_ROLE_ARN}",
+        ),
+    ] {
+        let account = configs
+            .iter()
+            .find(|d| d["kind"] == "ServiceAccount" && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("ServiceAccount {name}"));
+        let annotations = &account["metadata"]["annotations"];
+        assert_eq!(annotations["eks.amazonaws.com/audience"], "amazonaws.com");
+        assert_eq!(annotations["eks.amazonaws.com/role-arn"], role);
+    }
+    // Issue 40: the controller's own ServiceAccount has no AWS role, and `edit` in a
+    // namespace does not bring SecretStores (helm-chart-2.9.0 rbac.aggregateToEdit).
+    let controller = read(
+        &dir,
+        "environments/prod/infrastructure/addons/external-secrets/release.yaml",
+    ) + &read(&dir, "infrastructure/addons/external-secrets/release.yaml");
+    let bridge_values = read(&dir, "envs/prod/3-bridge/addon-external-secrets.tf");
+    for text in [&controller, &bridge_values] {
+        assert!(
+            !text.contains("role-arn") && !text.contains("AWS_ROLE_ARN"),
+            "{text}"
+        );
+    }
+    assert_has(&controller, &["aggregateToEdit: false"]);
+    // kops' IRSA role trusts the apps ServiceAccount, not the controller's.
+    assert_has(&kops, &["serviceAccount: external-secrets-apps"]);
+    assert!(
+        !kops.contains("serviceAccount: external-secrets\n"),
+        "{kops}"
     );
     // authentik's secret lives under platform/ and is read through the platform store.
     let secret = doc(
@@ -392,7 +423,13 @@ fn external_secrets_reads_only_this_platforms_secrets_from_named_namespaces() {
         &["acme/prod/apps/", "platform-secrets-manager"],
     );
     let bridge = read(&dir, "envs/prod/3-bridge/addon-external-secrets.tf");
-    assert_has(&bridge, &["EXTERNAL_SECRETS_PLATFORM_ROLE_ARN"]);
+    assert_has(
+        &bridge,
+        &[
+            "EXTERNAL_SECRETS_PLATFORM_ROLE_ARN",
+            "EXTERNAL_SECRETS_ROLE_ARN = local.irsa_role_arns[\"external_secrets_external_secrets_apps\"]",
+        ],
+    );
 }
 
 #[test]
@@ -1005,7 +1042,7 @@ fn readme_teardown_deletes_gateways_first_and_warns_of_volumes_on_remove() {
     let dir = new_repo(&env, "docs", "istio");
     let readme = read(&dir, "README.md");
     let gateways = readme
-        .find("kubectl delete gateways.gateway.networking.k8s.io")
+        .find("kubectl --kubeconfig 2-kops/kubeconfig --context prod.platform.example.org delete gateways.gateway.networking.k8s.io")
         .expect("teardown deletes the Gateways");
     let services = readme
         .find("delete the Services of type LoadBalancer")

@@ -227,13 +227,24 @@ const FLUX_FLAGS: &[(&str, &[&str])] = &[
     ),
     ("check", &["--pre"]),
     ("version", &["--client", "-o", "--output"]),
+    // cmd/flux/suspend.go (--all) and main.go (--all-namespaces; --kubeconfig and
+    // --context, k8s.io/cli-runtime genericclioptions, are in $(FLUX)).
+    ("suspend kustomization", &["--all"]),
+    ("suspend helmrelease", &["--all", "--all-namespaces"]),
 ];
 
 #[test]
 fn every_flux_command_line_uses_flags_flux_accepts() {
     let env = Env::new();
     let dir = generate(&env, "demo", &[]);
-    let makefile = read(&dir, "envs/prod/3-bridge/Makefile");
+    // Every call goes through $(FLUX), which names the kubeconfig and context.
+    let makefile = read(&dir, "envs/prod/3-bridge/Makefile").replace("$(FLUX) ", "flux ");
+    assert!(
+        makefile.contains(
+            "FLUX         := flux --kubeconfig=$(KUBECONFIG) --context=$(KUBE_CONTEXT)\n"
+        ),
+        "{makefile}"
+    );
     let commands = flags_passed(&makefile, "flux", FLUX_FLAGS);
     for (sub, allowed, flags, line) in &commands {
         for flag in flags {
@@ -243,7 +254,7 @@ fn every_flux_command_line_uses_flags_flux_accepts() {
             );
         }
     }
-    assert_eq!(commands.len(), 3, "flux command lines found");
+    assert_eq!(commands.len(), 5, "flux command lines found");
 }
 
 #[test]
@@ -635,7 +646,7 @@ fn readme_takes_an_operator_from_zero_to_teardown_in_order() {
     let ls_remote = target
         .find("git ls-remote --exit-code --heads $(GIT_URL) $(GIT_BRANCH)")
         .expect("check");
-    assert!(ls_remote < target.find("flux bootstrap git").expect("bootstrap"));
+    assert!(ls_remote < target.find("$(FLUX) bootstrap git").expect("bootstrap"));
 }
 
 #[test]
@@ -1006,4 +1017,46 @@ fn authentik_passwords_stay_out_of_terraform_state() {
             && tf.contains("secret_string_wo_version = 1")
     );
     assert!(!tf.contains("secret_string ="), "{tf}");
+}
+
+/// Issue 40: in an account shared by several environments, the AWS Load Balancer
+/// Controller changes only this cluster's security groups and Velero deletes only this
+/// cluster's snapshots (conditions on the tags kops and the controller set).
+#[test]
+fn shared_account_policies_reach_only_this_cluster() {
+    let env = Env::new();
+    let dir = generate(&env, "demo", &["--set", "addons=velero"]);
+    let lbc = read(
+        &dir,
+        "envs/prod/1-prerequisites/addon-aws-load-balancer-controller.tf",
+    );
+    for action in [
+        "ec2:AuthorizeSecurityGroupIngress",
+        "ec2:DeleteSecurityGroup",
+    ] {
+        let mut rest = lbc.as_str();
+        while let Some(at) = rest.find(&format!("\"{action}\"")) {
+            let statement = &rest[at..];
+            let statement = &statement[..statement.find("},\n      {").unwrap_or(statement.len())];
+            assert!(
+                statement
+                    .contains("\"aws:ResourceTag/KubernetesCluster\" = \"${var.cluster_name}\"")
+                    || statement.contains(
+                        "\"aws:ResourceTag/elbv2.k8s.aws/cluster\" = \"${var.cluster_name}\""
+                    ),
+                "{action} is not scoped to this cluster: {statement}"
+            );
+            rest = &rest[at + action.len()..];
+        }
+    }
+    let velero = read(&dir, "envs/prod/1-prerequisites/addon-velero.tf");
+    let delete = &velero[velero
+        .find("\"ec2:DeleteSnapshot\"")
+        .expect("DeleteSnapshot")..];
+    let delete = &delete[..delete.find("},\n      {").unwrap_or(delete.len())];
+    assert!(
+        delete.contains("\"aws:ResourceTag/KubernetesCluster\" = \"${var.cluster_name}\""),
+        "{delete}"
+    );
+    assert_eq!(velero.matches("ec2:DeleteSnapshot").count(), 1, "{velero}");
 }

@@ -207,7 +207,7 @@ esac"#,
     // The runbook rolls the control plane before any node.
     let makefile = read(&kops_dir.join("Makefile"));
     assert!(makefile.contains(
-        "control-plane-rolling-update-yes: check-kops ## Upgrades: replace only the control plane\n\tkops rolling-update cluster --instance-group-roles=control-plane --yes\n"
+        "control-plane-rolling-update-yes: check-account check-kops ## Upgrades: replace only the control plane\n\tkops rolling-update cluster --instance-group-roles=control-plane --yes\n"
     ));
     let readme = read(&dir.join("envs/prod/README.md"));
     let upgrade = &readme[readme.find("### Upgrading Kubernetes").expect("section")..];
@@ -627,7 +627,7 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
         "{}",
         out.stderr
     );
-    assert!(!tools.log().iter().any(|c| c.starts_with("flux bootstrap")));
+    assert!(!tools.log().iter().any(|c| c.contains(" bootstrap git ")));
 
     let out = tools.make_with(
         &https_dir.join("envs/prod/3-bridge"),
@@ -635,8 +635,16 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
         &[("GIT_PASSWORD", "token"), ("GIT_USERNAME", "oauth2")],
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // The environment's own kubeconfig and context, not the shell's.
+    let pinned = |dir: &Path, cluster: &str| {
+        format!(
+            "flux --kubeconfig={} --context={cluster}",
+            dir.join("envs/prod/2-kops/kubeconfig").display()
+        )
+    };
     let bootstrap = format!(
-        "flux bootstrap git --url={https_url} --branch=main --path=clusters/prod --token-auth --username=oauth2"
+        "{} bootstrap git --url={https_url} --branch=main --path=clusters/prod --token-auth --username=oauth2",
+        pinned(&https_dir, "prod.web.example.com")
     );
     assert!(tools.log().contains(&bootstrap), "{:?}", tools.log());
 
@@ -646,11 +654,14 @@ fn flux_bootstrap_keeps_the_git_url_scheme_and_asks_for_the_credential_it_needs(
     let call = ssh
         .log()
         .into_iter()
-        .find(|c| c.starts_with("flux bootstrap"))
+        .find(|c| c.contains(" bootstrap git "))
         .expect("bootstrap ran");
     assert_eq!(
         call,
-        "flux bootstrap git --url=ssh://git@github.com/example-org/demo.git --branch=main --path=clusters/prod"
+        format!(
+            "{} bootstrap git --url=ssh://git@github.com/example-org/demo.git --branch=main --path=clusters/prod",
+            pinned(&ssh_dir, "prod.demo.example.com")
+        )
     );
 
     // The runbook names the credential of each.
@@ -766,4 +777,153 @@ if [ "$1 $2" = "init -migrate-state" ]; then exit 1; fi"#,
     let out = tools.make(&root, "state-local");
     assert_ne!(out.code, 0);
     assert!(!root.join("backend_override.tf").exists());
+}
+
+/// Issue 40: with `aws_account_id` answered, every target that changes AWS first asks
+/// `aws sts get-caller-identity` and refuses other credentials, naming both accounts,
+/// before Terraform or kops runs; the environment's own account goes through.
+#[test]
+fn make_refuses_credentials_of_another_account() {
+    if !require_tool("make") {
+        return;
+    }
+    let env = Env::new();
+    let dir = generate(&env, "acct", &["--set", "aws_account_id=111111111111"]);
+    let providers = read(&dir.join("envs/prod/1-prerequisites/providers.tf"));
+    assert!(
+        providers.contains(
+            "allowed_account_ids = var.aws_account_id == \"\" ? null : [var.aws_account_id]"
+        ),
+        "{providers}"
+    );
+    assert!(
+        read(&dir.join("envs/prod/1-prerequisites/terraform.tfvars"))
+            .contains("aws_account_id = \"111111111111\"")
+    );
+    let other = Tools::new(&[
+        ("aws", "echo 222222222222"),
+        ("terraform", "true"),
+        ("kops", "true"),
+    ]);
+    for (root, target) in [
+        ("1-prerequisites", "state-bootstrap"),
+        ("1-prerequisites", "apply"),
+        ("1-prerequisites", "destroy"),
+        ("2-kops", "cluster-update"),
+        ("2-kops", "apply"),
+        ("2-kops", "cluster-rolling-update-yes"),
+        ("2-kops", "destroy"),
+        ("2-kops", "cluster-destroy-yes"),
+        ("3-bridge", "apply"),
+        ("3-bridge", "destroy"),
+    ] {
+        let out = other.make(&dir.join("envs/prod").join(root), target);
+        assert_ne!(out.code, 0, "{root} {target}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("the AWS credentials are those of account 222222222222, but environment prod lives in account 111111111111"),
+            "{root} {target}: {}",
+            out.stderr
+        );
+    }
+    let calls = other.log();
+    assert!(
+        calls
+            .iter()
+            .all(|c| c == "aws sts get-caller-identity --query Account --output text"),
+        "something ran before the account check: {calls:?}"
+    );
+    let own = Tools::new(&[("aws", "echo 111111111111"), ("terraform", "true")]);
+    let out = own.make(&dir.join("envs/prod/3-bridge"), "apply");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        own.log().iter().any(|c| c == "terraform apply"),
+        "{:?}",
+        own.log()
+    );
+
+    // Without the answer nothing is asked of AWS.
+    let unpinned = generate(&env, "free", &[]);
+    let tools = Tools::new(&[("aws", "exit 1"), ("terraform", "true")]);
+    let out = tools.make(&unpinned.join("envs/prod/3-bridge"), "apply");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !tools.log().iter().any(|c| c.starts_with("aws ")),
+        "{:?}",
+        tools.log()
+    );
+}
+
+/// Issue 40: the teardown's kubectl and flux calls name the environment's own
+/// kubeconfig and context, whatever the shell's current context is.
+#[test]
+fn teardown_calls_name_the_environments_own_kube_context() {
+    if !require_tool("make") {
+        return;
+    }
+    let env = Env::new();
+    let dir = generate(
+        &env,
+        "ctx",
+        &["--set", "environments=dev,prod", "--set", "dns_zone="],
+    );
+    let bridge = dir.join("envs/dev/3-bridge");
+    let kubeconfig = dir.join("envs/dev/2-kops/kubeconfig");
+    std::fs::write(&kubeconfig, "apiVersion: v1\nkind: Config\n").expect("kubeconfig");
+    let tools = Tools::new(&[
+        (
+            "kubectl",
+            r#"if [ "$1" = config ]; then echo ctx-dev.k8s.local; fi"#,
+        ),
+        ("flux", "true"),
+    ]);
+    for target in ["teardown-flux", "teardown-nodes"] {
+        let out = tools.make_with(&bridge, target, &[("KUBECONFIG", "/elsewhere/prod")]);
+        assert_eq!(out.code, 0, "{target}: {}{}", out.stdout, out.stderr);
+    }
+    let calls = tools.log();
+    let pinned = format!("--kubeconfig={}", kubeconfig.display());
+    let acting: Vec<&String> = calls
+        .iter()
+        .filter(|c| !c.starts_with("kubectl config "))
+        .collect();
+    assert!(acting.len() >= 4, "{calls:?}");
+    for call in acting {
+        assert!(
+            call.contains(&pinned) && call.contains("--context=ctx-dev.k8s.local"),
+            "{call} runs against the shell's context"
+        );
+    }
+    assert!(
+        calls.contains(&format!(
+            "flux {pinned} --context=ctx-dev.k8s.local suspend kustomization --all"
+        )),
+        "{calls:?}"
+    );
+    assert!(
+        calls.contains(&format!(
+            "kubectl {pinned} --context=ctx-dev.k8s.local delete nodepools.karpenter.sh --all"
+        )),
+        "{calls:?}"
+    );
+
+    // A kubeconfig without this cluster's context stops before any call.
+    let other = Tools::new(&[
+        (
+            "kubectl",
+            r#"if [ "$1" = config ]; then echo ctx-prod.k8s.local; fi"#,
+        ),
+        ("flux", "true"),
+    ]);
+    let out = other.make(&bridge, "teardown-flux");
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("has no context ctx-dev.k8s.local"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !other.log().iter().any(|c| c.starts_with("flux")),
+        "{:?}",
+        other.log()
+    );
 }

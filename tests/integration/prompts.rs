@@ -14,6 +14,7 @@ fn sets_except(skip: &[&str]) -> Vec<String> {
         ("dns_zone", "platform.example.org"),
         ("cluster_name", "prod.platform.example.org"),
         ("region", "eu-west-1"),
+        ("aws_account_id", ""),
         ("zones", "eu-west-1a,eu-west-1b,eu-west-1c"),
         ("control_plane_count", "1"),
         ("vpc_mode", "create"),

@@ -629,6 +629,7 @@ const ALL_BUT_CONTROL_PLANE: &[&str] = &[
     "dns_zone=pty.example.org",
     "cluster_name=prod.pty.example.org",
     "region=eu-west-1",
+    "aws_account_id=",
     "zones=eu-west-1a",
     "vpc_mode=create",
     "vpc_cidr=10.0.0.0/16",

@@ -1,5 +1,6 @@
 //! The rules, one module per part of the platform, over a [`Context`] computed once: the
 //! Flux Kustomizations ("layers"), what each builds to, and every object's namespace.
+pub mod aws_names;
 mod behaviour;
 mod bridge;
 mod environment;

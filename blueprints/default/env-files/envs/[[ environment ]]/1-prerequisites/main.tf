@@ -3,7 +3,9 @@ data "aws_caller_identity" "current" {}
 data "aws_partition" "current" {}
 
 locals {
-  name_prefix = "${var.name}-${var.environment}"
+  # Unique per environment by construction (blueprint.yaml aws_names: shortened with a
+  # hash, never cut).
+  name_prefix = var.name_prefix
   account_id  = data.aws_caller_identity.current.account_id
   partition   = data.aws_partition.current.partition
   # amazonaws.com, or amazonaws.com.cn in aws-cn: service principals and
@@ -12,9 +14,9 @@ locals {
   dns_suffix         = data.aws_partition.current.dns_suffix
   reverse_dns_prefix = data.aws_partition.current.reverse_dns_prefix
 
-  # S3 bucket names are global and at most 63 characters: a shortened prefix,
-  # a purpose and the account id keep them unique and short enough.
-  bucket_base = trimsuffix(substr(local.name_prefix, 0, 38), "-")
+  # S3 bucket names are global and at most 63 characters: the environment's
+  # bucket prefix (at most 38), a purpose and the account id keep them unique.
+  bucket_base = var.bucket_prefix
 
   # tags.yaml's extraTags first: the platform's own tags win a clash.
   extra_tags = { for k, v in yamldecode(file("${path.module}/tags.yaml")).extraTags : k => tostring(v) }

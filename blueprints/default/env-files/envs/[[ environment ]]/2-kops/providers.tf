@@ -4,9 +4,15 @@
 # configured here and passed to the module in main.tf.
 provider "aws" {
   region = var.region
+
+  # The environment's account (aws_account_id): Terraform refuses any other.
+  allowed_account_ids = var.aws_account_id == "" ? null : [var.aws_account_id]
 }
 
 provider "aws" {
   alias  = "files"
   region = var.region
+
+  # The environment's account (aws_account_id): Terraform refuses any other.
+  allowed_account_ids = var.aws_account_id == "" ? null : [var.aws_account_id]
 }
