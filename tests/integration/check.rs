@@ -603,7 +603,8 @@ fn repo_conflict_markers() {
             d,
             "envs/prod/1-prerequisites/terraform.tfvars",
             "vpc_cidr",
-            "        )
+            "<<<<<<< ours\nvpc_cidr = \"10.1.0.0/16\"\n=======\nvpc_cidr = \"10.2.0.0/16\"\n>>>>>>> theirs\nold_vpc_cidr",
+        )
     });
 }
 
@@ -982,18 +983,16 @@ fn usage_errors_exit_2_and_the_catalogue_lists_every_rule() {
         .expect("docs/check.md");
     for id in &ids {
         assert!(
-            docs.contains(&format!("`{id}`"))
+            docs.contains(&format!("`{id}`")),
             "docs/check.md does not document {id}"
         );
     }
-    // Every rule has a test of its own in this file (one needing more than the default
-    // repo, such as two environments, is a test named after the rule).
+    // Every rule has a test of its own in this file.
     let tests = include_str!("check.rs");
     for id in &ids {
         assert!(
             tests.contains(&format!("breaks(\"{id}\""))
                 || tests.contains(&format!("breaks_with(\"{id}\""))
-<<<<<<< HEAD
                 || tests.contains(&format!("breaks_two(\"{id}\""))
                 || tests.contains(&format!("fn {}() {{", id.replace(['.', '-'], "_"))),
             "no test breaks {id}"
