@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::kustomize;
-use super::model::Repo;
+use super::model::{EnvironmentScope, Repo};
 use super::yaml;
 use crate::diagnostic::Diagnostic;
 
@@ -96,16 +96,6 @@ fn applied(view: &Repo) -> BTreeSet<String> {
     files
 }
 
-/// Which environment a view is of, among which, and the values only one environment's
-/// Terraform inputs hold (`environment.shared-value` finds them in shared files).
-#[derive(Debug, Clone, Default)]
-pub struct Scope {
-    pub own: String,
-    pub all: Vec<String>,
-    /// A quoted `.tfvars` value → the one environment whose inputs hold it.
-    pub values: BTreeMap<String, String>,
-}
-
 /// The `.tfvars` string values that exactly one environment holds, structured enough to
 /// be that environment's own (a region, a zone, a cluster name, a CIDR, a path: they hold
 /// `.`, `/` or `-`), and not an environment's bare name.
@@ -140,7 +130,7 @@ fn views(repo: &Repo, all: &[String]) -> Vec<Repo> {
     let values = own_values(repo, all);
     let mut full: Vec<Repo> = all.iter().map(|env| view(repo, Some(env), all)).collect();
     for (view, env) in full.iter_mut().zip(all) {
-        view.environment = Some(Scope {
+        view.environment = Some(EnvironmentScope {
             own: env.clone(),
             all: all.to_vec(),
             values: values.clone(),

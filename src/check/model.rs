@@ -117,6 +117,17 @@ pub fn line_in(text: &str, needle: &str) -> usize {
 }
 
 /// The whole repo, as `check` sees it.
+/// Which environment a view of a repo of several is of, among which, and the values only
+/// one environment's Terraform inputs hold (`environment.shared-value` finds them in
+/// shared files). Set by `environments::views`.
+#[derive(Debug, Clone, Default)]
+pub struct EnvironmentScope {
+    pub own: String,
+    pub all: Vec<String>,
+    /// A quoted `.tfvars` value → the one environment whose inputs hold it.
+    pub values: BTreeMap<String, String>,
+}
+
 #[derive(Debug, Default)]
 pub struct Repo {
     /// Every file (relative, `/`-separated) with its text; `None` for binary files.
@@ -141,7 +152,7 @@ pub struct Repo {
     pub crd_providers: BTreeMap<String, Vec<String>>,
     /// In one environment's view of a repo of several: which it is, and what only each
     /// environment holds (`environments::Scope`).
-    pub environment: Option<crate::check::environments::Scope>,
+    pub environment: Option<EnvironmentScope>,
 }
 
 impl Repo {

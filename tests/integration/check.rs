@@ -851,14 +851,29 @@ fn environment_secret_key() {
 /// Issue 40: prod's region written into a file every environment shares, at its line.
 #[test]
 fn environment_shared_value() {
-    breaks_two("environment.shared-value", |_, d| {
+    let edit = |d: &Path| {
         replace(
             d,
             CM_SOURCE,
             "metadata:\n",
             "metadata:\n  labels:\n    region: us-east-1\n",
         )
-    });
+    };
+    breaks_two("environment.shared-value", |_, d| edit(d));
+    let env = Env::new();
+    let values = env.path("two.yaml");
+    std::fs::write(
+        &values,
+        "environments: dev,prod\nprod:\n  region: us-east-1\n",
+    )
+    .expect("values");
+    let dir = new_repo(&env, "two", Some(&values));
+    assert!(places_of(&env, &dir, "environment.shared-value").is_empty());
+    edit(&dir);
+    assert_eq!(
+        places_of(&env, &dir, "environment.shared-value"),
+        [(CM_SOURCE.to_string(), 5)]
+    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! environment.secret-key and environment.shared-value: in one environment's view of a
-//! repo of several (`environments::Scope`), the secrets its ExternalSecrets read are its
+//! repo of several (`model::EnvironmentScope`), the secrets its ExternalSecrets read are its
 //! own, and the files every environment shares hold no value only one of them has.
 use std::collections::BTreeMap;
 
@@ -7,7 +7,8 @@ use hcl::Expression;
 use serde_json::Value as Json;
 
 use super::Context;
-use crate::check::environments::{Scope, owner};
+use crate::check::environments::owner;
+use crate::check::model::EnvironmentScope;
 use crate::check::{Findings, yaml};
 
 pub fn run(context: &Context, findings: &mut Findings) {
@@ -54,7 +55,7 @@ fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
 /// An ExternalSecret whose key (once this environment's cluster-vars are substituted)
 /// names another environment and not its own: the secret of another environment, which
 /// this one's store should not read, or a key that does not exist here.
-fn secret_keys(context: &Context, scope: &Scope, findings: &mut Findings) {
+fn secret_keys(context: &Context, scope: &EnvironmentScope, findings: &mut Findings) {
     let vars = literal_vars(context);
     for object in context.repo.kind("ExternalSecret") {
         let items = |field: &str, key: &str| -> Vec<String> {
@@ -103,7 +104,7 @@ fn secret_keys(context: &Context, scope: &Scope, findings: &mut Findings) {
 
 /// A value only one environment's Terraform inputs hold, written in an object of a file
 /// every environment shares: the other environments get it too.
-fn shared_values(context: &Context, scope: &Scope, findings: &mut Findings) {
+fn shared_values(context: &Context, scope: &EnvironmentScope, findings: &mut Findings) {
     if scope.values.is_empty() {
         return;
     }
