@@ -141,7 +141,7 @@ pub fn commit(
     };
     let tree = repo.find_tree(tree).map_err(fail)?;
     let oid = write_commit(&repo, dir, author, message, &tree, &[])?;
-    let base = crate::pristine::base_commit(&repo, &tree, None, message, author.signing.as_ref())?;
+    let base = crate::pristine::base_commit(&repo, &tree, &[], message, author.signing.as_ref())?;
     // Trees and commits are few and small: copied from memory into the pack.
     let mut in_memory = vec![oid, base];
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;

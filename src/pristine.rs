@@ -105,12 +105,15 @@ pub fn prepare(
         Err(e) if e.code() == git2::ErrorCode::NotFound => None,
         Err(e) => return Err(fail(e)),
     };
+    let theirs = unmerged_remote(repo, parent.as_ref().map(git2::Commit::id)).map_err(fail)?;
     if let Some(parent) = &parent
         && parent.tree_id() == tree.id()
+        && theirs.is_none()
     {
         return Ok(None);
     }
-    let new = base_commit(repo, &tree, parent.as_ref(), message, signing)?;
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().chain(theirs.iter()).collect();
+    let new = base_commit(repo, &tree, &parents, message, signing)?;
     Ok(Some(NextBase {
         old: parent.map(|p| p.id()),
         new,
@@ -153,23 +156,43 @@ fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) 
     Ok(())
 }
 
-/// A base commit of `tree` on top of `parent`, moving `update_ref` if given (`new` gives
-/// none: it writes the commit into the same pack as the first one and moves both refs then).
+/// The remote's base last fetched (`REMOTE_REF`), when the local base `local` does not
+/// contain it: a teammate's scaffold change merged into this branch. The next base
+/// commit takes it as a second parent, so pushing `refs/scaffold/*` fast-forwards.
+fn unmerged_remote(
+    repo: &Repository,
+    local: Option<Oid>,
+) -> std::result::Result<Option<git2::Commit<'_>>, git2::Error> {
+    let remote = match repo.refname_to_id(REMOTE_REF) {
+        Ok(id) => id,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(local) = local else {
+        return Ok(None);
+    };
+    if remote == local || repo.graph_descendant_of(local, remote)? {
+        return Ok(None);
+    }
+    repo.find_commit(remote).map(Some)
+}
+
+/// A base commit of `tree` on top of `parents` (the previous base, and a teammate's
+/// merged one), signed as the user's commits are.
 pub fn base_commit(
     repo: &Repository,
     tree: &git2::Tree<'_>,
-    parent: Option<&git2::Commit<'_>>,
+    parents: &[&git2::Commit<'_>],
     message: &str,
     signing: Option<&Signing>,
 ) -> Result<Oid> {
     let root = repo.path();
     let fail = |e| failed("store the pristine base in", root, e);
     let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
-    let parents: Vec<&git2::Commit<'_>> = parent.into_iter().collect();
     // Signed as the user's commits are (commit.gpgSign): a base pushed with
     // `refs/scaffold/*` is never the one unsigned commit of the repo.
     Signing::commit(
-        signing, repo, &signature, &signature, message, tree, &parents, fail,
+        signing, repo, &signature, &signature, message, tree, parents, fail,
     )
 }
 
@@ -178,19 +201,39 @@ pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
     find_in(root, BASE_REF, record_bytes).map(|found| found.map(|(plan, _)| plan))
 }
 
-/// Where `fetch` puts the remote's base: outside `refs/scaffold/` so that pushing
-/// `refs/scaffold/*` never shares it, and so the local base stays until one matches.
-const FETCHED_REF: &str = "refs/scaffold-fetched/base";
+/// Where `fetch_matching` puts the remote's base: outside `refs/scaffold/` so that pushing
+/// `refs/scaffold/*` never shares it, and so the local base stays until one matches. It
+/// stays there: a base commit that does not contain it merges it (`unmerged_remote`).
+const REMOTE_REF: &str = "refs/scaffold-remote/base";
 
 /// The base matching `record_bytes` from the `origin` remote, when the local chain has
 /// none (a plain clone has no base; a pulled branch has a newer one than the clone). It
 /// becomes the local base; the remote's name is returned so the caller can say so.
 pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, String)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    let Ok(mut remote) = repo.find_remote("origin") else {
-        return Ok(None);
+    let found = if fetch_remote(&repo)? {
+        find_in(root, REMOTE_REF, record_bytes)?
+    } else {
+        None
     };
-    let refspec = format!("+{BASE_REF}:{FETCHED_REF}");
+    let result = match found {
+        Some((plan, id)) => {
+            repo.reference(BASE_REF, id, true, "scaffold: base fetched from origin")
+                .map_err(|e| failed("store the fetched base in", root, e))?;
+            Some((plan, "origin".to_string()))
+        }
+        None => None,
+    };
+    Ok(result)
+}
+
+/// Brings `origin`'s base into `REMOTE_REF`; false without an `origin`, without a base
+/// there, or offline (the local base serves then).
+pub fn fetch_remote(repo: &Repository) -> Result<bool> {
+    let Ok(mut remote) = repo.find_remote("origin") else {
+        return Ok(false);
+    };
+    let refspec = format!("+{BASE_REF}:{REMOTE_REF}");
     // libgit2's fetch rewrites `.git/shallow` from what it negotiated, which drops the
     // clone's own boundary commits: the repo would then claim parents it never had (fsck:
     // "missing commit"). The base chain comes whole; the boundary must stay as it was.
@@ -202,26 +245,21 @@ pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, 
     {
         restore_shallow(&shallow_file, before)?;
     }
-    let found = if fetched {
-        find_in(root, FETCHED_REF, record_bytes)?
-    } else {
-        None
-    };
-    let result = match found {
-        Some((plan, _)) => {
-            let id = repo
-                .refname_to_id(FETCHED_REF)
-                .map_err(|e| failed("read the fetched base in", root, e))?;
-            repo.reference(BASE_REF, id, true, "scaffold: base fetched from origin")
-                .map_err(|e| failed("store the fetched base in", root, e))?;
-            Some((plan, "origin".to_string()))
-        }
-        None => None,
-    };
-    if let Ok(mut reference) = repo.find_reference(FETCHED_REF) {
-        let _ = reference.delete();
+    Ok(fetched && repo.refname_to_id(REMOTE_REF).is_ok())
+}
+
+/// Whether `origin`'s base (fetched now) holds a teammate's scaffold change the local
+/// base does not: the next base commit merges it, so `git push origin 'refs/scaffold/*'`
+/// fast-forwards.
+pub fn remote_unmerged(root: &Path) -> Result<bool> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    if !fetch_remote(&repo)? {
+        return Ok(false);
     }
-    Ok(result)
+    let local = repo.refname_to_id(BASE_REF).ok();
+    let theirs =
+        unmerged_remote(&repo, local).map_err(|e| failed("read the fetched base in", root, e))?;
+    Ok(theirs.is_some())
 }
 
 /// Writes `.git/shallow` back as it was before a fetch (by rename, as git replaces it).
@@ -240,14 +278,19 @@ fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Pl
         Err(e) => return Err(fail(e)),
     };
     let wanted = Oid::hash_object(ObjectType::Blob, record_bytes).map_err(fail)?;
-    for _ in 0..SEARCH_DEPTH {
-        let Some(commit) = next else { break };
+    // Newest first, through every parent: a merged base has a teammate's chain beside ours.
+    let mut queue: std::collections::VecDeque<git2::Commit<'_>> = next.take().into_iter().collect();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(commit) = queue.pop_front() {
+        if seen.len() >= SEARCH_DEPTH || !seen.insert(commit.id()) {
+            continue;
+        }
         let tree = commit.tree().map_err(fail)?;
         let recorded = tree.get_path(Path::new(record::PATH)).ok().map(|e| e.id());
         if recorded == Some(wanted) {
             return Ok(Some((read_tree(&repo, &tree, root)?, commit.id())));
         }
-        next = commit.parents().next();
+        queue.extend(commit.parents());
     }
     Ok(None)
 }

@@ -71,10 +71,11 @@ impl Repo {
         }
         let secrets = answers::secrets(&blueprint, secret_flags, |name| std::env::var(name).ok())?;
         let (renderer, answers, rendered) = render_record(&blueprint, &found.record, secrets)?;
-        if let Some(base) = stored
-            && base.files != rendered.plan.files
-        {
-            let differ = differing(&base, &rendered.plan);
+        let differ = stored
+            .as_ref()
+            .map(|base| differing(base, &rendered.plan))
+            .unwrap_or_default();
+        if !differ.is_empty() {
             return Err(Error::input(format!(
                 "blueprint {} {} changed since this repo was last made from it ({} file(s) render differently, e.g. {}): run `scaffold update` first (it keeps your edits){}",
                 made_with.name,
@@ -85,9 +86,13 @@ impl Repo {
             )));
         }
         // Only after the base check: a blueprint changed in place is update's to say.
-        found
-            .record
-            .check_drift(&rendered.digest, &secret_hint(&blueprint))?;
+        if stored.is_none() {
+            Record::check_drift(
+                &found.recorded_digest()?,
+                &rendered.digest,
+                &secret_hint(&blueprint),
+            )?;
+        }
         Ok(Repo {
             root: found.root,
             record: found.record,
@@ -136,7 +141,11 @@ impl Repo {
     /// The writes and deletions that take the work tree to `next`, keeping user edits.
     pub fn changes_to(&self, next: &Rendered) -> Result<Vec<Change>> {
         let eol = crate::attributes::Eol::of(&self.root);
+        // Scaffold's own files are replaced, never merged: read as the base holds them.
         edit::changes(&self.rendered.plan, &next.plan, |path| {
+            if record::is_internal(path.as_str()) {
+                return Ok(self.rendered.plan.files.get(path).cloned());
+            }
             write::read_canonical(&self.root, path, &eol)
         })
     }
@@ -195,6 +204,27 @@ impl Found {
             root,
             record,
             record_bytes,
+        })
+    }
+
+    /// What the repo says its record renders to, when no stored base holds the record: a
+    /// record no stored base holds while the repo has one was edited or merged since; else
+    /// `.scaffold/rendering` (or an older record's own `rendering:` line) says.
+    pub fn recorded_digest(&self) -> Result<record::Recorded> {
+        if pristine::tip(&self.root)?.is_some() {
+            return Ok(record::Recorded::Other);
+        }
+        let path = self.root.join(record::DIGESTS_PATH);
+        let found = match std::fs::read(&path) {
+            Ok(bytes) => {
+                record::recorded_digest(&String::from_utf8_lossy(&bytes), &self.record_bytes)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => record::Recorded::Unknown,
+            Err(e) => return Err(Error::io_path("read", &path, e)),
+        };
+        Ok(match (found, &self.record.rendering) {
+            (record::Recorded::Unknown, Some(legacy)) => record::Recorded::Digest(legacy.clone()),
+            (found, _) => found,
         })
     }
 
@@ -264,8 +294,13 @@ impl Found {
             answers::secrets(recorded, &[], |name| std::env::var(name).ok())?,
         )?
         .2;
-        if let Some(digest) = &self.record.rendering
-            && digest != &rendered.digest
+        let recorded_digest = match self.recorded_digest()? {
+            record::Recorded::Digest(digest) => Some(digest),
+            record::Recorded::Other => Some(String::new()),
+            record::Recorded::Unknown => None,
+        };
+        if let Some(digest) = recorded_digest
+            && digest != rendered.digest
         {
             return Err(Error::refused(Problem::new(format!("this clone has no stored base ({}), and blueprint {} {} no longer renders the files this repo was made from (the blueprint was edited in place, or {} was edited by hand{}): scaffold will not guess which lines are yours. Fetch the base: `{}` (push it first from the repo that has it: `git push origin '{}'`), then run scaffold again",
                 pristine::BASE_REF,
@@ -276,8 +311,21 @@ impl Found {
                 pristine::FETCH_HINT,
                 PUSH_REFS,)).fix("nothing was changed")));
         }
+        // Scaffold's own files as the repo holds them (an older record's format, say): the
+        // next commit writes them as this scaffold does.
+        let mut plan = rendered.plan;
+        for path in [record::PATH, record::DIGESTS_PATH, record::ATTRIBUTES_PATH] {
+            let rel = RelPath::new(path).map_err(Error::blueprint)?;
+            match path {
+                record::PATH => plan.files.insert(rel, self.record_bytes.clone()),
+                _ => match std::fs::read(self.root.join(path)) {
+                    Ok(bytes) => plan.files.insert(rel, bytes),
+                    Err(_) => plan.files.remove(&rel),
+                },
+            };
+        }
         Ok(Base {
-            plan: rendered.plan,
+            plan,
             stored: false,
             edited_from: None,
         })
@@ -355,14 +403,14 @@ pub fn has_markers(text: &[u8]) -> Option<usize> {
     None
 }
 
-/// Paths whose contents differ between two renderings; the answers record (whose digest
-/// follows every other change) is not counted.
+/// Paths whose contents differ between two renderings; scaffold's own files (the record
+/// and its digest, which follow every other change) are not counted.
 pub fn differing(a: &Plan, b: &Plan) -> Vec<RelPath> {
     let paths: std::collections::BTreeSet<&RelPath> =
         a.files.keys().chain(b.files.keys()).collect();
     paths
         .into_iter()
-        .filter(|p| p.as_str() != record::PATH && a.files.get(*p) != b.files.get(*p))
+        .filter(|p| !record::is_internal(p.as_str()) && a.files.get(*p) != b.files.get(*p))
         .cloned()
         .collect()
 }

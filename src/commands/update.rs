@@ -54,7 +54,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         out.note(format!("warning: {warning}"));
     }
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
-        let stored = update.base_stored && update.up_to_date;
+        let stored = update.base_stored && update.up_to_date && !update.remote_unmerged;
         if !stored && !args.edit.dry_run {
             // Nothing to commit, but the base moves to what the files now match: that one
             // ref write is this run's commit point.
