@@ -48,9 +48,9 @@ pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
 }
 
 /// Stores `plan` as the repo's new base; returns the base commit's id.
-pub fn store(root: &Path, plan: &Plan, message: &str, signing: Option<&Signing>) -> Result<String> {
+pub fn store(root: &Path, plan: &Plan, message: &str, by: &BaseBy<'_>) -> Result<String> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    match prepare(&repo, root, plan, message, signing)? {
+    match prepare(&repo, root, plan, message, by)? {
         Some(next) => {
             publish(&repo, root, &next)?;
             Ok(next.new.to_string())
@@ -76,7 +76,7 @@ pub fn prepare(
     root: &Path,
     plan: &Plan,
     message: &str,
-    signing: Option<&Signing>,
+    by: &BaseBy<'_>,
 ) -> Result<Option<NextBase>> {
     let fail = |e| failed("store the pristine base in", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
@@ -113,7 +113,7 @@ pub fn prepare(
         return Ok(None);
     }
     let parents: Vec<&git2::Commit<'_>> = parent.iter().chain(theirs.iter()).collect();
-    let new = base_commit(repo, &tree, &parents, message, signing)?;
+    let new = base_commit(repo, &tree, &parents, message, by)?;
     Ok(Some(NextBase {
         old: parent.map(|p| p.id()),
         new,
@@ -177,22 +177,36 @@ fn unmerged_remote(
     repo.find_commit(remote).map(Some)
 }
 
+/// Who a base commit is by: the user, as on their own commits (a forge shows a signed
+/// base as verified only when its committer is the key's owner).
+pub struct BaseBy<'a> {
+    pub author: Signature<'static>,
+    pub committer: Signature<'static>,
+    pub signing: Option<&'a Signing>,
+}
+
 /// A base commit of `tree` on top of `parents` (the previous base, and a teammate's
-/// merged one), signed as the user's commits are.
+/// merged one), by the user and signed as the user's commits are.
 pub fn base_commit(
     repo: &Repository,
     tree: &git2::Tree<'_>,
     parents: &[&git2::Commit<'_>],
     message: &str,
-    signing: Option<&Signing>,
+    by: &BaseBy<'_>,
 ) -> Result<Oid> {
     let root = repo.path();
     let fail = |e| failed("store the pristine base in", root, e);
-    let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
     // Signed as the user's commits are (commit.gpgSign): a base pushed with
     // `refs/scaffold/*` is never the one unsigned commit of the repo.
     Signing::commit(
-        signing, repo, &signature, &signature, message, tree, parents, fail,
+        by.signing,
+        repo,
+        &by.author,
+        &by.committer,
+        message,
+        tree,
+        parents,
+        fail,
     )
 }
 
@@ -334,9 +348,15 @@ mod tests {
         let first = Plan::of_texts(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
         let second = Plan::of_texts(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
         assert!(find(dir.path(), b"v: 1\n").expect("find").is_none());
-        let id = store(dir.path(), &first, "first", None).expect("store");
-        assert_eq!(store(dir.path(), &first, "again", None).expect("store"), id);
-        store(dir.path(), &second, "second", None).expect("store");
+        let me = Signature::now("Test", "test@example.org").expect("signature");
+        let by = BaseBy {
+            author: me.clone(),
+            committer: me,
+            signing: None,
+        };
+        let id = store(dir.path(), &first, "first", &by).expect("store");
+        assert_eq!(store(dir.path(), &first, "again", &by).expect("store"), id);
+        store(dir.path(), &second, "second", &by).expect("store");
         let found = find(dir.path(), b"v: 1\n").expect("find").expect("base");
         assert_eq!(found.files, first.files);
         let found = find(dir.path(), b"v: 2\n").expect("find").expect("base");

@@ -177,10 +177,8 @@ impl Found {
     /// repository's lock (`lock::acquire`), taken before anything is read.
     pub fn open(start: &Path, _lock: &RepoLock) -> Result<Self> {
         let root = write::find_repo(start)?;
-        if git2::Repository::discover(&root).is_err() {
-            return Err(Error::repo_state(Problem::new(format!("`{}` has {} but is not a git repository: scaffold changes a repo by committing to it",
-                root.display(),
-                record::PATH)).fix("restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again")));
+        if let Err(e) = git2::Repository::discover(&root) {
+            return Err(not_a_repository(&root, &e));
         }
         if let Some(recovered) = transaction::settle(&root)? {
             crate::ui::note(recovered);
@@ -330,6 +328,25 @@ impl Found {
             edited_from: None,
         })
     }
+}
+
+/// Why a directory holding a record is not a repository scaffold can open: git's own
+/// refusal where git would refuse too (another user's repository), a format scaffold's
+/// git library cannot read (SHA-256), else no repository at all.
+fn not_a_repository(root: &Path, e: &git2::Error) -> Error {
+    let dir = root.display();
+    if e.code() == git2::ErrorCode::Owner {
+        return Error::repo_state(Problem::new(format!("`{dir}` is a git repository owned by another user, which git (and scaffold with it) refuses to work in (\"detected dubious ownership\")")).fix(format!("if you trust it, mark it safe as git advises: `git config --global --add safe.directory {dir}`, then run scaffold again; nothing was changed")));
+    }
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap_or_default();
+    let sha256 = config.lines().any(|line| {
+        let line: String = line.split_whitespace().collect::<String>().to_lowercase();
+        line == "objectformat=sha256"
+    });
+    if sha256 {
+        return Error::repo_state(Problem::new(format!("`{dir}` is a SHA-256 git repository (extensions.objectFormat = sha256), which scaffold's git library (libgit2) cannot read")).fix("keep the platform repo in a SHA-1 repository (`git init --object-format=sha1`, git's default); nothing was changed"));
+    }
+    Error::repo_state(Problem::new(format!("`{dir}` has {} but is not a git repository: scaffold changes a repo by committing to it", record::PATH)).fix("restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again"))
 }
 
 /// What shares the bases with a remote.

@@ -76,6 +76,9 @@ pub struct Update {
     pub migrations: Vec<String>,
     /// What the blueprint says of the answers this update changes (their `on_change`).
     pub warnings: Vec<String>,
+    /// The secret answers given to this run, when they change what the recorded answers
+    /// render (a rotation, or a typo): named in the subject and the body, never silent.
+    pub secrets_changed: Vec<String>,
     pub merge: Merge,
 }
 
@@ -165,12 +168,13 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         "target_dir_name".into(),
         Json::String(dir_name(&found.root)),
     );
+    let secret_files = secret_changes(&blueprint, &renderer, record, &secrets, &base)?;
     let answers = recorded_answers(
         &blueprint,
         &renderer,
         record,
         Sources {
-            set: secrets.into_iter().chain(request.set).collect(),
+            set: secrets.iter().cloned().chain(request.set).collect(),
             values: request.values,
             prompter: request.prompter,
             builtins,
@@ -191,7 +195,19 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         generate::set_record(&mut next.plan, &next_record, &next.digest)?;
     }
     let changed = record_changes(&previous, &next_record);
-    let warnings = change_warnings(&blueprint, &renderer, &changed)?;
+    let mut warnings = change_warnings(&blueprint, &renderer, &changed)?;
+    let secrets_changed: Vec<String> = match secret_files.first() {
+        Some(first) => {
+            let keys: Vec<String> = secrets.iter().map(|(k, _)| k.clone()).collect();
+            warnings.push(format!(
+                "secret answer {} changes what the recorded answers render ({} file(s), e.g. {first}): this commit records it as a rotation; if it is a typo, `git revert` the commit and pass the secret the repo was made with",
+                keys.join(", "),
+                secret_files.len()
+            ));
+            keys
+        }
+        None => Vec::new(),
+    };
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let eol = crate::attributes::Eol::of(&found.root);
     // The record and its digest are scaffold's own files: always the new ones, never
@@ -210,7 +226,6 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         &label(&blueprint),
     )?;
     relocation.complete(&mut merge, read)?;
-    let mut warnings = warnings;
     warnings.extend(relocation.left_behind(&found.root, &tracked));
     let remote_unmerged = crate::pristine::remote_unmerged(&found.root)?;
     Ok(Update {
@@ -225,8 +240,37 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         changed_files,
         migrations,
         warnings,
+        secrets_changed,
         merge,
     })
+}
+
+/// The files the recorded answers render differently with this run's `secrets` than the
+/// stored base holds (same blueprint, record unchanged): a `--secret` other than the one
+/// the repo was last made with. Empty when that cannot be told apart from other changes.
+fn secret_changes(
+    blueprint: &Blueprint,
+    renderer: &crate::render::Renderer,
+    record: &record::Record,
+    secrets: &[(String, String)],
+    base: &crate::repo::Base,
+) -> Result<Vec<String>> {
+    let same_blueprint = record.blueprint.name == blueprint.manifest.name
+        && record.blueprint.version == blueprint.manifest.version
+        && record.blueprint.digest == blueprint.id().digest;
+    if secrets.is_empty() || !base.stored || base.edited_from.is_some() || !same_blueprint {
+        return Ok(Vec::new());
+    }
+    let sources = Sources {
+        set: secrets.to_vec(),
+        ..Sources::default()
+    };
+    let answers = recorded_answers(blueprint, renderer, record, sources)?;
+    let rendered = generate::render(blueprint, renderer, &answers, record)?;
+    Ok(crate::repo::differing(&base.plan, &rendered.plan)
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect())
 }
 
 /// An environment the answers drop would lose its files here as `env remove` loses them,
@@ -372,8 +416,13 @@ impl Update {
             ));
         } else if from.name == to.name && from.version == to.version && !layers.is_empty() {
             subject.push_str(" (its base changed)");
-        } else if from == to && !self.answers.is_empty() {
-            let keys: Vec<&str> = self.answers.iter().map(|a| a.key.as_str()).collect();
+        } else if from == to && (!self.answers.is_empty() || !self.secrets_changed.is_empty()) {
+            let keys: Vec<String> = self
+                .answers
+                .iter()
+                .map(|a| a.key.clone())
+                .chain(self.secrets_changed.iter().map(|k| format!("secret {k}")))
+                .collect();
             subject.push_str(&format!(" ({})", keys.join(", ")));
         }
         let mut body = String::new();
@@ -386,6 +435,14 @@ impl Update {
         if !self.answers.is_empty() {
             let lines: Vec<String> = self.answers.iter().map(|a| format!("- {a}")).collect();
             body.push_str(&format!("\n\nAnswers:\n{}", lines.join("\n")));
+        }
+        if !self.secrets_changed.is_empty() {
+            let lines: Vec<String> = self
+                .secrets_changed
+                .iter()
+                .map(|k| format!("- {k}: changed (its value is never recorded)"))
+                .collect();
+            body.push_str(&format!("\n\nSecrets:\n{}", lines.join("\n")));
         }
         if body.is_empty() {
             return subject;

@@ -58,7 +58,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         if !stored && !args.edit.dry_run {
             // Nothing to commit, but the base moves to what the files now match: that one
             // ref write is this run's commit point.
-            let (author, _) = crate::git::resolve_author(
+            let author = crate::git::resolve_author(
                 args.edit.author.as_deref(),
                 &crate::identity::Place::repo(&update.root),
             )?;
@@ -67,7 +67,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
                 &update.root,
                 &update.next,
                 "scaffold: base recorded by update",
-                author.signing.as_ref(),
+                &crate::git::base_by(&author)?,
             )?;
             signals::mark_committed();
             out.note(format!(

@@ -297,3 +297,190 @@ fn update_that_drops_an_environment_is_refused_as_env_remove_guards_it() {
     assert_eq!(team.git(&dir, &["rev-parse", "HEAD"]), head);
     assert!(dir.join("environments/staging").is_dir());
 }
+
+#[test]
+fn a_secret_that_changes_what_the_record_renders_is_named() {
+    let env = Env::new();
+    let bp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/secret-blueprint");
+    let bp = bp.to_str().expect("utf8");
+    let out = run(env.scaffold().args([
+        "new",
+        "sec",
+        "--defaults",
+        "--blueprint",
+        bp,
+        "--secret",
+        "token=realtoken99",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("sec");
+    let update = |name: &str, token: &str| {
+        run(env.scaffold().current_dir(&dir).args([
+            "update",
+            "--blueprint",
+            bp,
+            "--set",
+            &format!("name={name}"),
+            "--secret",
+            &format!("token={token}"),
+        ]))
+    };
+    // The same secret: only the answer is named.
+    let out = update("other", "realtoken99");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("secret answer"), "{}", out.stderr);
+    assert!(!out.stdout.contains("secret token"), "{}", out.stdout);
+    // A different one (a typo, or a rotation): named in the summary, the warning and the
+    // commit message.
+    let out = update("third", "wrongtoken");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("(name, secret token)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("warning: secret answer token changes what the recorded answers render (1 file(s), e.g. config.txt)"),
+        "{}",
+        out.stderr
+    );
+    let message = env.git(&dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("(name, secret token)") && message.contains("Secrets:\n- token: changed"),
+        "{message}"
+    );
+    assert!(!message.contains("wrongtoken"), "{message}");
+}
+
+#[test]
+fn new_values_takes_every_environments_answers_from_a_record() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "v3",
+        "--defaults",
+        "--set",
+        "environments=dev,prod",
+        "--set",
+        "dev.region=us-east-1",
+        "--set",
+        "dev.zones=us-east-1a,us-east-1b",
+        "--set",
+        "prod.node_max=7",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let record = env.path("v3/.scaffold/answers.yaml");
+    let out = run(env.scaffold().args([
+        "new",
+        "v3b",
+        "--defaults",
+        "--values",
+        record.to_str().expect("utf8"),
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("using its `answers` and each environment's"),
+        "{}",
+        out.stderr
+    );
+    let copy = read(&env.path("v3b"), ".scaffold/answers.yaml");
+    let original = read(&env.path("v3"), ".scaffold/answers.yaml");
+    // Only the names differ (`name` defaults to the directory, and what derives from it).
+    let strip = |text: &str| text.replace("v3b", "v3");
+    assert_eq!(strip(&copy), original);
+}
+
+#[test]
+fn base_commits_carry_the_users_identity() {
+    let team = Team::new();
+    let dir = team.env.path("origin");
+    team.scaffold(&dir, &["update", "--set", "dev.node_max=12"]);
+    for rev in ["refs/scaffold/base", "refs/scaffold/base~1"] {
+        assert_eq!(
+            team.git(&dir, &["log", "-1", "--format=%an <%ae>|%cn <%ce>", rev])
+                .trim(),
+            "Test Author <test@example.org>|Test Author <test@example.org>",
+            "{rev}"
+        );
+    }
+}
+
+#[test]
+fn remove_addon_in_an_environment_without_it_names_where_it_runs() {
+    let team = Team::new();
+    let dir = team.env.path("origin");
+    team.scaffold(&dir, &["add-addon", "velero", "--env", "dev"]);
+    let head = team.git(&dir, &["rev-parse", "HEAD"]);
+    let out = team.scaffold(&dir, &["remove-addon", "velero", "--env", "prod"]);
+    assert!(
+        out.stdout
+            .contains("velero is not in prod (it runs in dev); nothing to do"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(team.git(&dir, &["rev-parse", "HEAD"]), head);
+}
+
+/// A repo made by `new`, with `.git` replaced by `git init ARGS` and one commit of the files.
+fn reinit(env: &Env, args: &[&str]) -> PathBuf {
+    let out = run(env.scaffold().args(["new", "p", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    fs::remove_dir_all(dir.join(".git")).expect("rm .git");
+    let mut init = vec!["init", "-q"];
+    init.extend_from_slice(args);
+    env.git(&dir, &init);
+    env.git(&dir, &["add", "-A"]);
+    env.git(&dir, &["commit", "-qm", "import"]);
+    dir
+}
+
+#[test]
+fn a_sha256_repository_is_refused_by_name() {
+    let env = Env::new();
+    let dir = reinit(&env, &["--object-format=sha256"]);
+    let out = run(env.scaffold().current_dir(&dir).args(["update"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is a SHA-256 git repository (extensions.objectFormat = sha256)")
+            && out.stderr.contains("git init --object-format=sha1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("git init && git add -A"),
+        "{}",
+        out.stderr
+    );
+    // (The harness's own check pushes every repo left behind to a SHA-1 remote.)
+    fs::remove_dir_all(dir.join(".git")).expect("rm .git");
+}
+
+#[test]
+fn a_repository_owned_by_another_user_names_safe_directory() {
+    let env = Env::new();
+    let dir = reinit(&env, &[]);
+    // Only root can give the repository away; run as anyone else this proves nothing.
+    if std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).is_err() {
+        eprintln!("NOT RUN: needs root, to give a repository to another user");
+        return;
+    }
+    std::os::unix::fs::chown(dir.join(".git"), Some(65534), Some(65534)).expect("chown");
+    let out = run(env.scaffold().current_dir(&dir).args(["update"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is a git repository owned by another user")
+            && out.stderr.contains(&format!(
+                "git config --global --add safe.directory {}",
+                dir.display()
+            )),
+        "{}",
+        out.stderr
+    );
+    std::os::unix::fs::chown(&dir, Some(0), Some(0)).expect("chown back");
+    std::os::unix::fs::chown(dir.join(".git"), Some(0), Some(0)).expect("chown back");
+}
