@@ -218,7 +218,7 @@ pub fn tracked_paths(root: &Path) -> Result<Vec<String>> {
     let repo = Repository::open(root).map_err(|e| Error::git("open", root, e))?;
     let index = repo
         .index()
-        .map_err(|e| Error::git("read the index of", root, e))?;
+        .map_err(|e| Error::git("read the index", root, e))?;
     Ok(index
         .iter()
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())

@@ -33,7 +33,7 @@ pub const FETCH_HINT: &str = "git fetch origin '+refs/scaffold/*:refs/scaffold/*
 /// edited from), if the repo has one.
 pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    let fail = |e| failed("read the pristine base in", root, e);
+    let fail = |e| failed("read the pristine base", root, e);
     let commit = match repo.refname_to_id(BASE_REF) {
         Ok(id) => repo.find_commit(id).map_err(fail)?,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
@@ -57,7 +57,7 @@ pub fn store(root: &Path, plan: &Plan, message: &str, by: &BaseBy<'_>) -> Result
         }
         None => Ok(repo
             .refname_to_id(BASE_REF)
-            .map_err(|e| failed("read the pristine base in", root, e))?
+            .map_err(|e| failed("read the pristine base", root, e))?
             .to_string()),
     }
 }
@@ -71,6 +71,8 @@ pub struct NextBase {
 
 /// Writes the objects of `plan` as the next base commit without moving `BASE_REF`, so a
 /// transaction publishes it at its commit point; None when the base already holds `plan`.
+/// A write the filesystem failed is tried again: a concurrent `git gc` (prune) removes an
+/// empty `objects/XX` directory between libgit2 creating it and writing into it.
 pub fn prepare(
     repo: &Repository,
     root: &Path,
@@ -78,7 +80,28 @@ pub fn prepare(
     message: &str,
     by: &BaseBy<'_>,
 ) -> Result<Option<NextBase>> {
-    let fail = |e| failed("store the pristine base in", root, e);
+    const ATTEMPTS: usize = 4;
+    let mut attempt = 1;
+    loop {
+        match prepare_once(repo, root, plan, message, by) {
+            Err(Error::Git { source, .. })
+                if attempt < ATTEMPTS && source.class() == git2::ErrorClass::Os =>
+            {
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+fn prepare_once(
+    repo: &Repository,
+    root: &Path,
+    plan: &Plan,
+    message: &str,
+    by: &BaseBy<'_>,
+) -> Result<Option<NextBase>> {
+    let fail = |e| failed("store the pristine base", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
     for (path, contents) in &plan.files {
         let entry = IndexEntry {
@@ -132,7 +155,7 @@ pub fn unpublish(repo: &Repository, root: &Path, next: &NextBase) -> Result<()> 
 }
 
 fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) -> Result<()> {
-    let fail = |e| failed("move the pristine base in", root, e);
+    let fail = |e| failed("move the pristine base", root, e);
     let current = match repo.refname_to_id(BASE_REF) {
         Ok(id) => Some(id),
         Err(e) if e.code() == git2::ErrorCode::NotFound => None,
@@ -195,7 +218,7 @@ pub fn base_commit(
     by: &BaseBy<'_>,
 ) -> Result<Oid> {
     let root = repo.path();
-    let fail = |e| failed("store the pristine base in", root, e);
+    let fail = |e| failed("store the pristine base", root, e);
     // Signed as the user's commits are (commit.gpgSign): a base pushed with
     // `refs/scaffold/*` is never the one unsigned commit of the repo.
     Signing::commit(
@@ -233,7 +256,7 @@ pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, 
     let result = match found {
         Some((plan, id)) => {
             repo.reference(BASE_REF, id, true, "scaffold: base fetched from origin")
-                .map_err(|e| failed("store the fetched base in", root, e))?;
+                .map_err(|e| failed("store the fetched base", root, e))?;
             Some((plan, "origin".to_string()))
         }
         None => None,
@@ -272,7 +295,7 @@ pub fn remote_unmerged(root: &Path) -> Result<bool> {
     }
     let local = repo.refname_to_id(BASE_REF).ok();
     let theirs =
-        unmerged_remote(&repo, local).map_err(|e| failed("read the fetched base in", root, e))?;
+        unmerged_remote(&repo, local).map_err(|e| failed("read the fetched base", root, e))?;
     Ok(theirs.is_some())
 }
 
@@ -285,7 +308,7 @@ fn restore_shallow(path: &Path, bytes: &[u8]) -> Result<()> {
 
 fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Plan, Oid)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    let fail = |e| failed("read the pristine base in", root, e);
+    let fail = |e| failed("read the pristine base", root, e);
     let mut next = match repo.refname_to_id(refname) {
         Ok(id) => Some(repo.find_commit(id).map_err(fail)?),
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
@@ -319,12 +342,12 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
         }
         TreeWalkResult::Ok
     })
-    .map_err(|e| failed("read the pristine base in", root, e))?;
+    .map_err(|e| failed("read the pristine base", root, e))?;
     let mut plan = Plan::default();
     for (path, id) in entries {
         let blob = repo
             .find_blob(id)
-            .map_err(|e| failed("read the pristine base in", root, e))?;
+            .map_err(|e| failed("read the pristine base", root, e))?;
         let path = RelPath::new(&path).map_err(|m| {
             Error::repo_state(Problem::new(format!("{BASE_REF} holds a path scaffold cannot write: {m}")).fix(format!("delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again")))
         })?;

@@ -177,8 +177,9 @@ impl Found {
     /// repository's lock (`lock::acquire`), taken before anything is read.
     pub fn open(start: &Path, _lock: &RepoLock) -> Result<Self> {
         let root = write::find_repo(start)?;
-        if let Err(e) = git2::Repository::discover(&root) {
-            return Err(not_a_repository(&root, &e));
+        match git2::Repository::discover(&root) {
+            Ok(repo) => refuse_unsupported(&root, &repo)?,
+            Err(e) => return Err(not_a_repository(&root, &e)),
         }
         if let Some(recovered) = transaction::settle(&root)? {
             crate::ui::note(recovered);
@@ -347,6 +348,58 @@ fn not_a_repository(root: &Path, e: &git2::Error) -> Error {
         return Error::repo_state(Problem::new(format!("`{dir}` is a SHA-256 git repository (extensions.objectFormat = sha256), which scaffold's git library (libgit2) cannot read")).fix("keep the platform repo in a SHA-1 repository (`git init --object-format=sha1`, git's default); nothing was changed"));
     }
     Error::repo_state(Problem::new(format!("`{dir}` has {} but is not a git repository: scaffold changes a repo by committing to it", record::PATH)).fix("restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again"))
+}
+
+/// Refuses git features scaffold's git library would misread, naming each and git's own
+/// way out: a split index (libgit2 reads only the shared part's absence as damage), and
+/// a `working-tree-encoding` attribute (scaffold writes UTF-8 where git expects the
+/// declared encoding, so git would read every file it wrote as changed).
+fn refuse_unsupported(root: &Path, repo: &git2::Repository) -> Result<()> {
+    // An index libgit2 cannot read beside a shared index: git's split index.
+    let split = repo.index().is_err()
+        && std::fs::read_dir(repo.path()).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+        });
+    if split {
+        return Err(Error::repo_state(Problem::new(format!("`{}` uses a split index (core.splitIndex, .git/sharedindex.*), which scaffold's git library (libgit2) cannot read", root.display())).fix("turn it off as git does: `git config core.splitIndex false && git update-index --no-split-index`, then run scaffold again; nothing was changed")));
+    }
+    for path in scaffold_paths(repo) {
+        let value = repo
+            .get_attr(
+                Path::new(&path),
+                "working-tree-encoding",
+                git2::AttrCheckFlags::FILE_THEN_INDEX,
+            )
+            .ok()
+            .flatten();
+        if let Some(encoding) = value {
+            return Err(Error::repo_state(Problem::new(format!("{path} has the working-tree-encoding={encoding} attribute, which scaffold does not apply: it writes UTF-8, and git would read the file as {encoding}")).fix("keep working-tree-encoding off the files scaffold writes (.gitattributes), then run scaffold again; nothing was changed")));
+        }
+    }
+    Ok(())
+}
+
+/// The files scaffold writes: those of the stored base, else of HEAD.
+fn scaffold_paths(repo: &git2::Repository) -> Vec<String> {
+    let tree = repo
+        .refname_to_id(pristine::BASE_REF)
+        .and_then(|id| repo.find_commit(id))
+        .or_else(|_| repo.head().and_then(|h| h.peel_to_commit()))
+        .and_then(|c| c.tree());
+    let mut paths = Vec::new();
+    if let Ok(tree) = tree {
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob)
+                && let Ok(name) = entry.name()
+            {
+                paths.push(format!("{dir}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        });
+    }
+    paths
 }
 
 /// What shares the bases with a remote.

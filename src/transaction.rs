@@ -311,7 +311,7 @@ fn hook_index(
     journal_dir: &Path,
 ) -> Result<std::path::PathBuf> {
     let path = journal_dir.join("hook-index");
-    let fail = |e| Error::git("write the index for the pre-commit hook in", root, e);
+    let fail = |e| Error::git("write the index for the pre-commit hook", root, e);
     let mut index = git2::Index::open(&path).map_err(fail)?;
     index.read_tree(tree).map_err(fail)?;
     index.write().map_err(fail)?;

@@ -484,3 +484,65 @@ fn a_repository_owned_by_another_user_names_safe_directory() {
     std::os::unix::fs::chown(&dir, Some(0), Some(0)).expect("chown back");
     std::os::unix::fs::chown(dir.join(".git"), Some(0), Some(0)).expect("chown back");
 }
+
+#[test]
+fn a_split_index_is_refused_with_gits_way_out() {
+    let env = Env::new();
+    let dir = reinit(&env, &[]);
+    env.git(&dir, &["update-index", "--split-index"]);
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("uses a split index (core.splitIndex")
+            && out.stderr.contains("git update-index --no-split-index"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
+    // The command it names makes scaffold work again.
+    env.git(&dir, &["config", "core.splitIndex", "false"]);
+    env.git(&dir, &["update-index", "--no-split-index"]);
+    let out = run(env.scaffold().current_dir(&dir).args(["update"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_working_tree_encoding_on_a_file_scaffold_writes_is_named() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["new", "p", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    // On files scaffold never writes: no matter.
+    fs::write(
+        dir.join(".gitattributes"),
+        "*.ps1 working-tree-encoding=UTF-16LE\n",
+    )
+    .expect("write");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "attributes"]);
+    let out = run(env.scaffold().current_dir(&dir).args(["update"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // On its README: named, file and encoding.
+    fs::write(
+        dir.join(".gitattributes"),
+        "README.md working-tree-encoding=UTF-16LE\n",
+    )
+    .expect("write");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "attributes"]);
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("README.md has the working-tree-encoding=UTF-16LE attribute, which scaffold does not apply"),
+        "{}",
+        out.stderr
+    );
+}
