@@ -177,6 +177,11 @@ pub fn enable_fsync() {
     unsafe {
         libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int, 1);
     }
+    // `update` fetches origin's base on every run (a teammate's to merge): an unreachable
+    // remote costs at most this, not the system's connect timeout of minutes; the run then
+    // goes on with the local base.
+    // SAFETY: as above, a process-wide option set before any thread uses libgit2.
+    let _ = unsafe { git2::opts::set_server_connect_timeout_in_milliseconds(5_000) };
 }
 
 /// libgit2's check that objects a new object names exist, off while alive (it is a
