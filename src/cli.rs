@@ -320,6 +320,10 @@ pub struct EditArgs {
     /// Commit author, "Name <email>" (default: git config user.name/user.email).
     #[arg(long)]
     pub author: Option<String>,
+    /// Skip the repo's pre-commit and commit-msg hooks, as `git commit --no-verify` does
+    /// (prepare-commit-msg and post-commit still run).
+    #[arg(long)]
+    pub no_verify: bool,
     /// Run as if started in this directory.
     #[arg(short = 'C', long = "directory", default_value = ".")]
     pub directory: PathBuf,

@@ -66,22 +66,13 @@ pub fn apply(
         ));
     }
     let place = crate::identity::Place::repo(root);
-    let (author, fallback) = git::resolve_author(options.author.as_deref(), &place)?;
+    let author = git::resolve_author(options.author.as_deref(), &place)?;
     let Some(message) = message else {
-        prepared.write_only(
-            base,
-            "scaffold: base (commit left to the user)",
-            author.signing.as_ref(),
-        )?;
+        prepared.write_only(base, "scaffold: base (commit left to the user)", &author)?;
         return Ok(None);
     };
-    if fallback {
-        out.note(git::FALLBACK_AUTHOR_NOTE);
-    }
-    let commit = prepared.commit(&author, message, base)?;
-    if let Some(note) = crate::identity::hooks_note(root, &place, &commit, false) {
-        out.note(note);
-    }
+    let hooks = crate::hooks::Hooks::find(root, !options.no_verify);
+    let commit = prepared.commit(&author, message, base, hooks.as_ref())?;
     let written = changes
         .iter()
         .filter(|c| matches!(c, Change::Write { .. }))

@@ -37,17 +37,49 @@ pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, Json>> {
     let Some(root) = yaml::parse_one(text).map_err(not_yaml)? else {
         return Ok(BTreeMap::new());
     };
-    // A repo's answers record (`.scaffold/answers.yaml`): its `answers` are the values.
+    // A repo's answers record (`.scaffold/answers.yaml`): its `answers` are the values,
+    // and each environment's own answers are `ENV: {KEY: …}` as a values file gives them.
     let values = match (root.get("answers"), root.get("scaffold_version")) {
         (Some(answers), Some(_)) => {
+            let mut values = map_of(answers, path)?;
+            let own = root
+                .get("environments")
+                .map(|e| map_of(e, path))
+                .transpose()?;
+            for (env, answers) in own.unwrap_or_default() {
+                let Json::Object(mut answers) = answers else {
+                    return Err(Error::input(format!(
+                        "--values `{}`: environments.{env} is not a mapping of answers",
+                        path.display()
+                    )));
+                };
+                // Derived from the environment's name, not an answer of it.
+                answers.remove(crate::manifest::ENVIRONMENT);
+                values.insert(env, Json::Object(answers));
+            }
+            let settings = ["addon_settings", "environment_addon_settings"]
+                .into_iter()
+                .any(|key| root.get(key).is_some());
             crate::ui::note(format!(
-                "note: --values `{}` is an answers record; using its `answers`",
-                path.display()
+                "note: --values `{}` is an answers record; using its `answers` and each environment's{}",
+                path.display(),
+                if settings {
+                    " (its addon settings are not answers: give them with add-addon --version/--helm-set)"
+                } else {
+                    ""
+                }
             ));
-            answers
+            return Ok(values);
         }
         _ => &root,
     };
+    map_of(values, path)
+}
+
+/// A YAML mapping of answer keys to values.
+fn map_of(values: &yaml::Node, path: &Path) -> Result<BTreeMap<String, Json>> {
+    let not_yaml =
+        |e: yaml::Error| Error::input(format!("--values `{}`: not YAML: {e}", path.display()));
     match &values.kind {
         yaml::Kind::Map(entries) => entries
             .iter()

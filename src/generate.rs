@@ -97,6 +97,29 @@ pub fn record_for(
     }
 }
 
+/// Writes `record` into `plan` (rendered to `digest`), with its digest line and the
+/// attributes that merge teammates' digest lines.
+pub fn set_record(plan: &mut Plan, record: &Record, digest: &str) -> Result<()> {
+    let record = Record {
+        rendering: None,
+        ..record.clone()
+    };
+    let record_bytes = record.to_yaml()?.into_bytes();
+    let digests = record::digests_text(&record_bytes, digest);
+    for (path, contents) in [
+        (record::PATH, record_bytes),
+        (record::DIGESTS_PATH, digests.into_bytes()),
+        (
+            record::ATTRIBUTES_PATH,
+            record::ATTRIBUTES.as_bytes().to_vec(),
+        ),
+    ] {
+        plan.files
+            .insert(RelPath::new(path).map_err(Error::blueprint)?, contents);
+    }
+    Ok(())
+}
+
 /// `answers` holds every question's value (secrets and skipped questions included);
 /// `record` is what gets written to `.scaffold/answers.yaml`.
 pub fn render(
@@ -121,12 +144,10 @@ pub fn render(
         render_environments(blueprint, renderer, &catalog, answers, record, addons_key)?
     };
     let digest = plan.digest();
-    let record = Record {
-        rendering: Some(digest.clone()),
-        ..record.clone()
-    };
-    let path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
-    plan.add(path, record.to_yaml()?.into_bytes())?;
+    for path in [record::PATH, record::DIGESTS_PATH, record::ATTRIBUTES_PATH] {
+        plan.add(RelPath::new(path).map_err(Error::blueprint)?, Vec::new())?;
+    }
+    set_record(&mut plan, record, &digest)?;
     Ok(Rendered {
         digest,
         plan,

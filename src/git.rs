@@ -141,7 +141,7 @@ pub fn commit(
     };
     let tree = repo.find_tree(tree).map_err(fail)?;
     let oid = write_commit(&repo, dir, author, message, &tree, &[])?;
-    let base = crate::pristine::base_commit(&repo, &tree, None, message, author.signing.as_ref())?;
+    let base = crate::pristine::base_commit(&repo, &tree, &[], message, &base_by(author)?)?;
     // Trees and commits are few and small: copied from memory into the pack.
     let mut in_memory = vec![oid, base];
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
@@ -177,6 +177,11 @@ pub fn enable_fsync() {
     unsafe {
         libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int, 1);
     }
+    // `update` fetches origin's base on every run (a teammate's to merge): an unreachable
+    // remote costs at most this, not the system's connect timeout of minutes; the run then
+    // goes on with the local base.
+    // SAFETY: as above, a process-wide option set before any thread uses libgit2.
+    let _ = unsafe { git2::opts::set_server_connect_timeout_in_milliseconds(5_000) };
 }
 
 /// libgit2's check that objects a new object names exist, off while alive (it is a
@@ -218,7 +223,7 @@ pub fn tracked_paths(root: &Path) -> Result<Vec<String>> {
     let repo = Repository::open(root).map_err(|e| Error::git("open", root, e))?;
     let index = repo
         .index()
-        .map_err(|e| Error::git("read the index of", root, e))?;
+        .map_err(|e| Error::git("read the index", root, e))?;
     Ok(index
         .iter()
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
@@ -300,6 +305,20 @@ fn signature_of(person: &crate::identity::Person) -> Result<Signature<'static>> 
     })
 }
 
+/// The user as a base commit names them: `author`'s author, committer and signing.
+pub fn base_by(author: &Author) -> Result<crate::pristine::BaseBy<'_>> {
+    let by = signature(author)?;
+    let committer = match &author.committer {
+        Some(person) => signature_of(person)?,
+        None => by.clone(),
+    };
+    Ok(crate::pristine::BaseBy {
+        author: by,
+        committer,
+        signing: author.signing.as_ref(),
+    })
+}
+
 /// Writes a commit object by `author` (its committer and signing too) without moving any
 /// ref; signed through the configured program when `commit.gpgSign` asks for it.
 pub fn write_commit(
@@ -344,36 +363,30 @@ pub fn commit_on(
     Ok(oid)
 }
 
-/// What the caller says on stderr when `resolve_author` fell back.
-pub const FALLBACK_AUTHOR_NOTE: &str = "note: no --author and no git config user.name/user.email; committing as scaffold <scaffold@localhost>";
-
 /// The author and committer git would write in the repository at `place` (`--author`
-/// replacing the author), else a fallback said on stderr by the caller; and the signing
+/// replacing the author), refused where git would refuse to commit; and the signing
 /// `commit.gpgSign` asks for.
-pub fn resolve_author(
-    flag: Option<&str>,
-    place: &crate::identity::Place,
-) -> Result<(Author, bool)> {
+pub fn resolve_author(flag: Option<&str>, place: &crate::identity::Place) -> Result<Author> {
     let flag = flag.map(Author::parse).transpose()?;
     let resolved = crate::identity::resolve(
         place,
         flag.as_ref().map(|a| (a.name.as_str(), a.email.as_str())),
     )?;
-    let (mut author, fallback) = match (resolved, flag) {
-        (Some((author, committer)), _) => (
-            Author {
-                name: author.name,
-                email: author.email,
-                when: author.when,
-                committer: Some(committer),
-                signing: None,
-            },
-            false,
-        ),
-        (None, Some(flag)) => (flag, false),
-        (None, None) => (Author::named("scaffold", "scaffold@localhost"), true),
+    let mut author = match (resolved, flag) {
+        (Some((author, committer)), _) => Author {
+            name: author.name,
+            email: author.email,
+            when: author.when,
+            committer: Some(committer),
+            signing: None,
+        },
+        (None, Some(flag)) => flag,
+        // As `git commit` refuses ("Author identity unknown"): never a made-up identity.
+        (None, None) => return Err(Error::refused(Problem::new(
+            "git does not know who you are (user.name and user.email are not both set, and git will not guess an address), so `git commit` would refuse this commit too",
+        ).fix("set them with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com` (or pass --author \"Name <email>\"), then run scaffold again; nothing was changed"))),
     };
     let committer = author.committer.clone().unwrap_or_else(|| author.person());
     author.signing = Signing::resolve(place, &committer)?;
-    Ok((author, fallback))
+    Ok(author)
 }

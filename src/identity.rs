@@ -6,8 +6,9 @@
 //! Without git on PATH, libgit2 reads the same config files and the variables are read
 //! here. `commit.gpgSign` signs through the configured program as git's gpg-interface.c
 //! does (openpgp: `gpg --status-fd=2 -bsau KEY`; x509: `gpgsm`, the same; ssh:
-//! `ssh-keygen -Y sign -n git -f KEY FILE`). Hooks are not run; `unrun_hooks` lists the
-//! ones git would have run, for the caller to say so.
+//! `ssh-keygen -Y sign -n git -f KEY FILE`). `hooks_dir` finds the hooks `hooks` runs on
+//! the edit commands' commits; `new`'s first commit does not run them (`unrun_hooks`
+//! lists the ones git would have run, for it to say so).
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -547,12 +548,8 @@ fn expand_home(path: &str) -> PathBuf {
 /// `git var -l` already says whether core.hooksPath is set anywhere but the repo's own
 /// config, which `new` writes after asking.
 pub fn unrun_hooks(root: &Path, place: &Place) -> Vec<&'static str> {
-    let dir = match place.default_hooks_dir(root) {
-        Some(dir) => dir,
-        None => match hooks_dir_asked(root) {
-            Some(dir) => dir,
-            None => return Vec::new(),
-        },
+    let Some(dir) = hooks_dir(root, place) else {
+        return Vec::new();
     };
     [
         "pre-commit",
@@ -563,6 +560,13 @@ pub fn unrun_hooks(root: &Path, place: &Place) -> Vec<&'static str> {
     .into_iter()
     .filter(|hook| is_executable(&dir.join(hook)))
     .collect()
+}
+
+/// The hooks directory git uses for the repo at `root` (`core.hooksPath` honoured).
+pub fn hooks_dir(root: &Path, place: &Place) -> Option<PathBuf> {
+    place
+        .default_hooks_dir(root)
+        .or_else(|| hooks_dir_asked(root))
 }
 
 /// The hooks directory as `git rev-parse --git-path hooks` says (libgit2's reading of
@@ -599,7 +603,7 @@ pub fn hooks_note(root: &Path, place: &Place, commit: &str, root_commit: bool) -
     ))
 }
 
-fn is_executable(path: &Path) -> bool {
+pub fn is_executable(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

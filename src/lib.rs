@@ -43,6 +43,7 @@ pub mod git;
 pub(crate) mod git_paths;
 pub(crate) mod git_state;
 pub(crate) mod helm_values;
+pub(crate) mod hooks;
 pub(crate) mod identity;
 pub(crate) mod json;
 pub(crate) mod json_merge;

@@ -33,7 +33,7 @@ pub const FETCH_HINT: &str = "git fetch origin '+refs/scaffold/*:refs/scaffold/*
 /// edited from), if the repo has one.
 pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    let fail = |e| failed("read the pristine base in", root, e);
+    let fail = |e| failed("read the pristine base", root, e);
     let commit = match repo.refname_to_id(BASE_REF) {
         Ok(id) => repo.find_commit(id).map_err(fail)?,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
@@ -48,16 +48,16 @@ pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
 }
 
 /// Stores `plan` as the repo's new base; returns the base commit's id.
-pub fn store(root: &Path, plan: &Plan, message: &str, signing: Option<&Signing>) -> Result<String> {
+pub fn store(root: &Path, plan: &Plan, message: &str, by: &BaseBy<'_>) -> Result<String> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    match prepare(&repo, root, plan, message, signing)? {
+    match prepare(&repo, root, plan, message, by)? {
         Some(next) => {
             publish(&repo, root, &next)?;
             Ok(next.new.to_string())
         }
         None => Ok(repo
             .refname_to_id(BASE_REF)
-            .map_err(|e| failed("read the pristine base in", root, e))?
+            .map_err(|e| failed("read the pristine base", root, e))?
             .to_string()),
     }
 }
@@ -71,14 +71,37 @@ pub struct NextBase {
 
 /// Writes the objects of `plan` as the next base commit without moving `BASE_REF`, so a
 /// transaction publishes it at its commit point; None when the base already holds `plan`.
+/// A write the filesystem failed is tried again: a concurrent `git gc` (prune) removes an
+/// empty `objects/XX` directory between libgit2 creating it and writing into it.
 pub fn prepare(
     repo: &Repository,
     root: &Path,
     plan: &Plan,
     message: &str,
-    signing: Option<&Signing>,
+    by: &BaseBy<'_>,
 ) -> Result<Option<NextBase>> {
-    let fail = |e| failed("store the pristine base in", root, e);
+    const ATTEMPTS: usize = 4;
+    let mut attempt = 1;
+    loop {
+        match prepare_once(repo, root, plan, message, by) {
+            Err(Error::Git { source, .. })
+                if attempt < ATTEMPTS && source.class() == git2::ErrorClass::Os =>
+            {
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+fn prepare_once(
+    repo: &Repository,
+    root: &Path,
+    plan: &Plan,
+    message: &str,
+    by: &BaseBy<'_>,
+) -> Result<Option<NextBase>> {
+    let fail = |e| failed("store the pristine base", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
     for (path, contents) in &plan.files {
         let entry = IndexEntry {
@@ -105,12 +128,15 @@ pub fn prepare(
         Err(e) if e.code() == git2::ErrorCode::NotFound => None,
         Err(e) => return Err(fail(e)),
     };
+    let theirs = unmerged_remote(repo, parent.as_ref().map(git2::Commit::id)).map_err(fail)?;
     if let Some(parent) = &parent
         && parent.tree_id() == tree.id()
+        && theirs.is_none()
     {
         return Ok(None);
     }
-    let new = base_commit(repo, &tree, parent.as_ref(), message, signing)?;
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().chain(theirs.iter()).collect();
+    let new = base_commit(repo, &tree, &parents, message, by)?;
     Ok(Some(NextBase {
         old: parent.map(|p| p.id()),
         new,
@@ -129,7 +155,7 @@ pub fn unpublish(repo: &Repository, root: &Path, next: &NextBase) -> Result<()> 
 }
 
 fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) -> Result<()> {
-    let fail = |e| failed("move the pristine base in", root, e);
+    let fail = |e| failed("move the pristine base", root, e);
     let current = match repo.refname_to_id(BASE_REF) {
         Ok(id) => Some(id),
         Err(e) if e.code() == git2::ErrorCode::NotFound => None,
@@ -153,23 +179,57 @@ fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) 
     Ok(())
 }
 
-/// A base commit of `tree` on top of `parent`, moving `update_ref` if given (`new` gives
-/// none: it writes the commit into the same pack as the first one and moves both refs then).
+/// The remote's base last fetched (`REMOTE_REF`), when the local base `local` does not
+/// contain it: a teammate's scaffold change merged into this branch. The next base
+/// commit takes it as a second parent, so pushing `refs/scaffold/*` fast-forwards.
+fn unmerged_remote(
+    repo: &Repository,
+    local: Option<Oid>,
+) -> std::result::Result<Option<git2::Commit<'_>>, git2::Error> {
+    let remote = match repo.refname_to_id(REMOTE_REF) {
+        Ok(id) => id,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(local) = local else {
+        return Ok(None);
+    };
+    if remote == local || repo.graph_descendant_of(local, remote)? {
+        return Ok(None);
+    }
+    repo.find_commit(remote).map(Some)
+}
+
+/// Who a base commit is by: the user, as on their own commits (a forge shows a signed
+/// base as verified only when its committer is the key's owner).
+pub struct BaseBy<'a> {
+    pub author: Signature<'static>,
+    pub committer: Signature<'static>,
+    pub signing: Option<&'a Signing>,
+}
+
+/// A base commit of `tree` on top of `parents` (the previous base, and a teammate's
+/// merged one), by the user and signed as the user's commits are.
 pub fn base_commit(
     repo: &Repository,
     tree: &git2::Tree<'_>,
-    parent: Option<&git2::Commit<'_>>,
+    parents: &[&git2::Commit<'_>],
     message: &str,
-    signing: Option<&Signing>,
+    by: &BaseBy<'_>,
 ) -> Result<Oid> {
     let root = repo.path();
-    let fail = |e| failed("store the pristine base in", root, e);
-    let signature = Signature::now("scaffold", "scaffold@localhost").map_err(fail)?;
-    let parents: Vec<&git2::Commit<'_>> = parent.into_iter().collect();
+    let fail = |e| failed("store the pristine base", root, e);
     // Signed as the user's commits are (commit.gpgSign): a base pushed with
     // `refs/scaffold/*` is never the one unsigned commit of the repo.
     Signing::commit(
-        signing, repo, &signature, &signature, message, tree, &parents, fail,
+        by.signing,
+        repo,
+        &by.author,
+        &by.committer,
+        message,
+        tree,
+        parents,
+        fail,
     )
 }
 
@@ -178,19 +238,39 @@ pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
     find_in(root, BASE_REF, record_bytes).map(|found| found.map(|(plan, _)| plan))
 }
 
-/// Where `fetch` puts the remote's base: outside `refs/scaffold/` so that pushing
-/// `refs/scaffold/*` never shares it, and so the local base stays until one matches.
-const FETCHED_REF: &str = "refs/scaffold-fetched/base";
+/// Where `fetch_matching` puts the remote's base: outside `refs/scaffold/` so that pushing
+/// `refs/scaffold/*` never shares it, and so the local base stays until one matches. It
+/// stays there: a base commit that does not contain it merges it (`unmerged_remote`).
+const REMOTE_REF: &str = "refs/scaffold-remote/base";
 
 /// The base matching `record_bytes` from the `origin` remote, when the local chain has
 /// none (a plain clone has no base; a pulled branch has a newer one than the clone). It
 /// becomes the local base; the remote's name is returned so the caller can say so.
 pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, String)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    let Ok(mut remote) = repo.find_remote("origin") else {
-        return Ok(None);
+    let found = if fetch_remote(&repo)? {
+        find_in(root, REMOTE_REF, record_bytes)?
+    } else {
+        None
     };
-    let refspec = format!("+{BASE_REF}:{FETCHED_REF}");
+    let result = match found {
+        Some((plan, id)) => {
+            repo.reference(BASE_REF, id, true, "scaffold: base fetched from origin")
+                .map_err(|e| failed("store the fetched base", root, e))?;
+            Some((plan, "origin".to_string()))
+        }
+        None => None,
+    };
+    Ok(result)
+}
+
+/// Brings `origin`'s base into `REMOTE_REF`; false without an `origin`, without a base
+/// there, or offline (the local base serves then).
+pub fn fetch_remote(repo: &Repository) -> Result<bool> {
+    let Ok(mut remote) = repo.find_remote("origin") else {
+        return Ok(false);
+    };
+    let refspec = format!("+{BASE_REF}:{REMOTE_REF}");
     // libgit2's fetch rewrites `.git/shallow` from what it negotiated, which drops the
     // clone's own boundary commits: the repo would then claim parents it never had (fsck:
     // "missing commit"). The base chain comes whole; the boundary must stay as it was.
@@ -202,26 +282,21 @@ pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, 
     {
         restore_shallow(&shallow_file, before)?;
     }
-    let found = if fetched {
-        find_in(root, FETCHED_REF, record_bytes)?
-    } else {
-        None
-    };
-    let result = match found {
-        Some((plan, _)) => {
-            let id = repo
-                .refname_to_id(FETCHED_REF)
-                .map_err(|e| failed("read the fetched base in", root, e))?;
-            repo.reference(BASE_REF, id, true, "scaffold: base fetched from origin")
-                .map_err(|e| failed("store the fetched base in", root, e))?;
-            Some((plan, "origin".to_string()))
-        }
-        None => None,
-    };
-    if let Ok(mut reference) = repo.find_reference(FETCHED_REF) {
-        let _ = reference.delete();
+    Ok(fetched && repo.refname_to_id(REMOTE_REF).is_ok())
+}
+
+/// Whether `origin`'s base (fetched now) holds a teammate's scaffold change the local
+/// base does not: the next base commit merges it, so `git push origin 'refs/scaffold/*'`
+/// fast-forwards.
+pub fn remote_unmerged(root: &Path) -> Result<bool> {
+    let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
+    if !fetch_remote(&repo)? {
+        return Ok(false);
     }
-    Ok(result)
+    let local = repo.refname_to_id(BASE_REF).ok();
+    let theirs =
+        unmerged_remote(&repo, local).map_err(|e| failed("read the fetched base", root, e))?;
+    Ok(theirs.is_some())
 }
 
 /// Writes `.git/shallow` back as it was before a fetch (by rename, as git replaces it).
@@ -233,21 +308,26 @@ fn restore_shallow(path: &Path, bytes: &[u8]) -> Result<()> {
 
 fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Plan, Oid)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
-    let fail = |e| failed("read the pristine base in", root, e);
+    let fail = |e| failed("read the pristine base", root, e);
     let mut next = match repo.refname_to_id(refname) {
         Ok(id) => Some(repo.find_commit(id).map_err(fail)?),
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
     };
     let wanted = Oid::hash_object(ObjectType::Blob, record_bytes).map_err(fail)?;
-    for _ in 0..SEARCH_DEPTH {
-        let Some(commit) = next else { break };
+    // Newest first, through every parent: a merged base has a teammate's chain beside ours.
+    let mut queue: std::collections::VecDeque<git2::Commit<'_>> = next.take().into_iter().collect();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(commit) = queue.pop_front() {
+        if seen.len() >= SEARCH_DEPTH || !seen.insert(commit.id()) {
+            continue;
+        }
         let tree = commit.tree().map_err(fail)?;
         let recorded = tree.get_path(Path::new(record::PATH)).ok().map(|e| e.id());
         if recorded == Some(wanted) {
             return Ok(Some((read_tree(&repo, &tree, root)?, commit.id())));
         }
-        next = commit.parents().next();
+        queue.extend(commit.parents());
     }
     Ok(None)
 }
@@ -262,12 +342,12 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
         }
         TreeWalkResult::Ok
     })
-    .map_err(|e| failed("read the pristine base in", root, e))?;
+    .map_err(|e| failed("read the pristine base", root, e))?;
     let mut plan = Plan::default();
     for (path, id) in entries {
         let blob = repo
             .find_blob(id)
-            .map_err(|e| failed("read the pristine base in", root, e))?;
+            .map_err(|e| failed("read the pristine base", root, e))?;
         let path = RelPath::new(&path).map_err(|m| {
             Error::repo_state(Problem::new(format!("{BASE_REF} holds a path scaffold cannot write: {m}")).fix(format!("delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again")))
         })?;
@@ -291,9 +371,15 @@ mod tests {
         let first = Plan::of_texts(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
         let second = Plan::of_texts(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
         assert!(find(dir.path(), b"v: 1\n").expect("find").is_none());
-        let id = store(dir.path(), &first, "first", None).expect("store");
-        assert_eq!(store(dir.path(), &first, "again", None).expect("store"), id);
-        store(dir.path(), &second, "second", None).expect("store");
+        let me = Signature::now("Test", "test@example.org").expect("signature");
+        let by = BaseBy {
+            author: me.clone(),
+            committer: me,
+            signing: None,
+        };
+        let id = store(dir.path(), &first, "first", &by).expect("store");
+        assert_eq!(store(dir.path(), &first, "again", &by).expect("store"), id);
+        store(dir.path(), &second, "second", &by).expect("store");
         let found = find(dir.path(), b"v: 1\n").expect("find").expect("base");
         assert_eq!(found.files, first.files);
         let found = find(dir.path(), b"v: 2\n").expect("find").expect("base");

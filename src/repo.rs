@@ -71,10 +71,11 @@ impl Repo {
         }
         let secrets = answers::secrets(&blueprint, secret_flags, |name| std::env::var(name).ok())?;
         let (renderer, answers, rendered) = render_record(&blueprint, &found.record, secrets)?;
-        if let Some(base) = stored
-            && base.files != rendered.plan.files
-        {
-            let differ = differing(&base, &rendered.plan);
+        let differ = stored
+            .as_ref()
+            .map(|base| differing(base, &rendered.plan))
+            .unwrap_or_default();
+        if !differ.is_empty() {
             return Err(Error::input(format!(
                 "blueprint {} {} changed since this repo was last made from it ({} file(s) render differently, e.g. {}): run `scaffold update` first (it keeps your edits){}",
                 made_with.name,
@@ -85,9 +86,13 @@ impl Repo {
             )));
         }
         // Only after the base check: a blueprint changed in place is update's to say.
-        found
-            .record
-            .check_drift(&rendered.digest, &secret_hint(&blueprint))?;
+        if stored.is_none() {
+            Record::check_drift(
+                &found.recorded_digest()?,
+                &rendered.digest,
+                &secret_hint(&blueprint),
+            )?;
+        }
         Ok(Repo {
             root: found.root,
             record: found.record,
@@ -136,7 +141,11 @@ impl Repo {
     /// The writes and deletions that take the work tree to `next`, keeping user edits.
     pub fn changes_to(&self, next: &Rendered) -> Result<Vec<Change>> {
         let eol = crate::attributes::Eol::of(&self.root);
+        // Scaffold's own files are replaced, never merged: read as the base holds them.
         edit::changes(&self.rendered.plan, &next.plan, |path| {
+            if record::is_internal(path.as_str()) {
+                return Ok(self.rendered.plan.files.get(path).cloned());
+            }
             write::read_canonical(&self.root, path, &eol)
         })
     }
@@ -168,10 +177,9 @@ impl Found {
     /// repository's lock (`lock::acquire`), taken before anything is read.
     pub fn open(start: &Path, _lock: &RepoLock) -> Result<Self> {
         let root = write::find_repo(start)?;
-        if git2::Repository::discover(&root).is_err() {
-            return Err(Error::repo_state(Problem::new(format!("`{}` has {} but is not a git repository: scaffold changes a repo by committing to it",
-                root.display(),
-                record::PATH)).fix("restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again")));
+        match git2::Repository::discover(&root) {
+            Ok(repo) => refuse_unsupported(&root, &repo)?,
+            Err(e) => return Err(not_a_repository(&root, &e)),
         }
         if let Some(recovered) = transaction::settle(&root)? {
             crate::ui::note(recovered);
@@ -195,6 +203,27 @@ impl Found {
             root,
             record,
             record_bytes,
+        })
+    }
+
+    /// What the repo says its record renders to, when no stored base holds the record: a
+    /// record no stored base holds while the repo has one was edited or merged since; else
+    /// `.scaffold/rendering` (or an older record's own `rendering:` line) says.
+    pub fn recorded_digest(&self) -> Result<record::Recorded> {
+        if pristine::tip(&self.root)?.is_some() {
+            return Ok(record::Recorded::Other);
+        }
+        let path = self.root.join(record::DIGESTS_PATH);
+        let found = match std::fs::read(&path) {
+            Ok(bytes) => {
+                record::recorded_digest(&String::from_utf8_lossy(&bytes), &self.record_bytes)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => record::Recorded::Unknown,
+            Err(e) => return Err(Error::io_path("read", &path, e)),
+        };
+        Ok(match (found, &self.record.rendering) {
+            (record::Recorded::Unknown, Some(legacy)) => record::Recorded::Digest(legacy.clone()),
+            (found, _) => found,
         })
     }
 
@@ -264,8 +293,13 @@ impl Found {
             answers::secrets(recorded, &[], |name| std::env::var(name).ok())?,
         )?
         .2;
-        if let Some(digest) = &self.record.rendering
-            && digest != &rendered.digest
+        let recorded_digest = match self.recorded_digest()? {
+            record::Recorded::Digest(digest) => Some(digest),
+            record::Recorded::Other => Some(String::new()),
+            record::Recorded::Unknown => None,
+        };
+        if let Some(digest) = recorded_digest
+            && digest != rendered.digest
         {
             return Err(Error::refused(Problem::new(format!("this clone has no stored base ({}), and blueprint {} {} no longer renders the files this repo was made from (the blueprint was edited in place, or {} was edited by hand{}): scaffold will not guess which lines are yours. Fetch the base: `{}` (push it first from the repo that has it: `git push origin '{}'`), then run scaffold again",
                 pristine::BASE_REF,
@@ -276,12 +310,96 @@ impl Found {
                 pristine::FETCH_HINT,
                 PUSH_REFS,)).fix("nothing was changed")));
         }
+        // Scaffold's own files as the repo holds them (an older record's format, say): the
+        // next commit writes them as this scaffold does.
+        let mut plan = rendered.plan;
+        for path in [record::PATH, record::DIGESTS_PATH, record::ATTRIBUTES_PATH] {
+            let rel = RelPath::new(path).map_err(Error::blueprint)?;
+            match path {
+                record::PATH => plan.files.insert(rel, self.record_bytes.clone()),
+                _ => match std::fs::read(self.root.join(path)) {
+                    Ok(bytes) => plan.files.insert(rel, bytes),
+                    Err(_) => plan.files.remove(&rel),
+                },
+            };
+        }
         Ok(Base {
-            plan: rendered.plan,
+            plan,
             stored: false,
             edited_from: None,
         })
     }
+}
+
+/// Why a directory holding a record is not a repository scaffold can open: git's own
+/// refusal where git would refuse too (another user's repository), a format scaffold's
+/// git library cannot read (SHA-256), else no repository at all.
+fn not_a_repository(root: &Path, e: &git2::Error) -> Error {
+    let dir = root.display();
+    if e.code() == git2::ErrorCode::Owner {
+        return Error::repo_state(Problem::new(format!("`{dir}` is a git repository owned by another user, which git (and scaffold with it) refuses to work in (\"detected dubious ownership\")")).fix(format!("if you trust it, mark it safe as git advises: `git config --global --add safe.directory {dir}`, then run scaffold again; nothing was changed")));
+    }
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap_or_default();
+    let sha256 = config.lines().any(|line| {
+        let line: String = line.split_whitespace().collect::<String>().to_lowercase();
+        line == "objectformat=sha256"
+    });
+    if sha256 {
+        return Error::repo_state(Problem::new(format!("`{dir}` is a SHA-256 git repository (extensions.objectFormat = sha256), which scaffold's git library (libgit2) cannot read")).fix("keep the platform repo in a SHA-1 repository (`git init --object-format=sha1`, git's default); nothing was changed"));
+    }
+    Error::repo_state(Problem::new(format!("`{dir}` has {} but is not a git repository: scaffold changes a repo by committing to it", record::PATH)).fix("restore its .git (or `git init && git add -A && git commit -m \"scaffold: import\"`), then run scaffold again"))
+}
+
+/// Refuses git features scaffold's git library would misread, naming each and git's own
+/// way out: a split index (libgit2 reads only the shared part's absence as damage), and
+/// a `working-tree-encoding` attribute (scaffold writes UTF-8 where git expects the
+/// declared encoding, so git would read every file it wrote as changed).
+fn refuse_unsupported(root: &Path, repo: &git2::Repository) -> Result<()> {
+    // An index libgit2 cannot read beside a shared index: git's split index.
+    let split = repo.index().is_err()
+        && std::fs::read_dir(repo.path()).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+        });
+    if split {
+        return Err(Error::repo_state(Problem::new(format!("`{}` uses a split index (core.splitIndex, .git/sharedindex.*), which scaffold's git library (libgit2) cannot read", root.display())).fix("turn it off as git does: `git config core.splitIndex false && git update-index --no-split-index`, then run scaffold again; nothing was changed")));
+    }
+    for path in scaffold_paths(repo) {
+        let value = repo
+            .get_attr(
+                Path::new(&path),
+                "working-tree-encoding",
+                git2::AttrCheckFlags::FILE_THEN_INDEX,
+            )
+            .ok()
+            .flatten();
+        if let Some(encoding) = value {
+            return Err(Error::repo_state(Problem::new(format!("{path} has the working-tree-encoding={encoding} attribute, which scaffold does not apply: it writes UTF-8, and git would read the file as {encoding}")).fix("keep working-tree-encoding off the files scaffold writes (.gitattributes), then run scaffold again; nothing was changed")));
+        }
+    }
+    Ok(())
+}
+
+/// The files scaffold writes: those of the stored base, else of HEAD.
+fn scaffold_paths(repo: &git2::Repository) -> Vec<String> {
+    let tree = repo
+        .refname_to_id(pristine::BASE_REF)
+        .and_then(|id| repo.find_commit(id))
+        .or_else(|_| repo.head().and_then(|h| h.peel_to_commit()))
+        .and_then(|c| c.tree());
+    let mut paths = Vec::new();
+    if let Ok(tree) = tree {
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob)
+                && let Ok(name) = entry.name()
+            {
+                paths.push(format!("{dir}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        });
+    }
+    paths
 }
 
 /// What shares the bases with a remote.
@@ -355,14 +473,14 @@ pub fn has_markers(text: &[u8]) -> Option<usize> {
     None
 }
 
-/// Paths whose contents differ between two renderings; the answers record (whose digest
-/// follows every other change) is not counted.
+/// Paths whose contents differ between two renderings; scaffold's own files (the record
+/// and its digest, which follow every other change) are not counted.
 pub fn differing(a: &Plan, b: &Plan) -> Vec<RelPath> {
     let paths: std::collections::BTreeSet<&RelPath> =
         a.files.keys().chain(b.files.keys()).collect();
     paths
         .into_iter()
-        .filter(|p| p.as_str() != record::PATH && a.files.get(*p) != b.files.get(*p))
+        .filter(|p| !record::is_internal(p.as_str()) && a.files.get(*p) != b.files.get(*p))
         .cloned()
         .collect()
 }

@@ -62,6 +62,8 @@ pub struct EditOptions {
     pub dry_run: bool,
     pub author: Option<String>,
     pub json: bool,
+    /// Skip the `pre-commit` and `commit-msg` hooks, as `git commit --no-verify` does.
+    pub no_verify: bool,
 }
 
 /// `scaffold add-addon`.
@@ -324,6 +326,7 @@ fn edit(args: cli::EditArgs) -> EditOptions {
         dry_run: args.dry_run,
         author: args.author,
         json: args.json,
+        no_verify: args.no_verify,
     }
 }
 

@@ -117,34 +117,30 @@ pub fn prepare<'a>(
 impl Prepared<'_> {
     /// Applies the change, publishes `base` as the repo's pristine base with it (one commit
     /// point), and returns the new commit's id.
-    pub fn commit(self, author: &Author, message: &str, base: &Plan) -> Result<String> {
-        self.run(
-            Some((author, message)),
-            base,
-            message,
-            author.signing.as_ref(),
-        )
-        .map(Option::unwrap_or_default)
+    pub fn commit(
+        self,
+        author: &Author,
+        message: &str,
+        base: &Plan,
+        hooks: Option<&crate::hooks::Hooks>,
+    ) -> Result<String> {
+        self.run(Some((author, message, hooks)), base, message, author)
+            .map(Option::unwrap_or_default)
     }
 
-    /// Writes the change into the work tree and records `base` (signed with `signing` when
+    /// Writes the change into the work tree and records `base` (by `author`, signed when
     /// the repo signs commits), leaving the commit to the user (conflict markers to
     /// resolve); a failure or signal still restores everything.
-    pub fn write_only(
-        self,
-        base: &Plan,
-        message: &str,
-        signing: Option<&crate::identity::Signing>,
-    ) -> Result<()> {
-        self.run(None, base, message, signing).map(|_| ())
+    pub fn write_only(self, base: &Plan, message: &str, author: &Author) -> Result<()> {
+        self.run(None, base, message, author).map(|_| ())
     }
 
     fn run(
         self,
-        commit: Option<(&Author, &str)>,
+        commit: Option<Commit<'_>>,
         base: &Plan,
         base_message: &str,
-        signing: Option<&crate::identity::Signing>,
+        base_author: &Author,
     ) -> Result<Option<String>> {
         let _guard = signals::TransactionGuard::enter();
         let (repo, root) = (&self.repo, self.root.as_path());
@@ -160,7 +156,8 @@ impl Prepared<'_> {
             .to_string();
         let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;
         let tree = self.tree_from_plan(&parent)?;
-        let next_base = pristine::prepare(repo, root, base, base_message, signing)?;
+        let by = crate::git::base_by(base_author)?;
+        let next_base = pristine::prepare(repo, root, base, base_message, &by)?;
         let journal_dir = repo.path().join(JOURNAL);
         let journal = Journal {
             pid: std::process::id(),
@@ -242,7 +239,7 @@ impl Prepared<'_> {
         journal_dir: &Path,
         tree: Oid,
         parent: &git2::Commit<'_>,
-        commit: Option<(&Author, &str)>,
+        commit: Option<Commit<'_>>,
         next_base: Option<pristine::NextBase>,
     ) -> Result<Option<Oid>> {
         let (repo, root) = (&self.repo, self.root.as_path());
@@ -265,7 +262,7 @@ impl Prepared<'_> {
             }
             checkpoint("write")?;
         }
-        let Some((author, message)) = commit else {
+        let Some((author, message, hooks)) = commit else {
             checkpoint("before-base")?;
             // Nothing to commit: recording the base is this change's commit point.
             if let Some(next) = &next_base {
@@ -277,9 +274,17 @@ impl Prepared<'_> {
         let tree = repo
             .find_tree(tree)
             .map_err(|e| Error::git("read the new tree", root, e))?;
+        // git's hooks, before the commit point: one that rejects rolls the change back.
+        let message = match hooks {
+            Some(hooks) => {
+                hooks.pre_commit(&hook_index(root, &tree, journal_dir)?)?;
+                hooks.message(message)?
+            }
+            None => message.to_string(),
+        };
         checkpoint("before-commit")?;
         // The commit point: HEAD moves only if it is still the commit the change was made on.
-        let oid = git::commit_on(repo, root, &journal.branch, author, message, &tree, parent)?;
+        let oid = git::commit_on(repo, root, &journal.branch, author, &message, &tree, parent)?;
         signals::mark_committed();
         checkpoint("after-commit")?;
         // Part of the same change: a SIGKILL from here on is rolled forward by the next run.
@@ -288,8 +293,29 @@ impl Prepared<'_> {
         }
         checkpoint("after-base")?;
         update_index(repo, root, self.changes.iter().map(|c| c.path().as_str()))?;
+        if let Some(hooks) = hooks {
+            hooks.post_commit();
+        }
         Ok(Some(oid))
     }
+}
+
+/// What a change commits: by whom, its message, and the repo's hooks to run.
+type Commit<'a> = (&'a Author, &'a str, Option<&'a crate::hooks::Hooks>);
+
+/// An index of `tree` in the journal's directory, for `pre-commit` (`GIT_INDEX_FILE`): the
+/// commit's content, as `git commit` shows its hook.
+fn hook_index(
+    root: &Path,
+    tree: &git2::Tree<'_>,
+    journal_dir: &Path,
+) -> Result<std::path::PathBuf> {
+    let path = journal_dir.join("hook-index");
+    let fail = |e| Error::git("write the index for the pre-commit hook", root, e);
+    let mut index = git2::Index::open(&path).map_err(fail)?;
+    index.read_tree(tree).map_err(fail)?;
+    index.write().map_err(fail)?;
+    Ok(path)
 }
 
 /// A step boundary: the test seam (`signals::test_seam`), then the signal check.
@@ -350,14 +376,13 @@ fn draft_journal(
     fs::create_dir_all(dir).map_err(|e| Error::io_path("create", dir, e))?;
     let index = repo.path().join("index");
     if index.exists() {
-        fs::copy(&index, dir.join("index")).map_err(|e| Error::io_path("save", &index, e))?;
+        copy_durably(&index, &dir.join("index"))?;
     }
     for (n, change) in changes.iter().enumerate() {
         let full = root.join(change.path().as_str());
         let mode = match fs::symlink_metadata(&full) {
             Ok(meta) => {
-                fs::copy(&full, dir.join(format!("old-{n}")))
-                    .map_err(|e| Error::io_path("save", &full, e))?;
+                copy_durably(&full, &dir.join(format!("old-{n}")))?;
                 Some(permissions(&meta))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -370,8 +395,35 @@ fn draft_journal(
     }
     signals::test_seam("journal")?;
     save_json(dir, &journal)?;
+    sync_dir(dir)?;
     fs::rename(dir, &final_dir).map_err(|e| Error::io_path("create", &final_dir, e))?;
+    sync_dir(repo.path())?;
     Ok(journal)
+}
+
+/// Copies `from` to `to` and fsyncs the copy: a saved copy is what a rollback after a
+/// power loss restores, so it must be on disk before the journal names it.
+fn copy_durably(from: &Path, to: &Path) -> Result<()> {
+    fs::copy(from, to).map_err(|e| Error::io_path("save", from, e))?;
+    fs::File::open(to)
+        .and_then(|file| file.sync_all())
+        .map_err(|e| Error::io_path("save", to, e))
+}
+
+/// fsyncs a directory, so the names created in it (the journal's files, its rename into
+/// place) survive a power loss.
+fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        fs::File::open(dir)
+            .and_then(|file| file.sync_all())
+            .map_err(|e| Error::io_path("sync", dir, e))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
 }
 
 /// Writes the journal under a temporary name and renames it over the old one: it is

@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 use crate::answers::{Prompter, Sources, as_text};
 use crate::blueprint::Blueprint;
 use crate::edit::{self, Merge};
-use crate::error::{Error, Problem, Result};
+use crate::error::{Error, Result};
 use crate::generate;
 use crate::plan::{Plan, RelPath};
 use crate::record::{self, BlueprintId};
@@ -63,6 +63,9 @@ pub struct Update {
     pub answers: Vec<AnswerChange>,
     /// Whether the base came from the repo's stored base (else it was re-rendered).
     pub base_stored: bool,
+    /// `origin`'s base holds a teammate's change the local base does not: the base is
+    /// recorded again (merging it) even when no file changes.
+    pub remote_unmerged: bool,
     /// The new rendering: the repo's next base.
     pub next: Plan,
     /// Nothing to merge: the new rendering is the base.
@@ -73,6 +76,9 @@ pub struct Update {
     pub migrations: Vec<String>,
     /// What the blueprint says of the answers this update changes (their `on_change`).
     pub warnings: Vec<String>,
+    /// The secret answers given to this run, when they change what the recorded answers
+    /// render (a rotation, or a typo): named in the subject and the body, never silent.
+    pub secrets_changed: Vec<String>,
     pub merge: Merge,
 }
 
@@ -123,7 +129,6 @@ fn due_moves(
 
 pub fn prepare(request: Request<'_>) -> Result<Update> {
     let found = Found::open(request.start, request.lock)?;
-    let mut request = request;
     let blueprint = load_blueprint(&found.record, request.blueprint)?;
     let addons_key = blueprint.manifest.addons_answer();
     if request.set.iter().any(|(k, _)| k == addons_key) || request.values.contains_key(addons_key) {
@@ -132,27 +137,19 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         )));
     }
     let mut base = found.base(&blueprint)?;
-    // A record edited by hand: the base's record is where the repo is, and each edited
-    // answer is applied as a --values answer would be (and checked the same way).
-    let (record, edited) = match &base.edited_from {
-        Some(from) => {
-            let edited = hand_edits(from, &found.record, addons_key)?;
-            for (key, value) in &edited {
-                if !request.set.iter().any(|(k, _)| k == key) {
-                    request.values.entry(key.clone()).or_insert(value.clone());
-                }
-            }
-            (from, edited.into_keys().collect::<Vec<_>>())
-        }
-        None => (&found.record, Vec::new()),
-    };
+    // A record no stored base holds was edited by hand or merged (a teammate's scaffold
+    // change): it is rendered as it stands (its answers checked as recorded ones are), from
+    // the newest base, and its changes are listed against that base's record.
+    let previous = base.edited_from.as_ref().unwrap_or(&found.record);
+    let edited = answer_keys(previous, &found.record, addons_key);
     if !edited.is_empty() {
         crate::ui::note(format!(
-            "note: {} was edited by hand since scaffold last wrote it; applying: {}",
+            "note: {} changed since scaffold last recorded it (edited by hand, or merged); applying: {}",
             record::PATH,
             edited.join(", ")
         ));
     }
+    let record = &found.record;
     let renderer = generate::renderer_for(&blueprint)?;
     let moves = due_moves(&blueprint, &renderer, record)?;
     // The blueprint's declared renames, applied to the recorded answers first.
@@ -165,6 +162,21 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     );
     migrations.extend(into_environments(&blueprint, &mut migrated));
     let record = &migrated;
+    let previous = match &base.edited_from {
+        Some(from) => {
+            let mut from = from.clone();
+            let (version, id) = (from.blueprint.clone(), blueprint.id());
+            crate::migrate::apply(
+                &mut from.answers,
+                &blueprint.manifest.migrations,
+                &version,
+                &id,
+            );
+            into_environments(&blueprint, &mut from);
+            from
+        }
+        None => record.clone(),
+    };
     let tracked = crate::git::tracked_paths(&found.root)?;
     let relocation = crate::relocate::Relocation::new(
         &moves,
@@ -185,12 +197,13 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         "target_dir_name".into(),
         Json::String(dir_name(&found.root)),
     );
+    let secret_files = secret_changes(&blueprint, &renderer, record, &secrets, &base)?;
     let answers = recorded_answers(
         &blueprint,
         &renderer,
         record,
         Sources {
-            set: secrets.into_iter().chain(request.set).collect(),
+            set: secrets.iter().cloned().chain(request.set).collect(),
             values: request.values,
             prompter: request.prompter,
             builtins,
@@ -203,54 +216,37 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         generate::record_for(&blueprint, &answers, found.record.addon_settings.clone());
     next_record.scaffold_version = record.scaffold_version.clone();
     next_record.environment_addon_settings = record.environment_addon_settings.clone();
+    refuse_dropped_environments(record, &next_record)?;
     let mut next = generate::render(&blueprint, &renderer, &answers, &next_record)?;
     let up_to_date = next.plan.files == base.plan.files;
     if !up_to_date && next_record.scaffold_version != generate::VERSION {
         next_record.scaffold_version = generate::VERSION.into();
-        let path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
-        next.plan
-            .files
-            .insert(path, next_record.to_yaml()?.into_bytes());
+        generate::set_record(&mut next.plan, &next_record, &next.digest)?;
     }
-    let mut changed = answer_changes(&record.answers, &next_record.answers);
-    // Each environment's own answers, named ENV.KEY as --set names them.
-    let empty = Map::new();
-    let envs: std::collections::BTreeSet<&String> = record
-        .environments
-        .keys()
-        .chain(next_record.environments.keys())
-        .collect();
-    let several = envs.len() > 1;
-    for env in envs {
-        let before = record.environments.get(env).unwrap_or(&empty);
-        let after = next_record.environments.get(env).unwrap_or(&empty);
-        changed.extend(
-            answer_changes(before, after)
-                .into_iter()
-                // An environment's own name is not an answer of it.
-                .filter(|c| c.key != crate::answers::environments::ENVIRONMENT)
-                .map(|c| AnswerChange {
-                    key: if several {
-                        format!("{env}.{}", c.key)
-                    } else {
-                        c.key.clone()
-                    },
-                    ..c
-                }),
-        );
-    }
-    let warnings = change_warnings(&blueprint, &renderer, &changed)?;
+    let changed = record_changes(&previous, &next_record);
+    let mut warnings = change_warnings(&blueprint, &renderer, &changed)?;
+    let secrets_changed: Vec<String> = match secret_files.first() {
+        Some(first) => {
+            let keys: Vec<String> = secrets.iter().map(|(k, _)| k.clone()).collect();
+            warnings.push(format!(
+                "secret answer {} changes what the recorded answers render ({} file(s), e.g. {first}): this commit records it as a rotation; if it is a typo, `git revert` the commit and pass the secret the repo was made with",
+                keys.join(", "),
+                secret_files.len()
+            ));
+            keys
+        }
+        None => Vec::new(),
+    };
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let eol = crate::attributes::Eol::of(&found.root);
-    // The record is scaffold's own file: it is always the new one, never merged line by
-    // line (its `rendering:` digest would conflict with any hand edit).
-    let record_path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
+    // The record and its digest are scaffold's own files: always the new ones, never
+    // merged line by line (a hand edit or a merge changed them).
     let read = |path: &RelPath| write::read_canonical(&found.root, path, &eol);
     let mut merge = edit::merge(
         &base.plan,
         &next.plan,
         |path| {
-            if path == &record_path {
+            if record::is_internal(path.as_str()) {
                 Ok(base.plan.files.get(path).cloned())
             } else {
                 relocation.read(path, read)
@@ -259,21 +255,73 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         &label(&blueprint),
     )?;
     relocation.complete(&mut merge, read)?;
-    let mut warnings = warnings;
     warnings.extend(relocation.left_behind(&found.root, &tracked));
+    let remote_unmerged = crate::pristine::remote_unmerged(&found.root)?;
     Ok(Update {
         from: record.blueprint.clone(),
         to: next_record.blueprint.clone(),
         root: found.root,
         answers: changed,
         base_stored: base.stored,
+        remote_unmerged,
         next: next.plan,
         up_to_date,
         changed_files,
         migrations,
         warnings,
+        secrets_changed,
         merge,
     })
+}
+
+/// The files the recorded answers render differently with this run's `secrets` than the
+/// stored base holds (same blueprint, record unchanged): a `--secret` other than the one
+/// the repo was last made with. Empty when that cannot be told apart from other changes.
+fn secret_changes(
+    blueprint: &Blueprint,
+    renderer: &crate::render::Renderer,
+    record: &record::Record,
+    secrets: &[(String, String)],
+    base: &crate::repo::Base,
+) -> Result<Vec<String>> {
+    let same_blueprint = record.blueprint.name == blueprint.manifest.name
+        && record.blueprint.version == blueprint.manifest.version
+        && record.blueprint.digest == blueprint.id().digest;
+    if secrets.is_empty() || !base.stored || base.edited_from.is_some() || !same_blueprint {
+        return Ok(Vec::new());
+    }
+    let sources = Sources {
+        set: secrets.to_vec(),
+        ..Sources::default()
+    };
+    let answers = recorded_answers(blueprint, renderer, record, sources)?;
+    let rendered = generate::render(blueprint, renderer, &answers, record)?;
+    Ok(crate::repo::differing(&base.plan, &rendered.plan)
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect())
+}
+
+/// An environment the answers drop would lose its files here as `env remove` loses them,
+/// without that command's guard (its cluster must be torn down first): refused, naming it.
+fn refuse_dropped_environments(before: &record::Record, after: &record::Record) -> Result<()> {
+    if after.environments.is_empty() {
+        return Ok(());
+    }
+    let dropped: Vec<&str> = before
+        .environments
+        .keys()
+        .filter(|name| !after.environments.contains_key(*name))
+        .map(String::as_str)
+        .collect();
+    let Some(first) = dropped.first() else {
+        return Ok(());
+    };
+    Err(Error::refused(crate::error::Problem::new(format!(
+        "the answers drop environment {}, which deletes its files from this repo but not its cluster or cloud resources: remove it with `scaffold env remove {first}` (it names the teardown to do first and asks for --force), then run update again",
+        dropped.join(", ")
+    ))
+    .fix("nothing was changed")))
 }
 
 /// A record made before its blueprint had environments: the environments answer becomes a
@@ -397,8 +445,13 @@ impl Update {
             ));
         } else if from.name == to.name && from.version == to.version && !layers.is_empty() {
             subject.push_str(" (its base changed)");
-        } else if from == to && !self.answers.is_empty() {
-            let keys: Vec<&str> = self.answers.iter().map(|a| a.key.as_str()).collect();
+        } else if from == to && (!self.answers.is_empty() || !self.secrets_changed.is_empty()) {
+            let keys: Vec<String> = self
+                .answers
+                .iter()
+                .map(|a| a.key.clone())
+                .chain(self.secrets_changed.iter().map(|k| format!("secret {k}")))
+                .collect();
             subject.push_str(&format!(" ({})", keys.join(", ")));
         }
         let mut body = String::new();
@@ -411,6 +464,14 @@ impl Update {
         if !self.answers.is_empty() {
             let lines: Vec<String> = self.answers.iter().map(|a| format!("- {a}")).collect();
             body.push_str(&format!("\n\nAnswers:\n{}", lines.join("\n")));
+        }
+        if !self.secrets_changed.is_empty() {
+            let lines: Vec<String> = self
+                .secrets_changed
+                .iter()
+                .map(|k| format!("- {k}: changed (its value is never recorded)"))
+                .collect();
+            body.push_str(&format!("\n\nSecrets:\n{}", lines.join("\n")));
         }
         if body.is_empty() {
             return subject;
@@ -455,44 +516,51 @@ fn layer_changes(
     lines
 }
 
-/// The answers a hand-edited record changes against the record `from` (addons excepted:
-/// add-addon and remove-addon own them).
-fn hand_edits(
-    from: &record::Record,
-    edited: &record::Record,
-    addons_key: &str,
-) -> Result<BTreeMap<String, Json>> {
-    if from.chosen_addons(addons_key) != edited.chosen_addons(addons_key) {
-        let path = record::PATH;
-        return Err(Error::input(
-            Problem::new(format!("{path}: `{addons_key}` was edited by hand")).fix(format!(
-                "change addons with scaffold add-addon and remove-addon (restore the line first: `git checkout HEAD -- {path}`)"
-            )),
-        ));
+/// The answers (`ENV.KEY` for an environment's own) `edited` changes against `from`, for
+/// the note about a record edited by hand or merged.
+fn answer_keys(from: &record::Record, edited: &record::Record, addons_key: &str) -> Vec<String> {
+    let mut keys: Vec<String> = record_changes(from, edited)
+        .into_iter()
+        .map(|c| c.key)
+        .collect();
+    if from.chosen_addons(addons_key) != edited.chosen_addons(addons_key)
+        && !keys.iter().any(|k| k == addons_key)
+    {
+        keys.push(addons_key.to_string());
     }
-    let mut out = BTreeMap::new();
+    keys
+}
+
+/// Every answer that differs between two records: the shared ones by key, each
+/// environment's own as `ENV.KEY` (plain `KEY` in a repo of one environment).
+fn record_changes(before: &record::Record, after: &record::Record) -> Vec<AnswerChange> {
+    let mut changed = answer_changes(&before.answers, &after.answers);
     let empty = Map::new();
-    // Shared answers by key; an environment's own as `ENV.KEY`, as --values names them.
-    let sides = std::iter::once((None, &from.answers, &edited.answers)).chain(
-        edited
-            .environments
-            .iter()
-            .map(|(env, own)| (Some(env), from.environments.get(env).unwrap_or(&empty), own)),
-    );
-    for (env, before, after) in sides {
-        for (key, value) in after {
-            if key == addons_key || before.get(key) == Some(value) {
-                continue;
-            }
-            let value = value.clone();
-            let key = match env {
-                Some(env) => format!("{env}.{key}"),
-                None => key.clone(),
-            };
-            out.insert(key, value);
-        }
+    let envs: std::collections::BTreeSet<&String> = before
+        .environments
+        .keys()
+        .chain(after.environments.keys())
+        .collect();
+    let several = envs.len() > 1;
+    for env in envs {
+        let was = before.environments.get(env).unwrap_or(&empty);
+        let now = after.environments.get(env).unwrap_or(&empty);
+        changed.extend(
+            answer_changes(was, now)
+                .into_iter()
+                // An environment's own name is not an answer of it.
+                .filter(|c| c.key != crate::answers::environments::ENVIRONMENT)
+                .map(|c| AnswerChange {
+                    key: if several {
+                        format!("{env}.{}", c.key)
+                    } else {
+                        c.key.clone()
+                    },
+                    ..c
+                }),
+        );
     }
-    Ok(out)
+    changed
 }
 
 fn answer_changes(before: &Map<String, Json>, after: &Map<String, Json>) -> Vec<AnswerChange> {

@@ -261,6 +261,17 @@ pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
+/// The environments whose chosen addons name `name`.
+fn environments_with(repo: &Repo, name: &str) -> Vec<String> {
+    let key = repo.blueprint.manifest.addons_answer();
+    repo.record
+        .environments
+        .iter()
+        .filter(|(_, own)| crate::json::strings(own.get(key)).iter().any(|n| n == name))
+        .map(|(env, _)| env.clone())
+        .collect()
+}
+
 /// `remove-addon NAME` where NAME is not among the addons chosen (`chosen`, in `place`):
 /// nothing to do for a catalog addon that is not there; a refusal for one that is part of
 /// every repo, one added as a dependency, or a name that is no addon.
@@ -273,10 +284,23 @@ fn not_chosen(
     out: &Reporter,
 ) -> Result<ExitStatus> {
     let name = &args.name;
+    // Another environment's addon (not one this place's addons need): not here.
+    let needed_here = chosen.iter().any(|other| {
+        catalog
+            .get(other)
+            .is_some_and(|e| e.spec.depends_on.contains(name))
+    });
+    let elsewhere = environments_with(repo, name);
+    let only_elsewhere = place != "this repo" && !needed_here && !elsewhere.is_empty();
     // Removing a catalog addon that is not there is done already, as adding one that is.
-    if !repo.rendered.addons.contains_key(name) && catalog.get(name).is_some() {
+    if (!repo.rendered.addons.contains_key(name) || only_elsewhere) && catalog.get(name).is_some() {
         if args.edit.json {
             out.json(&edit_report("remove-addon", name, "", &args.edit, &[]));
+        } else if only_elsewhere {
+            out.line(format!(
+                "{name} is not in {place} (it runs in {}); nothing to do",
+                elsewhere.join(", ")
+            ));
         } else {
             out.line(format!("{name} is not in {place}; nothing to do"));
         }

@@ -153,13 +153,7 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     };
     let place = crate::identity::Place::new_repo(git_home);
     place.ask_listing_ahead();
-    let author = || {
-        let (author, fallback) = git::resolve_author(args.author.as_deref(), &place)?;
-        if fallback {
-            out.note(git::FALLBACK_AUTHOR_NOTE);
-        }
-        Ok(author)
-    };
+    let author = || git::resolve_author(args.author.as_deref(), &place);
     signals::test_seam("new-staged")?;
     let commit = fill_and_commit(&staged, plan, author, &message)?;
     signals::test_seam("new-committed")?;
@@ -231,7 +225,7 @@ pub fn fill_and_commit(
             &author,
             message,
         )?;
-        crate::pristine::store(staged.path(), plan, message, author.signing.as_ref())?;
+        crate::pristine::store(staged.path(), plan, message, &git::base_by(&author)?)?;
         return Ok(commit);
     }
     let (written, blobs) = std::thread::scope(|s| {

@@ -54,11 +54,11 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         out.note(format!("warning: {warning}"));
     }
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
-        let stored = update.base_stored && update.up_to_date;
+        let stored = update.base_stored && update.up_to_date && !update.remote_unmerged;
         if !stored && !args.edit.dry_run {
             // Nothing to commit, but the base moves to what the files now match: that one
             // ref write is this run's commit point.
-            let (author, _) = crate::git::resolve_author(
+            let author = crate::git::resolve_author(
                 args.edit.author.as_deref(),
                 &crate::identity::Place::repo(&update.root),
             )?;
@@ -67,7 +67,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
                 &update.root,
                 &update.next,
                 "scaffold: base recorded by update",
-                author.signing.as_ref(),
+                &crate::git::base_by(&author)?,
             )?;
             signals::mark_committed();
             out.note(format!(

@@ -522,6 +522,7 @@ fn update_changes_one_environment_and_names_it() {
         changed,
         [
             ".scaffold/answers.yaml",
+            ".scaffold/rendering",
             "clusters/prod/cluster.yaml",
             "environments/prod/alpha.yaml"
         ]

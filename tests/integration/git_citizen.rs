@@ -357,29 +357,77 @@ fn a_commit_that_cannot_be_signed_is_refused_never_made_unsigned() {
 }
 
 #[test]
-fn hooks_are_named_with_the_command_that_runs_them() {
+fn commit_hooks_run_as_git_commit_runs_them() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
+    let hooks = dir.join(".git/hooks");
+    // pre-commit sees the commit's content in its index, as under `git commit`.
     write_hook(
-        &dir.join(".git/hooks"),
-        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/hook-ran\"\n",
+        &hooks,
+        "#!/bin/sh\ngit diff --cached --name-only > \"$(git rev-parse --git-dir)/hook-saw\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "commit-msg",
+        "#!/bin/sh\nprintf '\\nReviewed-by: hook\\n' >> \"$1\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "post-commit",
+        "#!/bin/sh\ngit rev-parse HEAD > \"$(git rev-parse --git-dir)/post-ran\"\nexit 1\n",
     );
     let out = in_repo(&env, &dir, &["add-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let saw = std::fs::read_to_string(dir.join(".git/hook-saw")).expect("pre-commit ran");
+    assert!(
+        saw.contains("infrastructure/addons/velero/release.yaml"),
+        "{saw}"
+    );
+    assert!(
+        head(&env, &dir, "%B").contains("Reviewed-by: hook"),
+        "commit-msg's edit is the message"
+    );
     let sha = head(&env, &dir, "%H");
-    let note = format!(
-        "note: scaffold does not run git hooks, and this repo has pre-commit: to run them on this commit, `git reset --soft HEAD~1 && git commit -C {sha}`\n"
-    );
-    assert!(out.stderr.contains(&note), "{}", out.stderr);
-    assert!(!dir.join(".git/hook-ran").exists());
-    // The command it gives makes the same change through git, hooks run.
-    env.git(&dir, &["reset", "--soft", "HEAD~1"]);
-    env.git(&dir, &["commit", "-q", "-C", &sha]);
-    assert!(dir.join(".git/hook-ran").exists());
     assert_eq!(
-        env.git(&dir, &["rev-parse", "HEAD^{tree}"]),
-        env.git(&dir, &["rev-parse", &format!("{sha}^{{tree}}")])
+        std::fs::read_to_string(dir.join(".git/post-ran"))
+            .expect("post-commit ran")
+            .trim(),
+        sha
     );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    // A rejecting pre-commit rolls the change back, with the hook's message.
+    write_hook(
+        &hooks,
+        "#!/bin/sh\necho 'secret found in release.yaml' >&2\nexit 1\n",
+    );
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the pre-commit hook rejected the commit (exit 1): secret found in release.yaml"
+        ) && out.stderr.contains("--no-verify"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), sha);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert!(!dir.join(".git/scaffold-transaction").exists());
+    // --no-verify skips it, as git's does.
+    let out = in_repo(&env, &dir, &["remove-addon", "velero", "--no-verify"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_ne!(head(&env, &dir, "%H"), sha);
+}
+
+/// An executable hook `name` of `script` in `dir`.
+fn write_named_hook(dir: &Path, name: &str, script: &str) {
+    std::fs::create_dir_all(dir).expect("hooks dir");
+    let hook = dir.join(name);
+    std::fs::write(&hook, script).expect("hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
 }
 
 /// An executable `pre-commit` of `script` in `dir`.
@@ -438,15 +486,17 @@ fn new_reads_identity_config_and_hooks_from_every_place_git_would() {
         head(&bare, &bare.path("e"), "%an <%ae>|%cn <%ce>"),
         "Only Name <mail@example.org>|Only Name <mail@example.org>"
     );
-    // Without it, git guesses an address from the host and refuses it: the fallback.
+    // Without it, git guesses an address from the host and refuses it: so does scaffold,
+    // naming user.email and the command that sets it.
     let out = run(bare.scaffold().args(["new", "f", "--defaults"]));
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("committing as scaffold <scaffold@localhost>"),
+            .contains("git config --global user.email you@example.com"),
         "{}",
         out.stderr
     );
+    assert!(!bare.path("f").exists());
 }
 
 #[test]

@@ -367,7 +367,7 @@ fn check_findings_on_broken_repos() {
     let dir = demo_repo(&env);
     insta::assert_snapshot!(findings(&env, &dir), @r"
         exit 0
-        .: no findings (118 files)
+        .: no findings (120 files)
         ---
         ");
 

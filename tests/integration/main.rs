@@ -35,4 +35,5 @@ mod safety_kill; // the kill harness: SIGKILL/SIGINT/SIGTERM anywhere in new, ad
 mod safety_new; // new in place, stale staging, IO faults
 mod safety_props; // property tests: parsers, manifests, paths that never escape
 mod support;
+mod team; // issue 42: teammates merge scaffold changes with plain git; guards
 mod update; // update: blueprint edited in place, changed answers, conflicts, the pristine base

@@ -899,7 +899,8 @@ fn a_hand_edited_answers_record_is_detected_and_nothing_changes() {
     let dir = new_repo(&env, "repo");
     let record = dir.join(".scaffold/answers.yaml");
     let text = std::fs::read_to_string(&record).expect("read");
-    assert!(text.contains("\nrendering: "), "{text}");
+    assert!(!text.contains("\nrendering: "), "{text}");
+    assert!(dir.join(".scaffold/rendering").is_file());
     std::fs::write(&record, text.replace("node_max: 10", "node_max: 12")).expect("write");
     env.git(&dir, &["commit", "-qam", "hand edit"]);
     let before = snapshot(&env, &dir);

@@ -455,7 +455,7 @@ fn dry_run_and_dirty_files_write_nothing() {
     );
     assert_eq!(
         out.stderr,
-        "dry run: 8 file(s) would change; nothing written\n"
+        "dry run: 9 file(s) would change; nothing written\n"
     );
     assert_eq!(repo.state(), state);
 
@@ -554,7 +554,7 @@ fn a_new_question_is_asked_on_a_terminal() {
     p.exp_string("On-call rotation").expect("the new question");
     p.send_line("ops").expect("send");
     // (rexpect reads bytes as Latin-1: match ASCII only.)
-    p.exp_string("7 file(s) written, 1 removed, commit")
+    p.exp_string("8 file(s) written, 1 removed, commit")
         .expect("committed");
     p.exp_eof().expect("exit");
     assert_eq!(answer(&repo.dir, "oncall").as_str(), Some("ops"));
