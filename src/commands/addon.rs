@@ -122,6 +122,19 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
             }
         }
     }
+    if env_specific && changed_in.is_empty() && setting.is_empty() {
+        // Every environment asked for runs it already and nothing of its own was given.
+        let current = present.unwrap_or_default();
+        if args.edit.json {
+            out.json(&edit_report("add-addon", name, &current, &args.edit, &[]));
+        } else {
+            out.line(format!(
+                "{name} {current} already runs in {}; nothing to do",
+                args.env.join(", ")
+            ));
+        }
+        return Ok(ExitStatus::Success);
+    }
     match &targets {
         Some(_) => {
             for env in &missing_in {

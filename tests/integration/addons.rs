@@ -499,3 +499,30 @@ fn list_addons_shows_the_catalog() {
             .any(|r| r["name"] == "istio" && r["depends_on"][0] == "istio-base")
     );
 }
+
+/// An addon an environment already runs, added there again with nothing of its own
+/// (no version, no values): nothing to do, and no commit (it made an empty one, "in :").
+#[test]
+fn adding_an_addon_an_environment_already_runs_commits_nothing() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "twice",
+        "--defaults",
+        "--set",
+        "environments=dev,prod",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("twice");
+    let out = in_repo(&env, &dir, &["add-addon", "velero", "--env", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero", "--env", "prod"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("velero") && out.stdout.contains("already runs in prod; nothing to do"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head, "no commit");
+}

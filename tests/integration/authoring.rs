@@ -1691,7 +1691,7 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
         .status()
         .expect("cp");
     assert!(copied.success());
-    std::fs::write(old_base.join("files/GONE.md"), "dropped in 0.3\n").expect("gone");
+    std::fs::write(old_base.join("files/GONE.md"), "dropped in 0.4\n").expect("gone");
     let old_files = files_below(&old_base.join("files"));
     let mine = [
         "1-prerequisites/main.tf",
@@ -1721,7 +1721,7 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
-            "files/GONE.md: not carried (default 0.3.0 has no such file, and no move or rename of it was found)"
+            "files/GONE.md: not carried (default 0.4.0 has no such file, and no move or rename of it was found)"
         ),
         "{}",
         out.stdout
@@ -1735,15 +1735,15 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
     for path in old_files.iter().filter(|p| *p != "GONE.md") {
         let old = format!("files/{path}");
         let said = out.stdout.lines().any(|l| {
-            l.starts_with(&format!("{old}: merged the base's changes (0.3.0)"))
-                || l.starts_with(&format!("{old}: unchanged in 0.3.0"))
+            l.starts_with(&format!("{old}: merged the base's changes (0.4.0)"))
+                || l.starts_with(&format!("{old}: unchanged in 0.4.0"))
         });
         assert!(said, "{old} not carried:\n{}", out.stdout);
         let moved = out.stdout.contains(&format!("{old}: ")) && !dir.join(&old).exists();
         let stayed = dir.join(&old).exists()
             && !out
                 .stdout
-                .contains(&format!("{old}: merged the base's changes (0.3.0) (moved"));
+                .contains(&format!("{old}: merged the base's changes (0.4.0) (moved"));
         assert!(moved || stayed, "{old}");
     }
     // The team's lines follow their files to the new places, over the new base's text.
@@ -1769,7 +1769,7 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
     }
     // A fork the new base moved without a migration is found by its name and text.
     assert!(
-        out.stdout.contains("files/apps/[[ environment ]]/podinfo/release.yaml: unchanged in 0.3.0 (moved to env-files/apps/[[ environment ]]/podinfo/release.yaml)"),
+        out.stdout.contains("files/apps/[[ environment ]]/podinfo/release.yaml: unchanged in 0.4.0 (moved to env-files/apps/[[ environment ]]/podinfo/release.yaml)"),
         "{}",
         out.stdout
     );
