@@ -74,7 +74,7 @@ pub enum Command {
     /// Move the repo around the current directory to a newer blueprint, or to changed
     /// answers, keeping every edit; commit once.
     #[command(
-        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b,us-east-1c\n  scaffold update --blueprint default --dry-run\n  scaffold update --dry-run . --json\n  scaffold update --conflicts=markers"
+        after_help = "Examples:\n  scaffold update\n  scaffold update --set region=us-east-1 --set zones=us-east-1a,us-east-1b,us-east-1c\n  scaffold update --blueprint default --dry-run\n  scaffold update --dry-run . --json\n  scaffold update --conflicts=markers\n  scaffold update --branch scaffold/node-max --set node_max=12 --json"
     )]
     Update(UpdateArgs),
     /// Write, check and inspect blueprints.
@@ -349,8 +349,23 @@ pub struct UpdateArgs {
     /// commit to you.
     #[arg(long, value_enum, default_value_t = Conflicts::Refuse)]
     pub conflicts: Conflicts,
+    /// Write the update as a commit on a new branch NAME in each REPO (several run in
+    /// parallel), leaving the checked-out branch and work tree as they are; pushing is
+    /// yours. A repo with nothing to update or with conflicts gets no branch.
+    #[arg(long, value_name = "NAME", value_parser = branch_name)]
+    pub branch: Option<String>,
     #[command(flatten)]
     pub edit: EditArgs,
+}
+
+fn branch_name(text: &str) -> Result<String, BadValue> {
+    if crate::git_paths::is_valid_branch(text) {
+        Ok(text.to_string())
+    } else {
+        Err(BadValue(format!(
+            "--branch `{text}` is not a branch name git accepts (git check-ref-format --branch)"
+        )))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -76,5 +76,6 @@ pub(crate) mod tree;
 pub mod ui;
 pub(crate) mod update;
 pub(crate) mod version;
+pub mod worktree;
 pub mod write;
 pub(crate) mod yaml;

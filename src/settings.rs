@@ -134,6 +134,9 @@ pub struct UpdateOptions {
     pub set: Vec<(String, String)>,
     pub values: Option<PathBuf>,
     pub conflicts: OnConflict,
+    /// `--branch NAME`: each repo's update as a commit on that new branch (`fleet` holds
+    /// the repos, one at least).
+    pub branch: Option<String>,
     pub edit: EditOptions,
 }
 
@@ -383,6 +386,9 @@ fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
 fn update(args: cli::UpdateArgs) -> Result<UpdateOptions> {
     let mut edit = edit(args.edit);
     let mut repos = args.repos;
+    if let Some(branch) = &args.branch {
+        return branch_update(args.set, args.values, args.conflicts, branch, repos, edit);
+    }
     let fleet = match repos.len() {
         0 => Vec::new(),
         1 => {
@@ -407,6 +413,42 @@ fn update(args: cli::UpdateArgs) -> Result<UpdateOptions> {
             cli::Conflicts::Refuse => OnConflict::Refuse,
             cli::Conflicts::Markers => OnConflict::Markers,
         },
+        branch: None,
+        edit,
+    })
+}
+
+/// `update [REPO…] --branch NAME`: every repo (the one of -C when none is named) gets the
+/// update as a commit on a new branch; conflicts are reported, never written there.
+fn branch_update(
+    set: Vec<cli::Pair>,
+    values: Option<PathBuf>,
+    conflicts: cli::Conflicts,
+    branch: &str,
+    mut repos: Vec<PathBuf>,
+    edit: EditOptions,
+) -> Result<UpdateOptions> {
+    if edit.dry_run {
+        return Err(Error::input(
+            Problem::new("--branch writes a branch and --dry-run writes nothing")
+                .fix("drop one of them"),
+        ));
+    }
+    if conflicts == cli::Conflicts::Markers {
+        return Err(Error::input(
+            Problem::new("--conflicts=markers with --branch: a branch never carries markers")
+                .fix("drop --conflicts; a repo with conflicts is reported and gets no branch"),
+        ));
+    }
+    if repos.is_empty() {
+        repos.push(edit.directory.clone());
+    }
+    Ok(UpdateOptions {
+        fleet: repos,
+        set: pairs(set),
+        values,
+        conflicts: OnConflict::Refuse,
+        branch: Some(branch.to_string()),
         edit,
     })
 }

@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use super::ExitStatus;
+
+mod branches;
 use crate::edit::{Change, Conflict, ConflictKind};
 use crate::edit_session::{apply, change_entry};
 use crate::error::{Error, Problem, Result};
@@ -19,6 +21,9 @@ use crate::ui::Reporter;
 use crate::update::{self, Request};
 
 pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
+    if let Some(branch) = &args.branch {
+        return branches::run(&args, branch, out);
+    }
     if !args.fleet.is_empty() {
         return fleet(&args, out);
     }

@@ -530,3 +530,58 @@ fn diff_json_has_the_documented_shape() {
             .is_empty()
     );
 }
+
+/// docs/json.md `scaffold update [REPO…] --branch NAME --json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct BranchDocument {
+    version: u8,
+    branch: String,
+    repos: Vec<BranchEntry>,
+    summary: BranchSummary,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct BranchEntry {
+    root: String,
+    outcome: String,
+    branch: Option<String>,
+    commit: Option<String>,
+    files: Option<serde_json::Value>,
+    blueprint: Option<String>,
+    error: Option<String>,
+    exit: Option<u8>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct BranchSummary {
+    repos: usize,
+    changed: usize,
+    up_to_date: usize,
+    with_conflicts: usize,
+    refused: usize,
+}
+
+#[test]
+fn update_branch_json_has_the_documented_shape() {
+    let env = Env::new();
+    let out = run(env.scaffold().args(["new", "r", "--defaults", "-q"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let document: BranchDocument = parse(&run(env.scaffold().args([
+        "update",
+        "r",
+        "--branch",
+        "more-nodes",
+        "--set",
+        "node_max=12",
+        "--json",
+    ])));
+    assert_eq!(document.summary.changed, 1);
+    assert_eq!(document.repos[0].outcome, "changed");
+    assert_eq!(document.repos[0].branch.as_deref(), Some("more-nodes"));
+}

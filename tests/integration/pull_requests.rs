@@ -180,3 +180,132 @@ fn a_chart_bumped_in_dev_changes_exactly_dev_s_objects_as_kustomize_builds_them(
         out.stderr
     );
 }
+
+/// `update REPO… --branch NAME`: each repo's update is a commit on a new branch, the
+/// checked-out branch and work tree untouched; a repo with conflicts or nothing to do gets
+/// no branch; an existing branch is refused, so a second run changes nothing.
+#[test]
+fn update_onto_branches_leaves_each_checkout_untouched_and_reports_per_repo() {
+    let env = Env::new();
+    for name in ["a", "b", "c", "d"] {
+        let out = run(env.scaffold().args(["new", name, "--defaults", "-q"]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let pool = "environments/prod/infrastructure/karpenter/node-pool.yaml";
+    // b: a hand edit on the line the new answer changes (a conflict).
+    let edited = std::fs::read_to_string(env.path("b").join(pool))
+        .expect("pool")
+        .replace("nodes: \"10\"", "nodes: \"12\"");
+    std::fs::write(env.path("b").join(pool), edited).expect("edit");
+    env.git(&env.path("b"), &["commit", "-qam", "twelve nodes"]);
+    // c: the branch exists already.
+    env.git(&env.path("c"), &["branch", "node-max-20"]);
+    // d: already at the answer.
+    let out =
+        run(env
+            .scaffold()
+            .current_dir(env.path("d"))
+            .args(["update", "--set", "node_max=20"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let heads: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|r| env.git(&env.path(r), &["rev-parse", "HEAD"]))
+        .collect();
+
+    let out = run(env.scaffold().args([
+        "update",
+        "a",
+        "b",
+        "c",
+        "d",
+        "--branch",
+        "node-max-20",
+        "--set",
+        "node_max=20",
+        "--json",
+    ]));
+    assert_eq!(
+        out.code, 3,
+        "the worst: c's refusal\n{}{}",
+        out.stdout, out.stderr
+    );
+    let document: serde_json::Value = serde_json::from_str(&out.stdout).expect("one json document");
+    let outcomes: Vec<&str> = document["repos"]
+        .as_array()
+        .expect("repos")
+        .iter()
+        .map(|r| r["outcome"].as_str().expect("outcome"))
+        .collect();
+    assert_eq!(outcomes, ["changed", "conflicts", "refused", "up_to_date"]);
+    assert_eq!(document["summary"]["changed"], 1);
+    assert_eq!(document["repos"][1]["files"][0], pool);
+    assert!(
+        document["repos"][2]["error"]
+            .as_str()
+            .expect("error")
+            .contains("branch node-max-20 already exists")
+    );
+
+    // a: the branch has the update on top of HEAD; the checkout is as it was.
+    let a = env.path("a");
+    let commit = document["repos"][0]["commit"].as_str().expect("commit");
+    assert_eq!(env.git(&a, &["rev-parse", "node-max-20"]).trim(), commit);
+    assert_eq!(env.git(&a, &["rev-parse", "node-max-20^"]), heads[0]);
+    assert_eq!(env.git(&a, &["rev-parse", "HEAD"]), heads[0]);
+    assert_eq!(env.git(&a, &["branch", "--show-current"]).trim(), "main");
+    assert_eq!(env.git(&a, &["status", "--porcelain"]), "");
+    assert!(
+        std::fs::read_to_string(a.join(pool))
+            .expect("pool")
+            .contains("nodes: \"10\"")
+    );
+    let on_branch = env.git(&a, &["show", &format!("node-max-20:{pool}")]);
+    assert!(on_branch.contains("nodes: \"20\""), "{on_branch}");
+    assert_eq!(
+        env.git(&a, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    // b and d got no branch; c's branch is where it was.
+    for repo in ["b", "d"] {
+        let branches = env.git(&env.path(repo), &["branch", "--list", "node-max-20"]);
+        assert_eq!(branches, "", "{repo}");
+    }
+    assert_eq!(
+        env.git(&env.path("c"), &["rev-parse", "node-max-20"]),
+        heads[2]
+    );
+
+    // A second run: a's branch exists now, so it is refused and nothing moves.
+    let out = run(env.scaffold().args([
+        "update",
+        "a",
+        "--branch",
+        "node-max-20",
+        "--set",
+        "node_max=20",
+    ]));
+    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("refused: branch node-max-20 already exists"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.git(&a, &["rev-parse", "node-max-20"]).trim(), commit);
+
+    let out = run(env
+        .scaffold()
+        .args(["update", "a", "--branch", "x", "--dry-run"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = run(env
+        .scaffold()
+        .args(["update", "a", "--branch", "bad..name"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--branch `bad..name`"),
+        "{}",
+        out.stderr
+    );
+}

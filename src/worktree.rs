@@ -1,0 +1,102 @@
+//! A new branch checked out in a linked work tree of its own, for a command that writes its
+//! change as a commit on that branch (`update --branch`): the repo's checked-out branch,
+//! index and work tree are never touched. The work tree lives under the repo's git
+//! directory and is removed when done; the branch stays only when it got a commit.
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Problem, Result};
+
+/// A branch made at `HEAD`'s commit and checked out in a temporary linked work tree.
+pub struct BranchWorktree {
+    repo: git2::Repository,
+    name: String,
+    branch: String,
+    path: PathBuf,
+}
+
+impl BranchWorktree {
+    /// Makes `branch` at `HEAD` of the repo at `dir` and checks it out in a new linked
+    /// work tree. Refused when the branch exists already: scaffold never moves a branch.
+    pub fn create(dir: &Path, branch: &str) -> Result<BranchWorktree> {
+        let repo = git2::Repository::open(dir).map_err(|e| Error::git("open", dir, e))?;
+        let head = repo.head().and_then(|h| h.peel_to_commit()).map_err(|_| {
+            Error::repo_state(
+                Problem::new(format!("`{}` has no commit to branch from", dir.display()))
+                    .fix("commit first, then rerun"),
+            )
+        })?;
+        if let Ok(existing) = repo.find_branch(branch, git2::BranchType::Local) {
+            let at = existing
+                .get()
+                .target()
+                .map(|id| id.to_string()[..12].to_string())
+                .unwrap_or_default();
+            return Err(Error::refused(
+                Problem::new(format!(
+                    "branch {branch} already exists in `{}` (at {at}): scaffold never moves a branch",
+                    dir.display()
+                ))
+                .fix(format!(
+                    "merge or delete it first (git branch -D {branch}), or choose another --branch"
+                )),
+            ));
+        }
+        let made = repo
+            .branch(branch, &head, false)
+            .map_err(|e| Error::git("create a branch", dir, e))?;
+        // Worktree names are single path segments; the branch name may hold slashes.
+        let name = format!("scaffold-{}-{}", std::process::id(), sanitized(branch));
+        let path = repo.commondir().join("scaffold-worktrees").join(&name);
+        let created = std::fs::create_dir_all(path.parent().unwrap_or(&path))
+            .map_err(|e| Error::io_path("create", &path, e))
+            .and_then(|()| {
+                let mut options = git2::WorktreeAddOptions::new();
+                options.reference(Some(made.get()));
+                repo.worktree(&name, &path, Some(&options))
+                    .map_err(|e| Error::git("add a work tree", dir, e))
+            });
+        drop(made);
+        drop(head);
+        let worktree = BranchWorktree {
+            repo,
+            name,
+            branch: branch.to_string(),
+            path,
+        };
+        match created {
+            Ok(_) => Ok(worktree),
+            Err(e) => {
+                worktree.finish(false);
+                Err(e)
+            }
+        }
+    }
+
+    /// The work tree's root, where the command runs.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the work tree; keeps the branch when `keep_branch`, else deletes it.
+    /// Best effort: what is left is what `git worktree prune` removes.
+    pub fn finish(self, keep_branch: bool) {
+        let _ = std::fs::remove_dir_all(&self.path);
+        if let Ok(worktree) = self.repo.find_worktree(&self.name) {
+            let mut options = git2::WorktreePruneOptions::new();
+            options.valid(true).working_tree(true);
+            let _ = worktree.prune(Some(&mut options));
+        }
+        if !keep_branch
+            && let Ok(mut branch) = self.repo.find_branch(&self.branch, git2::BranchType::Local)
+        {
+            let _ = branch.delete();
+        }
+    }
+}
+
+fn sanitized(branch: &str) -> String {
+    branch
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
