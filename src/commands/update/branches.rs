@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::super::ExitStatus;
+use crate::commands::ExitStatus;
 use crate::edit_session::apply;
 use crate::error::Result;
 use crate::flags::read_values;
