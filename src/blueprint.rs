@@ -62,6 +62,20 @@ pub struct Blueprint {
     pub digest: String,
     /// Inherited files a layer dropped with `remove_files`, and the layer that did.
     pub removed: BTreeMap<String, String>,
+    /// The full content digest of every layer of the chain (`content_digest`): what
+    /// `new`'s lint verdict is cached by.
+    pub content_digest: String,
+}
+
+/// The content digest of a layer over its base's: a directory layer's is its files' own
+/// (`Layer::content`), an embedded one's its origin (its content is scaffold's version).
+fn content_digest(own: Option<&str>, origin: &str, base: Option<&Blueprint>) -> String {
+    let mut listing = own.unwrap_or(origin).as_bytes().to_vec();
+    if let Some(base) = base {
+        listing.push(b'\n');
+        listing.extend_from_slice(base.content_digest.as_bytes());
+    }
+    crate::tree::blob_id(&listing)
 }
 
 /// The file of an embedded blueprint that pins its content digest to its version (a test
@@ -166,6 +180,7 @@ impl Blueprint {
             executable: executable_on_disk,
             origin,
             digest: known_digest,
+            content,
             ..
         } = layer;
         let at_key = |key: &str, message: String| {
@@ -219,6 +234,7 @@ impl Blueprint {
             ))
         };
         let base_id = base.as_ref().map(Blueprint::id);
+        let content_digest = content_digest(content.as_deref(), &origin, base.as_ref());
         let digest = known_digest.map_or_else(|| layer_digest(&tree), String::from);
         let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         // Addons this chain removed: other entries may still name them (`values_when`,
@@ -518,6 +534,7 @@ impl Blueprint {
             manifest_source,
             digest,
             removed: removed_files,
+            content_digest,
         })
     }
 
