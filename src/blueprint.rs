@@ -62,6 +62,29 @@ pub struct Blueprint {
     pub digest: String,
     /// Inherited files a layer dropped with `remove_files`, and the layer that did.
     pub removed: BTreeMap<String, String>,
+    /// The full content digest of every layer of the chain (`content_digest`): what
+    /// `new`'s lint verdict is cached by.
+    pub content_digest: String,
+}
+
+/// The content digest of a layer over its base's: a directory layer's is its files' own
+/// (`Layer::content`), an embedded one's its origin and layer digest (its content is
+/// scaffold's own, so a build of changed blueprints under the same version differs too).
+fn content_digest(
+    own: Option<&str>,
+    origin: &str,
+    layer_digest: &str,
+    base: Option<&Blueprint>,
+) -> String {
+    let mut listing = match own {
+        Some(own) => own.as_bytes().to_vec(),
+        None => format!("{origin}\0{layer_digest}").into_bytes(),
+    };
+    if let Some(base) = base {
+        listing.push(b'\n');
+        listing.extend_from_slice(base.content_digest.as_bytes());
+    }
+    crate::tree::blob_id(&listing)
 }
 
 /// The file of an embedded blueprint that pins its content digest to its version (a test
@@ -166,6 +189,7 @@ impl Blueprint {
             executable: executable_on_disk,
             origin,
             digest: known_digest,
+            content,
             ..
         } = layer;
         let at_key = |key: &str, message: String| {
@@ -220,6 +244,7 @@ impl Blueprint {
         };
         let base_id = base.as_ref().map(Blueprint::id);
         let digest = known_digest.map_or_else(|| layer_digest(&tree), String::from);
+        let content_digest = content_digest(content.as_deref(), &origin, &digest, base.as_ref());
         let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         // Addons this chain removed: other entries may still name them (`values_when`,
         // feature needs), which then never apply.
@@ -518,6 +543,7 @@ impl Blueprint {
             manifest_source,
             digest,
             removed: removed_files,
+            content_digest,
         })
     }
 
@@ -806,6 +832,38 @@ mod tree_tests {
 
     fn load(dir: &tempfile::TempDir) -> Result<Blueprint> {
         Blueprint::load(&dir.path().display().to_string())
+    }
+
+    /// The content digest that keys `new`'s cached lint verdict: the same files give the
+    /// same digest; any byte, an answer set, an executable bit or the base changes it.
+    #[test]
+    fn the_content_digest_covers_every_file_mode_and_base() {
+        let files = [("files/a.txt.tera", "a"), ("tests/defaults.yaml", "{}\n")];
+        let digest_of = |dir: &tempfile::TempDir| load(dir).expect("loads").content_digest;
+        let first = blueprint_dir("", &files);
+        let same = blueprint_dir("", &files);
+        assert_eq!(digest_of(&first), digest_of(&same));
+        let byte = blueprint_dir("", &[("files/a.txt.tera", "b"), files[1]]);
+        assert_ne!(digest_of(&first), digest_of(&byte));
+        let answer_set = blueprint_dir("", &[files[0], ("tests/defaults.yaml", "{ }\n")]);
+        assert_ne!(digest_of(&first), digest_of(&answer_set));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let path = same.path().join("files/a.txt.tera");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            assert_ne!(digest_of(&first), digest_of(&same));
+        }
+        let layered = |base: &tempfile::TempDir| {
+            let manifest = format!(
+                "name: layer\nversion: 0.1.0\nextends: {}\n",
+                base.path().display()
+            );
+            crate::tree::temp_dir_with(&[("blueprint.yaml", manifest.as_str())])
+        };
+        let (on_first, on_same, on_byte) = (layered(&first), layered(&first), layered(&byte));
+        assert_eq!(digest_of(&on_first), digest_of(&on_same));
+        assert_ne!(digest_of(&on_first), digest_of(&on_byte));
     }
 
     /// The digest taken while a directory is read is the one of the files read, in path

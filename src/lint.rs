@@ -103,6 +103,7 @@ mod environment_render;
 mod environment_scope;
 mod migrations;
 mod templates;
+mod verdict_cache;
 use templates::{check_catalog, check_delimiter_clashes, check_overrides, check_templates};
 
 /// Where lint's findings are collected: each check sets the `rule` its findings carry.
@@ -710,10 +711,25 @@ fn may_declare_kustomization(bytes: &[u8]) -> bool {
 /// What `new` does first: a blueprint with lint errors (those found by rendering its
 /// defaults included) is refused before anything is asked (warnings are shown); then its
 /// renderer, and lint's rendering of every default (with `builtins`, `new`'s own).
+/// With a `cache_dir`, a passing verdict is kept there by the blueprint's content digest,
+/// and a blueprint with one is not linted again (its warnings are shown again).
 pub fn compile_linted(
     blueprint: &Blueprint,
     builtins: &Map<String, Json>,
+    cache_dir: Option<&Path>,
 ) -> crate::error::Result<(crate::render::Renderer, Option<DefaultRendering>)> {
+    let embedded = blueprint
+        .origin
+        .starts_with(crate::blueprint::EMBEDDED_ORIGIN);
+    let cache = cache_dir
+        .filter(|_| !embedded)
+        .map(|dir| verdict_cache::VerdictCache::of(dir, blueprint, builtins));
+    if let Some(warnings) = cache.as_ref().and_then(verdict_cache::VerdictCache::read) {
+        for warning in &warnings {
+            eprintln!("{warning}");
+        }
+        return Ok((crate::generate::renderer_for(blueprint)?, None));
+    }
     let Linted {
         findings,
         defaults,
@@ -728,6 +744,9 @@ pub fn compile_linted(
         let problem = crate::error::Problem::new(format!("{origin}: {errors} lint error(s) above"));
         let fix = format!("fix them (scaffold blueprint lint {origin})");
         return Err(crate::error::Error::blueprint(problem.fix(fix)));
+    }
+    if let Some(cache) = cache {
+        cache.write(findings.iter().map(ToString::to_string).collect());
     }
     let renderer = match renderer {
         Some(renderer) => renderer,

@@ -49,6 +49,8 @@ pub struct NewOptions {
     pub author: Option<String>,
     pub dry_run: bool,
     pub json: bool,
+    /// Where `new` keeps the lint verdicts of blueprints from disk (`lint_cache_dir`).
+    pub lint_cache: Option<PathBuf>,
 }
 
 /// What every command that changes an existing repo takes: where the repo is, with which
@@ -232,6 +234,15 @@ pub enum BlueprintOptions {
     },
 }
 
+/// `$XDG_CACHE_HOME/scaffold/lint` (an absolute `XDG_CACHE_HOME` only, as the XDG base
+/// directory specification says), else `~/.cache/scaffold/lint`; none without a home.
+fn lint_cache_dir(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
+    xdg_cache_home
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| home.map(|home| home.join(".cache")))
+        .map(|cache| cache.join("scaffold").join("lint"))
+}
+
 /// The settings of a parsed command line. Refuses (exit 2, one line) what clap lets
 /// through but the command cannot take.
 pub fn resolve(cli: Cli) -> Result<Settings> {
@@ -251,6 +262,10 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
             author: args.author,
             dry_run: args.dry_run,
             json: args.json,
+            lint_cache: lint_cache_dir(
+                std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
+                std::env::var_os("HOME").map(PathBuf::from),
+            ),
         }),
         Command::AddAddon(args) => Options::AddAddon(add_addon(args)?),
         Command::RemoveAddon(args) => Options::RemoveAddon(RemoveAddonOptions {
@@ -483,6 +498,20 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+
+    #[test]
+    fn the_lint_cache_follows_xdg_cache_home_when_absolute_else_home() {
+        let some = |p: &str| Some(PathBuf::from(p));
+        assert_eq!(
+            lint_cache_dir(some("/x/cache"), some("/home/u")),
+            some("/x/cache/scaffold/lint")
+        );
+        assert_eq!(
+            lint_cache_dir(some("relative"), some("/home/u")),
+            some("/home/u/.cache/scaffold/lint")
+        );
+        assert_eq!(lint_cache_dir(None, None), None);
+    }
 
     fn settle(args: &[&str]) -> Result<Settings> {
         let cli = Cli::try_parse_from(std::iter::once("scaffold").chain(args.iter().copied()))

@@ -23,6 +23,10 @@ pub(super) struct Layer {
     /// The layer digest when it is known without hashing the files again: an embedded
     /// layer's (made at build time), a directory's (each file hashed as it was read).
     pub(super) digest: Option<Cow<'static, str>>,
+    /// A directory layer's full content digest: every file (answer sets and the version
+    /// pin included) by path, whole blob id and executable bit. None for an embedded
+    /// layer, whose content is scaffold's own version.
+    pub(super) content: Option<String>,
 }
 
 /// How an embedded blueprint's origin starts (`embedded:NAME`).
@@ -161,21 +165,27 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         }
         files.push((rel, entry.into_path()));
     }
-    let read = crate::parallel::map(&files, |(rel, path)| {
+    let read = crate::parallel::map(&files, |(_, path)| {
         let (bytes, is_executable) = read_file(path)?;
-        let digest = super::in_layer_digest(rel).then(|| crate::overrides::digest(&bytes));
-        Ok::<_, Error>((bytes, is_executable, digest))
+        let id = crate::tree::blob_id(&bytes);
+        Ok::<_, Error>((bytes, is_executable, id))
     });
     let mut tree = FileTree::new();
     let mut executable = BTreeSet::new();
     let mut digests = BTreeMap::new();
+    let mut listing = Vec::new();
     for ((rel, _), read) in files.into_iter().zip(read) {
-        let (bytes, is_executable, digest) = read?;
+        let (bytes, is_executable, id) = read?;
+        listing.extend_from_slice(rel.as_bytes());
+        listing.push(0);
+        listing.extend_from_slice(id.as_bytes());
+        listing.extend_from_slice(if is_executable { b" x\n" } else { b" -\n" });
         if is_executable {
             executable.insert(rel.clone());
         }
-        if let Some(digest) = digest {
-            digests.insert(rel.clone(), digest);
+        if super::in_layer_digest(&rel) {
+            // The layer digest's per-file digest is the blob id's first 12 digits.
+            digests.insert(rel.clone(), id[..12].to_string());
         }
         tree.insert(rel, bytes);
     }
@@ -185,6 +195,7 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         .iter()
         .map(|(path, digest)| (path.as_str(), digest.as_str()));
     layer.digest = Some(Cow::Owned(super::layer_digest_of(in_path_order)));
+    layer.content = Some(crate::tree::blob_id(&listing));
     Ok(layer)
 }
 
@@ -231,6 +242,7 @@ fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Resu
         origin,
         dir,
         digest: None,
+        content: None,
     })
 }
 

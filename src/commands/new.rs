@@ -36,7 +36,8 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     let blueprint = Blueprint::load(&args.blueprint)?;
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
-    let (renderer, linted) = crate::lint::compile_linted(&blueprint, &builtins)?;
+    let (renderer, linted) =
+        crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
     set.extend(answers::secrets(&blueprint, &args.secrets, |name| {
         std::env::var(name).ok()
     })?);

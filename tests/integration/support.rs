@@ -101,6 +101,7 @@ impl Env {
         cmd.current_dir(self.work.path())
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("XDG_CACHE_HOME", self.home.path().join(".cache"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("GIT_AUTHOR_NAME")
             .env_remove("GIT_AUTHOR_EMAIL")
