@@ -106,6 +106,35 @@ pub struct Conflicted {
 /// For a merge `merge3` refuses: splits the three texts at the lines both sides kept, merges
 /// the regions between them that only one side changed, and marks the others.
 pub fn conflicts(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Conflicted {
+    merge_regions(base, ours, theirs, theirs_label, merge3)
+}
+
+/// A three-way merge as `git merge-file --diff3` makes it: the texts are split at the base
+/// lines both sides kept; a region only one side changed (or both the same way) takes
+/// that change, and any other is a conflict, two insertions at one place included. Unlike
+/// [`merge3`] (which keeps a user's lines beside the renderer's), nothing is guessed.
+pub fn merge_file(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Conflicted {
+    merge_regions(base, ours, theirs, theirs_label, |rb, ro, rt| {
+        if ro == rb || ro == rt {
+            Some(rt.to_string())
+        } else if rt == rb {
+            Some(ro.to_string())
+        } else {
+            None
+        }
+    })
+}
+
+/// Splits the three texts at the base lines both sides kept and merges each region between
+/// them with `region` (base, ours, theirs → the merged text, or None for a conflict, which
+/// is marked with the three versions).
+fn merge_regions(
+    base: &str,
+    ours: &str,
+    theirs: &str,
+    theirs_label: &str,
+    region: impl Fn(&str, &str, &str) -> Option<String>,
+) -> Conflicted {
     let base: Vec<&str> = base.split_inclusive('\n').collect();
     let ours: Vec<&str> = ours.split_inclusive('\n').collect();
     let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
@@ -125,7 +154,7 @@ pub fn conflicts(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Co
             ours[o..ao].concat(),
             theirs[t..at].concat(),
         );
-        match merge3(&rb, &ro, &rt) {
+        match region(&rb, &ro, &rt) {
             Some(merged) => out.push_str(&merged),
             None => {
                 out.push_str("<<<<<<< yours\n");
@@ -142,56 +171,6 @@ pub fn conflicts(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Co
                     theirs: rt,
                 });
             }
-        }
-        if ab < base.len() {
-            out.push_str(ours[ao]);
-        }
-        (b, o, t) = (ab + 1, ao + 1, at + 1);
-    }
-    Conflicted { marked: out, hunks }
-}
-
-/// A three-way merge as `git merge-file --diff3` makes it: the texts are split at the base
-/// lines both sides kept; a region only one side changed (or both the same way) takes
-/// that change, and any other is a conflict, two insertions at one place included. Unlike
-/// [`merge3`] (which keeps a user's lines beside the renderer's), nothing is guessed.
-pub fn merge_file(base: &str, ours: &str, theirs: &str, theirs_label: &str) -> Conflicted {
-    let base: Vec<&str> = base.split_inclusive('\n').collect();
-    let ours: Vec<&str> = ours.split_inclusive('\n').collect();
-    let theirs: Vec<&str> = theirs.split_inclusive('\n').collect();
-    let in_ours = equal_lines(&base, &ours);
-    let in_theirs = equal_lines(&base, &theirs);
-    let mut anchors: Vec<(usize, usize, usize)> = (0..base.len())
-        .filter_map(|i| Some((i, in_ours[i]?, in_theirs[i]?)))
-        .collect();
-    anchors.push((base.len(), ours.len(), theirs.len()));
-    let mut out = String::new();
-    let mut hunks = Vec::new();
-    let (mut b, mut o, mut t) = (0, 0, 0);
-    for (ab, ao, at) in anchors {
-        let (rb, ro, rt) = (
-            base[b..ab].concat(),
-            ours[o..ao].concat(),
-            theirs[t..at].concat(),
-        );
-        if ro == rb || ro == rt {
-            out.push_str(&rt);
-        } else if rt == rb {
-            out.push_str(&ro);
-        } else {
-            out.push_str("<<<<<<< yours\n");
-            out.push_str(&with_newline(&ro));
-            out.push_str("||||||| base\n");
-            out.push_str(&with_newline(&rb));
-            out.push_str("=======\n");
-            out.push_str(&with_newline(&rt));
-            out.push_str(&format!(">>>>>>> {theirs_label}\n"));
-            hunks.push(Hunk {
-                line: o + 1,
-                base: rb,
-                ours: ro,
-                theirs: rt,
-            });
         }
         if ab < base.len() {
             out.push_str(ours[ao]);
