@@ -15,6 +15,12 @@ use serde_json::{Map, Value as Json};
 /// RFC 7386 JSON merge patch: mappings merge, a `null` in `patch` deletes the key (and is
 /// never written, nor are the nulls inside a mapping it adds), anything else replaces.
 pub fn merge_patch(target: &mut Json, patch: &Json) {
+    merge_mappings(target, patch, merge_patch);
+}
+
+/// RFC 7386's rule for one level: a mapping patch merges key by key, each value through
+/// `merge` (a `null` deletes the key); any other patch replaces the target.
+fn merge_mappings(target: &mut Json, patch: &Json, merge: fn(&mut Json, &Json)) {
     let Json::Object(changes) = patch else {
         *target = patch.clone();
         return;
@@ -27,7 +33,7 @@ pub fn merge_patch(target: &mut Json, patch: &Json) {
             if value.is_null() {
                 map.remove(key);
             } else {
-                merge_patch(map.entry(key.clone()).or_insert(Json::Null), value);
+                merge(map.entry(key.clone()).or_insert(Json::Null), value);
             }
         }
     }
@@ -62,22 +68,7 @@ pub fn keyed_merge_patch(target: &mut Json, patch: &Json) {
         }
         return;
     }
-    let Json::Object(changes) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Json::Object(Map::new());
-    }
-    if let Json::Object(map) = target {
-        for (key, value) in changes {
-            if value.is_null() {
-                map.remove(key);
-            } else {
-                keyed_merge_patch(map.entry(key.clone()).or_insert(Json::Null), value);
-            }
-        }
-    }
+    merge_mappings(target, patch, keyed_merge_patch);
 }
 
 /// Helm's layering of values: mappings merge, anything else (lists included) replaces; a

@@ -123,37 +123,33 @@ fn environment_markdown(env: &EnvironmentDiff, budget: &mut usize) -> String {
         for line in &object.highlights {
             let _ = writeln!(entry, "  - {}", escape(line));
         }
-        let full = format!("{entry}{}", fenced(&object.diff));
-        let piece = if full.len() <= *budget {
-            full
-        } else if entry.len() <= *budget {
-            entry
-        } else {
-            omitted += 1;
-            continue;
-        };
-        *budget -= piece.len();
-        out.push_str(&piece);
+        omitted += usize::from(!push_within(&mut out, budget, entry, &object.diff));
     }
     for input in &env.inputs {
         let entry = format!("- input **{}** `{}`\n", verb(input.change), input.path);
-        let full = format!("{entry}{}", fenced(&input.diff));
-        let piece = if full.len() <= *budget {
-            full
-        } else if entry.len() <= *budget {
-            entry
-        } else {
-            omitted += 1;
-            continue;
-        };
-        *budget -= piece.len();
-        out.push_str(&piece);
+        omitted += usize::from(!push_within(&mut out, budget, entry, &input.diff));
     }
     if omitted > 0 {
         let _ = writeln!(out, "\n… and {omitted} more (run `scaffold diff` for all)");
     }
     out.push_str("\n</details>\n");
     out
+}
+
+/// Adds `entry` with its fenced `diff` while the budget lasts, then `entry` alone; false
+/// when not even that fits (the caller counts it as left out).
+fn push_within(out: &mut String, budget: &mut usize, entry: String, diff: &str) -> bool {
+    let full = format!("{entry}{}", fenced(diff));
+    let piece = if full.len() <= *budget {
+        full
+    } else if entry.len() <= *budget {
+        entry
+    } else {
+        return false;
+    };
+    *budget -= piece.len();
+    out.push_str(&piece);
+    true
 }
 
 /// A diff in a fenced block, cut at [`DIFF_LINES`] lines with the count left out.
