@@ -68,7 +68,7 @@ pub enum Command {
     /// Move chart versions and values of addons from one environment to another, as one
     /// commit that lists what moved (docs/environments.md).
     #[command(
-        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold promote --from dev --to prod --cluster"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold promote --from dev --to prod --cluster\n  scaffold promote --from dev --to prod --branch promote/dev-to-prod"
     )]
     Promote(PromoteArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
@@ -432,6 +432,10 @@ pub struct PromoteArgs {
     /// Kubernetes one minor at a time), printing the target's upgrade steps in order.
     #[arg(long, conflicts_with_all = ["addons", "values"])]
     pub cluster: bool,
+    /// Write the promotion as a commit on a new branch NAME, leaving the checked-out
+    /// branch and work tree as they are (for a pull request); pushing is yours.
+    #[arg(long, value_name = "NAME", value_parser = branch_name)]
+    pub branch: Option<String>,
     #[command(flatten)]
     pub edit: EditArgs,
 }

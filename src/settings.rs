@@ -125,6 +125,8 @@ pub struct PromoteOptions {
     pub values: bool,
     /// Move the cluster's version pins instead of components.
     pub cluster: bool,
+    /// `--branch NAME`: the promotion as a commit on that new branch.
+    pub branch: Option<String>,
     pub edit: EditOptions,
 }
 
@@ -286,14 +288,7 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
                 edit: edit(args.edit),
             }),
         },
-        Command::Promote(args) => Options::Promote(PromoteOptions {
-            from: args.from,
-            to: args.to,
-            addons: args.addons,
-            values: args.values,
-            cluster: args.cluster,
-            edit: edit(args.edit),
-        }),
+        Command::Promote(args) => Options::Promote(promote(args)?),
         Command::Update(args) => Options::Update(update(args)?),
         Command::Check(args) => Options::Check(CheckOptions {
             dirs: args.dir,
@@ -429,6 +424,25 @@ fn update(args: cli::UpdateArgs) -> Result<UpdateOptions> {
             cli::Conflicts::Markers => OnConflict::Markers,
         },
         branch: None,
+        edit,
+    })
+}
+
+fn promote(args: cli::PromoteArgs) -> Result<PromoteOptions> {
+    let edit = edit(args.edit);
+    if args.branch.is_some() && edit.dry_run {
+        return Err(Error::input(
+            Problem::new("--branch writes a branch and --dry-run writes nothing")
+                .fix("drop one of them"),
+        ));
+    }
+    Ok(PromoteOptions {
+        from: args.from,
+        to: args.to,
+        addons: args.addons,
+        values: args.values,
+        cluster: args.cluster,
+        branch: args.branch,
         edit,
     })
 }

@@ -72,6 +72,32 @@ impl BranchWorktree {
         }
     }
 
+    /// Runs `change` in a new branch's work tree (given its root) and keeps the branch only
+    /// when `change` committed on it; returns what `change` returned and the branch's new
+    /// commit, if any. The work tree is removed either way.
+    pub fn run<T>(
+        dir: &Path,
+        branch: &str,
+        change: impl FnOnce(&Path) -> Result<T>,
+    ) -> Result<(T, Option<String>)> {
+        let worktree = BranchWorktree::create(dir, branch)?;
+        let before = worktree.tip();
+        let result = change(worktree.path());
+        let after = worktree.tip();
+        let committed = result.is_ok() && after.is_some() && after != before;
+        worktree.finish(committed);
+        Ok((result?, after.filter(|_| committed)))
+    }
+
+    /// The branch's commit now.
+    fn tip(&self) -> Option<String> {
+        self.repo
+            .find_branch(&self.branch, git2::BranchType::Local)
+            .ok()
+            .and_then(|b| b.get().target())
+            .map(|id| id.to_string())
+    }
+
     /// The work tree's root, where the command runs.
     pub fn path(&self) -> &Path {
         &self.path

@@ -15,7 +15,7 @@ pub mod promote_cluster;
 pub mod update;
 
 use crate::error::Result;
-use crate::settings::{BlueprintOptions, Options};
+use crate::settings::{BlueprintOptions, Options, PromoteOptions};
 use crate::ui::Reporter;
 
 /// How a command that ran to its end went. Findings are a result, not an error: they
@@ -64,6 +64,36 @@ impl ExitStatus {
     }
 }
 
+fn promote_here(options: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
+    if options.cluster {
+        promote_cluster::promote_cluster(options, out)
+    } else {
+        promote::promote(options, out)
+    }
+}
+
+/// `promote … --branch NAME`: the promotion as a commit on a new branch, made in a linked
+/// work tree, so the checked-out branch and work tree stay as they are.
+fn promote_on_branch(
+    mut options: PromoteOptions,
+    branch: &str,
+    out: &Reporter,
+) -> Result<ExitStatus> {
+    let dir = options.edit.directory.clone();
+    let (status, commit) = crate::worktree::BranchWorktree::run(&dir, branch, |root| {
+        options.edit.directory = root.to_path_buf();
+        promote_here(options, out)
+    })?;
+    match commit {
+        Some(commit) => out.note(format!(
+            "on branch {branch} (commit {}); the checked-out branch and work tree are untouched",
+            &commit[..commit.len().min(12)]
+        )),
+        None => out.note(format!("nothing committed: no branch {branch} made")),
+    }
+    Ok(status)
+}
+
 /// Runs one command.
 pub fn run(options: Options, out: &Reporter) -> Result<ExitStatus> {
     match options {
@@ -72,10 +102,10 @@ pub fn run(options: Options, out: &Reporter) -> Result<ExitStatus> {
         Options::RemoveAddon(options) => addon::remove(options, out),
         Options::EnvAdd(options) => env::add(options, out),
         Options::EnvRemove(options) => env::remove(options, out),
-        Options::Promote(options) if options.cluster => {
-            promote_cluster::promote_cluster(options, out)
-        }
-        Options::Promote(options) => promote::promote(options, out),
+        Options::Promote(options) => match options.branch.clone() {
+            Some(branch) => promote_on_branch(options, &branch, out),
+            None => promote_here(options, out),
+        },
         Options::Update(options) => update::run(options, out),
         Options::Check(options) => check::run(options, out),
         Options::Diff(options) => diff::run(options, out),

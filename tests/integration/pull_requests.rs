@@ -309,3 +309,77 @@ fn update_onto_branches_leaves_each_checkout_untouched_and_reports_per_repo() {
         out.stderr
     );
 }
+
+/// `promote … --branch NAME`: the promotion is a commit on a new branch; the checkout is
+/// untouched; a refused promotion makes no branch; an existing branch is refused.
+#[test]
+fn promote_onto_a_branch_leaves_the_checkout_untouched() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "p",
+        "--defaults",
+        "-q",
+        "--set",
+        "environments=dev,prod",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("p");
+    let overlay = "environments/dev/infrastructure/addons/reloader/release.yaml";
+    let text = std::fs::read_to_string(dir.join(overlay)).expect("overlay");
+    std::fs::write(
+        dir.join(overlay),
+        text.replacen("version: \"2.", "version: \"9.", 1),
+    )
+    .expect("bump");
+    env.git(&dir, &["commit", "-qam", "Bump reloader in dev"]);
+    let head = env.git(&dir, &["rev-parse", "HEAD"]);
+    let promote = |branch: &str| {
+        run(env.scaffold().current_dir(&dir).args([
+            "promote", "--from", "dev", "--to", "prod", "reloader", "--branch", branch,
+        ]))
+    };
+    let out = promote("promote/reloader");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("on branch promote/reloader"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_eq!(env.git(&dir, &["rev-parse", "promote/reloader^"]), head);
+    let prod = "environments/prod/infrastructure/addons/reloader/release.yaml";
+    assert!(
+        !std::fs::read_to_string(dir.join(prod))
+            .expect("prod")
+            .contains("version: \"9.")
+    );
+    let promoted = env.git(&dir, &["show", &format!("promote/reloader:{prod}")]);
+    assert!(
+        promoted.contains("version: \"9.") || promoted.contains("version: 9."),
+        "{promoted}"
+    );
+    // The same name again: refused, nothing moves.
+    let tip = env.git(&dir, &["rev-parse", "promote/reloader"]);
+    let out = promote("promote/reloader");
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("branch promote/reloader already exists"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.git(&dir, &["rev-parse", "promote/reloader"]), tip);
+    // A promotion that is refused leaves no branch behind.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["promote", "--from", "prod", "--to", "prod", "--branch", "x"]));
+    assert_ne!(out.code, 0, "from and to the same environment is refused");
+    assert_eq!(
+        env.git(&dir, &["branch", "--list", "x"]),
+        "",
+        "a refused promote leaves no branch"
+    );
+}
