@@ -20,6 +20,11 @@ pub struct Built {
 
 const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
+/// Whether `path` names a kustomization file (what kustomize reads in a directory).
+pub fn is_kustomization_file(path: &str) -> bool {
+    NAMES.contains(&path.rsplit('/').next().unwrap_or(path))
+}
+
 /// The kustomization file of `dir`, if any.
 pub fn kustomization_file(repo: &Repo, dir: &str) -> Option<String> {
     NAMES

@@ -11,13 +11,13 @@ pub mod format;
 pub mod highlight;
 pub mod revision;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::check::model::{Object, Repo};
-use crate::check::{environments, yaml};
+use crate::check::{environments, kustomize, yaml};
 
 /// How an object or a file differs between the two sides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -113,12 +113,12 @@ fn key_of(object: &Object) -> Key {
 pub fn compare(base: &Repo, head: &Repo, base_label: &str, head_label: &str) -> Diff {
     let before = applied_by_environment(base);
     let after = applied_by_environment(head);
-    let mut names: Vec<&String> = before.keys().chain(after.keys()).collect();
+    let mut names: Vec<String> = before.keys().chain(after.keys()).cloned().collect();
     names.sort();
     names.dedup();
     let empty = Applied::default();
     let environments = names
-        .into_iter()
+        .iter()
         .map(|name| {
             let (old, new) = (
                 before.get(name).unwrap_or(&empty),
@@ -127,7 +127,7 @@ pub fn compare(base: &Repo, head: &Repo, base_label: &str, head_label: &str) -> 
             EnvironmentDiff {
                 name: name.clone(),
                 objects: object_changes(old, new),
-                inputs: input_changes(base, head, name),
+                inputs: input_changes(base, head, name, &names),
             }
         })
         .collect();
@@ -221,14 +221,21 @@ fn removal_note(object: &Object, pruned_paths: &[String]) -> String {
     }
 }
 
-/// The files under `envs/<env>/` that differ: the inputs of its Terraform roots and kops spec.
-fn input_changes(base: &Repo, head: &Repo, env: &str) -> Vec<InputChange> {
-    let prefix = format!("envs/{env}/");
+/// The environment's own files that hold no Kubernetes object (nor kustomize's own
+/// configuration) and differ: the inputs of
+/// its Terraform roots and kops spec (and its runbook). Which files are an environment's
+/// is `check`'s rule (`environments::owner`); objects are compared as applied instead.
+fn input_changes(base: &Repo, head: &Repo, env: &str, all: &[String]) -> Vec<InputChange> {
+    let objects: BTreeSet<&str> = [base, head]
+        .iter()
+        .flat_map(|repo| repo.objects.iter().map(|o| o.file.as_str()))
+        .collect();
     let mut paths: Vec<&String> = base
         .files
         .keys()
         .chain(head.files.keys())
-        .filter(|p| p.starts_with(&prefix))
+        .filter(|p| environments::owner(p, all) == Some(env))
+        .filter(|p| !objects.contains(p.as_str()) && !kustomize::is_kustomization_file(p))
         .collect();
     paths.sort();
     paths.dedup();

@@ -17,7 +17,7 @@ use crate::update::{self, Request};
 use crate::worktree::BranchWorktree;
 
 /// What became of one repo.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 enum Outcome {
     /// The update is commit `commit` on the new branch.
@@ -101,7 +101,7 @@ pub(super) fn run(args: &UpdateOptions, branch: &str, out: &Reporter) -> Result<
         let entries = repos.iter().zip(&results).map(|(dir, result)| Entry {
             root: dir.display().to_string(),
             result: match result {
-                Ok(outcome) => EntryResult::Done(clone_outcome(outcome)),
+                Ok(outcome) => EntryResult::Done(outcome.clone()),
                 Err(e) => EntryResult::Refused {
                     outcome: "refused",
                     error: e.to_string(),
@@ -211,28 +211,5 @@ fn describe(result: &Result<Outcome>) -> String {
             files.join(", ")
         ),
         Err(e) => format!("refused: {e}"),
-    }
-}
-
-fn clone_outcome(outcome: &Outcome) -> Outcome {
-    match outcome {
-        Outcome::Changed {
-            branch,
-            commit,
-            files,
-            blueprint,
-        } => Outcome::Changed {
-            branch: branch.clone(),
-            commit: commit.clone(),
-            files: *files,
-            blueprint: blueprint.clone(),
-        },
-        Outcome::UpToDate { blueprint } => Outcome::UpToDate {
-            blueprint: blueprint.clone(),
-        },
-        Outcome::Conflicts { blueprint, files } => Outcome::Conflicts {
-            blueprint: blueprint.clone(),
-            files: files.clone(),
-        },
     }
 }
