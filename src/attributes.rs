@@ -11,7 +11,7 @@ use std::path::Path;
 use git2::{AttrCheckFlags, AttrValue, Repository};
 
 use crate::error::{Error, Problem, Result};
-use crate::plan::Plan;
+use crate::tree::Plan;
 
 /// What git does with one path's line endings (convert.c's `crlf_action`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -311,7 +311,7 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
     }
     let eol = Eol::of(scratch.path());
     eol.check_drivers(plan.files.keys().map(|p| p.as_str()))?;
-    let filtered: Vec<crate::plan::RelPath> = plan
+    let filtered: Vec<crate::tree::RelPath> = plan
         .files
         .keys()
         .filter(|p| eol.driver(p.as_str()).is_some())
@@ -348,13 +348,13 @@ pub struct NewFiles {
     /// The files as git would check them out, when that differs from the plan's bytes.
     pub work_tree: Option<Plan>,
     /// Paths a filter driver's clean command turns into other blobs (LFS pointers).
-    pub filtered: Vec<crate::plan::RelPath>,
+    pub filtered: Vec<crate::tree::RelPath>,
 }
 
 /// The blobs `git add` would store for `plan` in the repository at `root` (its files
 /// already written): each filtered path through its driver's clean command, run there so
 /// the driver keeps what it must (git-lfs: the object under .git/lfs).
-pub fn blobs_for_new(root: &Path, plan: &Plan, filtered: &[crate::plan::RelPath]) -> Result<Plan> {
+pub fn blobs_for_new(root: &Path, plan: &Plan, filtered: &[crate::tree::RelPath]) -> Result<Plan> {
     let eol = Eol::of(root);
     let mut files = plan.files.clone();
     for path in filtered {

@@ -16,6 +16,7 @@ use crate::overrides::{self, Override, Patches};
 use crate::record::BlueprintId;
 use crate::yaml::Places;
 
+pub mod facts;
 mod source;
 pub use source::{EMBEDDED_ORIGIN, available, embedded_names, search_path};
 use source::{Layer, read_layer};

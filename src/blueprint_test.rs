@@ -1,6 +1,5 @@
 //! `scaffold blueprint test`: render each answer set in the blueprint's `tests/` and run
 //! the built-in checks on the result. Pure: a case in, a verdict out.
-use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
@@ -196,7 +195,7 @@ pub fn run_case(
         (Err(e), _) => verdict.failed(name, &e),
         (Ok(rendered), None) => {
             verdict.files = rendered.plan.files.len();
-            verdict.problems = check(&rendered.plan, blueprint.catalog.crd_providers());
+            verdict.problems = check(&rendered.plan, blueprint.catalog.facts());
             settle_expected(&mut verdict, name, &expect_findings);
             return (verdict, Some(rendered.plan));
         }
@@ -206,8 +205,8 @@ pub fn run_case(
 
 /// The built-in checks: the error-severity rules of `scaffold check`, run on the rendered
 /// plan in memory, knowing the CRDs the blueprint's catalog says its charts install.
-pub fn check(plan: &Plan, crd_providers: BTreeMap<String, Vec<String>>) -> Vec<Diagnostic> {
-    let repo = crate::check::Repo::from_plan(plan).with_crd_providers(crd_providers);
+pub fn check(plan: &Plan, catalog: crate::catalog::CatalogFacts) -> Vec<Diagnostic> {
+    let repo = crate::check::Repo::from_plan(plan).with_catalog(catalog);
     crate::check::run(&repo, &crate::check::Filter::default())
         .into_iter()
         .filter(Diagnostic::is_error)

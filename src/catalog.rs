@@ -42,54 +42,7 @@ pub struct EntrySpec {
     pub features: Vec<Feature>,
 }
 
-/// A feature of an addon's chart: a controller that watches an API only some clusters have.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Feature {
-    pub name: String,
-    #[serde(default)]
-    pub needs: Needs,
-    /// Values that turn it on; any one is enough.
-    pub enabled_by: Vec<Trigger>,
-}
-
-/// What a feature needs from the cluster.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Needs {
-    /// API groups whose CRDs must be installed before the controller starts.
-    #[serde(default)]
-    pub api_groups: Vec<String>,
-    /// Catalog addons that bring them (the `values_when` key the enabling values go under).
-    #[serde(default)]
-    pub addons: Vec<String>,
-    /// Answers the feature needs (e.g. `dns_zone`); the entry must `require` them.
-    #[serde(default)]
-    pub answers: Vec<String>,
-}
-
-/// A chart value that turns a feature on: the value at `path` (dotted) equals one of
-/// `any_of`, or is a list holding one.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Trigger {
-    pub path: String,
-    pub any_of: Vec<Json>,
-}
-
-impl Trigger {
-    /// The value (or list item) in `values` that turns the feature on.
-    pub fn matched<'a>(&self, values: &'a Json) -> Option<&'a Json> {
-        let mut at = values;
-        for key in self.path.split('.') {
-            at = at.get(key)?;
-        }
-        match at {
-            Json::Array(items) => items.iter().find(|i| self.any_of.contains(i)),
-            other => self.any_of.contains(other).then_some(other),
-        }
-    }
-}
+pub use crate::check::facts::{CatalogFacts, ChartFacts, Feature};
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChartSpec {
@@ -470,23 +423,22 @@ impl Catalog {
             .collect()
     }
 
-    /// The CRD groups each entry's chart installs (`crds.provides`), by chart name and by
-    /// entry name: the facts `check`'s CRD rules take from a blueprint.
-    pub fn crd_providers(&self) -> BTreeMap<String, Vec<String>> {
-        let mut providers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    /// What `check` knows of each entry's chart (`crds.provides`, `features`), by chart
+    /// name and by entry name: the facts its CRD and prerequisite rules take from a
+    /// blueprint.
+    pub fn facts(&self) -> CatalogFacts {
+        let mut facts = CatalogFacts::default();
         for entry in self.entries.values() {
-            let groups = entry.provides();
-            if groups.is_empty() {
-                continue;
-            }
-            for name in [&entry.spec.chart.name, &entry.spec.name] {
-                let known = providers.entry(name.clone()).or_default();
-                known.extend(groups.iter().cloned());
-                known.sort();
-                known.dedup();
-            }
+            facts.insert(
+                &entry.spec.chart.name,
+                ChartFacts {
+                    entry: entry.spec.name.clone(),
+                    provides: entry.provides(),
+                    features: entry.spec.features.clone(),
+                },
+            );
         }
-        providers
+        facts
     }
 
     pub fn select(&self, chosen: &[String]) -> Result<Selection<'_>> {

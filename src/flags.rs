@@ -60,7 +60,7 @@ pub fn parse_values(text: &str, path: &Path) -> Result<BTreeMap<String, Json>> {
             let settings = ["addon_settings", "environment_addon_settings"]
                 .into_iter()
                 .any(|key| root.get(key).is_some());
-            crate::ui::note(format!(
+            crate::notes::note(format!(
                 "note: --values `{}` is an answers record; using its `answers` and each environment's{}",
                 path.display(),
                 if settings {

@@ -8,7 +8,7 @@ use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOpt
 use crate::error::{Error, Problem, Result};
 use crate::identity::Signing;
 use crate::pack::PackBuilder;
-use crate::plan::Plan;
+use crate::tree::Plan;
 
 /// Who a commit is by, and how it is signed: the author (`--author`, else git's), the
 /// committer git would name, and `commit.gpgSign`'s signing (`identity` resolves them).

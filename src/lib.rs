@@ -52,6 +52,7 @@ pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod merge;
 pub(crate) mod migrate;
+pub mod notes;
 pub(crate) mod overrides;
 pub(crate) mod pack;
 pub(crate) mod parallel;

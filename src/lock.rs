@@ -236,7 +236,7 @@ fn break_stale(git_dir: &Path, path: &Path, text: &str) -> Result<()> {
             let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
             if fs::read_to_string(path).is_ok_and(|now| now == text) {
                 let _ = fs::remove_file(path);
-                crate::ui::note(format!(
+                crate::notes::note(format!(
                     "note: removed `{}`, left by a scaffold run that is gone ({})",
                     path.display(),
                     text.trim_end()

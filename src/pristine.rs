@@ -15,8 +15,7 @@ use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature, TreeWa
 
 use crate::error::{Error, Problem, Result};
 use crate::identity::Signing;
-use crate::plan::{Plan, RelPath};
-use crate::record;
+use crate::tree::{Plan, RelPath};
 
 /// The whole repository's base. Per-environment bases, when a repo holds several, would
 /// live beside it as `refs/scaffold/envs/<env>`.
@@ -29,9 +28,17 @@ const SEARCH_DEPTH: usize = 64;
 /// `+` lets the fetch replace a local base once the clone has made scaffold commits.
 pub const FETCH_HINT: &str = "git fetch origin '+refs/scaffold/*:refs/scaffold/*'";
 
-/// The newest stored base and its answers record (the base a hand-edited record was
-/// edited from), if the repo has one.
-pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
+/// A scaffold repo's answers record as the base stores it: its path in the tree (the record
+/// belongs to the model; the base only finds it) and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordFile<'a> {
+    pub path: &'a str,
+    pub bytes: &'a [u8],
+}
+
+/// The newest stored base and its answers record at `record_path` (the base a hand-edited
+/// record was edited from), if the repo has one.
+pub fn tip(root: &Path, record_path: &str) -> Result<Option<(Plan, Vec<u8>)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
     let fail = |e| failed("read the pristine base", root, e);
     let commit = match repo.refname_to_id(BASE_REF) {
@@ -40,7 +47,7 @@ pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
         Err(e) => return Err(fail(e)),
     };
     let tree = commit.tree().map_err(fail)?;
-    let Ok(entry) = tree.get_path(Path::new(record::PATH)) else {
+    let Ok(entry) = tree.get_path(Path::new(record_path)) else {
         return Ok(None);
     };
     let record = repo.find_blob(entry.id()).map_err(fail)?.content().to_vec();
@@ -233,9 +240,9 @@ pub fn base_commit(
     )
 }
 
-/// The stored base whose answers record is `record_bytes` (the newest such), if any.
-pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
-    find_in(root, BASE_REF, record_bytes).map(|found| found.map(|(plan, _)| plan))
+/// The stored base whose answers record is `record` (the newest such), if any.
+pub fn find(root: &Path, record: RecordFile<'_>) -> Result<Option<Plan>> {
+    find_in(root, BASE_REF, record).map(|found| found.map(|(plan, _)| plan))
 }
 
 /// Where `fetch_matching` puts the remote's base: outside `refs/scaffold/` so that pushing
@@ -243,13 +250,13 @@ pub fn find(root: &Path, record_bytes: &[u8]) -> Result<Option<Plan>> {
 /// stays there: a base commit that does not contain it merges it (`unmerged_remote`).
 const REMOTE_REF: &str = "refs/scaffold-remote/base";
 
-/// The base matching `record_bytes` from the `origin` remote, when the local chain has
+/// The base matching `record` from the `origin` remote, when the local chain has
 /// none (a plain clone has no base; a pulled branch has a newer one than the clone). It
 /// becomes the local base; the remote's name is returned so the caller can say so.
-pub fn fetch_matching(root: &Path, record_bytes: &[u8]) -> Result<Option<(Plan, String)>> {
+pub fn fetch_matching(root: &Path, record: RecordFile<'_>) -> Result<Option<(Plan, String)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
     let found = if fetch_remote(&repo)? {
-        find_in(root, REMOTE_REF, record_bytes)?
+        find_in(root, REMOTE_REF, record)?
     } else {
         None
     };
@@ -306,7 +313,7 @@ fn restore_shallow(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&temp, path).map_err(|e| Error::io_path("replace", path, e))
 }
 
-fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Plan, Oid)>> {
+fn find_in(root: &Path, refname: &str, record: RecordFile<'_>) -> Result<Option<(Plan, Oid)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
     let fail = |e| failed("read the pristine base", root, e);
     let mut next = match repo.refname_to_id(refname) {
@@ -314,7 +321,7 @@ fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Pl
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
     };
-    let wanted = Oid::hash_object(ObjectType::Blob, record_bytes).map_err(fail)?;
+    let wanted = Oid::hash_object(ObjectType::Blob, record.bytes).map_err(fail)?;
     // Newest first, through every parent: a merged base has a teammate's chain beside ours.
     let mut queue: std::collections::VecDeque<git2::Commit<'_>> = next.take().into_iter().collect();
     let mut seen = std::collections::HashSet::new();
@@ -323,7 +330,7 @@ fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Pl
             continue;
         }
         let tree = commit.tree().map_err(fail)?;
-        let recorded = tree.get_path(Path::new(record::PATH)).ok().map(|e| e.id());
+        let recorded = tree.get_path(Path::new(record.path)).ok().map(|e| e.id());
         if recorded == Some(wanted) {
             return Ok(Some((read_tree(&repo, &tree, root)?, commit.id())));
         }
@@ -368,9 +375,14 @@ mod tests {
     fn the_base_a_record_matches_is_found_down_the_chain() {
         let dir = tempfile::TempDir::new().expect("dir");
         Repository::init(dir.path()).expect("init");
-        let first = Plan::of_texts(&[(record::PATH, "v: 1\n"), ("a/b.yaml", "one\n")]);
-        let second = Plan::of_texts(&[(record::PATH, "v: 2\n"), ("a/b.yaml", "two\n")]);
-        assert!(find(dir.path(), b"v: 1\n").expect("find").is_none());
+        const RECORD: &str = ".scaffold/answers.yaml";
+        let record = |bytes| RecordFile {
+            path: RECORD,
+            bytes,
+        };
+        let first = Plan::of_texts(&[(RECORD, "v: 1\n"), ("a/b.yaml", "one\n")]);
+        let second = Plan::of_texts(&[(RECORD, "v: 2\n"), ("a/b.yaml", "two\n")]);
+        assert!(find(dir.path(), record(b"v: 1\n")).expect("find").is_none());
         let me = Signature::now("Test", "test@example.org").expect("signature");
         let by = BaseBy {
             author: me.clone(),
@@ -380,10 +392,14 @@ mod tests {
         let id = store(dir.path(), &first, "first", &by).expect("store");
         assert_eq!(store(dir.path(), &first, "again", &by).expect("store"), id);
         store(dir.path(), &second, "second", &by).expect("store");
-        let found = find(dir.path(), b"v: 1\n").expect("find").expect("base");
+        let found = find(dir.path(), record(b"v: 1\n"))
+            .expect("find")
+            .expect("base");
         assert_eq!(found.files, first.files);
-        let found = find(dir.path(), b"v: 2\n").expect("find").expect("base");
+        let found = find(dir.path(), record(b"v: 2\n"))
+            .expect("find")
+            .expect("base");
         assert_eq!(found.files, second.files);
-        assert!(find(dir.path(), b"v: 3\n").expect("find").is_none());
+        assert!(find(dir.path(), record(b"v: 3\n")).expect("find").is_none());
     }
 }

@@ -170,6 +170,14 @@ pub struct Found {
 }
 
 impl Found {
+    /// The record as the pristine base stores it.
+    fn record_file(&self) -> pristine::RecordFile<'_> {
+        pristine::RecordFile {
+            path: record::PATH,
+            bytes: &self.record_bytes,
+        }
+    }
+
     /// The one way into a scaffold repo, for every command that reads or changes one: find
     /// its root, settle what an interrupted run left (roll it back or forward, and say so),
     /// refuse unresolved conflict markers, and only then read the record. Nothing reads the
@@ -182,7 +190,7 @@ impl Found {
             Err(e) => return Err(not_a_repository(&root, &e)),
         }
         if let Some(recovered) = transaction::settle(&root)? {
-            crate::ui::note(recovered);
+            crate::notes::note(recovered);
         }
         transaction::check_state(&root)?;
         check_markers(&root)?;
@@ -195,7 +203,7 @@ impl Found {
         let record = Record::parse(&text)?;
         let (made_by, running) = (&record.scaffold_version, crate::generate::VERSION);
         if crate::version::tuple(made_by) > crate::version::tuple(running) {
-            crate::ui::note(format!(
+            crate::notes::note(format!(
                 "note: this repo was last written by scaffold {made_by}, newer than this scaffold {running}: what it renders may differ from what that one wrote; upgrade scaffold before changing the repo"
             ));
         }
@@ -210,7 +218,7 @@ impl Found {
     /// record no stored base holds while the repo has one was edited or merged since; else
     /// `.scaffold/rendering` (or an older record's own `rendering:` line) says.
     pub fn recorded_digest(&self) -> Result<record::Recorded> {
-        if pristine::tip(&self.root)?.is_some() {
+        if pristine::tip(&self.root, record::PATH)?.is_some() {
             return Ok(record::Recorded::Other);
         }
         let path = self.root.join(record::DIGESTS_PATH);
@@ -230,13 +238,13 @@ impl Found {
     /// The stored base this record was made from: from `refs/scaffold/base`, else fetched
     /// from `origin` (a plain clone leaves it behind; the fetch says so).
     pub fn stored_base(&self) -> Result<Option<Plan>> {
-        if let Some(plan) = pristine::find(&self.root, &self.record_bytes)? {
+        if let Some(plan) = pristine::find(&self.root, self.record_file())? {
             return Ok(Some(plan));
         }
-        let Some((plan, remote)) = pristine::fetch_matching(&self.root, &self.record_bytes)? else {
+        let Some((plan, remote)) = pristine::fetch_matching(&self.root, self.record_file())? else {
             return Ok(None);
         };
-        crate::ui::note(format!(
+        crate::notes::note(format!(
             "note: fetched the pristine base ({}) from `{remote}`: a plain `git clone` leaves it behind",
             pristine::BASE_REF
         ));
@@ -256,7 +264,7 @@ impl Found {
                 edited_from: None,
             });
         }
-        if let Some((plan, bytes)) = pristine::tip(&self.root)? {
+        if let Some((plan, bytes)) = pristine::tip(&self.root, record::PATH)? {
             let tip = Record::parse(&String::from_utf8_lossy(&bytes))?;
             return Ok(Base {
                 plan,

@@ -6,42 +6,8 @@
 //! that arise deep in it, such as a fetched base) through [`note`], which honours the same
 //! verbosity. The verbosity is set once from the command line, before any command runs.
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU8, Ordering};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verbosity {
-    Quiet = 0,
-    Normal = 1,
-    Verbose = 2,
-}
-
-static VERBOSITY: AtomicU8 = AtomicU8::new(Verbosity::Normal as u8);
-
-pub fn set_verbosity(level: Verbosity) {
-    VERBOSITY.store(level as u8, Ordering::Relaxed);
-}
-
-pub fn verbosity() -> Verbosity {
-    match VERBOSITY.load(Ordering::Relaxed) {
-        0 => Verbosity::Quiet,
-        1 => Verbosity::Normal,
-        _ => Verbosity::Verbose,
-    }
-}
-
-/// A note or progress line on stderr; `-q` silences it.
-pub fn note(message: impl std::fmt::Display) {
-    if verbosity() >= Verbosity::Normal {
-        eprintln!("{message}");
-    }
-}
-
-/// Detail on stderr that only `-v` shows.
-pub fn detail(message: impl std::fmt::Display) {
-    if verbosity() >= Verbosity::Verbose {
-        eprintln!("{message}");
-    }
-}
+pub use crate::notes::{Verbosity, detail, note, set_verbosity, verbosity};
 
 /// Whether stdout may carry colour: a terminal, `NO_COLOR` unset, `TERM` not `dumb`.
 pub fn stdout_colored() -> bool {

@@ -143,7 +143,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let previous = base.edited_from.as_ref().unwrap_or(&found.record);
     let edited = answer_keys(previous, &found.record, addons_key);
     if !edited.is_empty() {
-        crate::ui::note(format!(
+        crate::notes::note(format!(
             "note: {} changed since scaffold last recorded it (edited by hand, or merged); applying: {}",
             record::PATH,
             edited.join(", ")

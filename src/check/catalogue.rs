@@ -44,6 +44,12 @@ pub static RULES: &[Rule] = &[
         "fix the parse errors first, then run check again",
     ),
     rule(
+        "check.catalog",
+        W,
+        "a note, not a requirement: the catalog of the blueprint the repo records loads, so the CRD and feature rules know its charts",
+        "make the recorded blueprint loadable here (`.scaffold/answers.yaml` names it and where it came from); until then the embedded default catalog stands in",
+    ),
+    rule(
         "yaml.parse",
         E,
         "every YAML document parses; duplicate keys are errors",

@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod components;
 pub mod environments;
+pub mod facts;
 pub mod gotemplate;
 pub mod kops;
 pub mod kustomize;
@@ -66,6 +67,13 @@ impl Filter {
 /// ([`environments`]); findings sorted by file and line, suppressions applied.
 pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
     let mut out = environments::run(repo, |view| run_view(view, filter));
+    if let Some(missing) = &repo.catalog.unavailable
+        && filter.keeps("check.catalog")
+    {
+        let mut note = Findings::default();
+        note.add("check.catalog", &missing.file, 1, missing.reason.clone());
+        out.extend(note.0);
+    }
     // What environments share is judged over the whole repo: no view holds two.
     let all = environments::names(repo);
     if all.len() > 1 {

@@ -146,10 +146,10 @@ pub struct Repo {
     /// Patches of a kustomization that match no object its resources build to (kustomize
     /// fails the build): by kustomization file, the patch file, its line and its target.
     pub unmatched_patches: BTreeMap<String, Vec<(String, usize, String)>>,
-    /// CRD groups a chart installs, by chart name, beyond check's built-in table: the
-    /// `crds.provides` of the blueprint's catalog, given by the caller
-    /// ([`Repo::with_crd_providers`]) so a team addon shipping its own CRDs is known.
-    pub crd_providers: BTreeMap<String, Vec<String>>,
+    /// What the blueprint's catalog says of each chart (the CRD groups it installs beyond
+    /// check's built-in table, its features), given by the caller ([`Repo::with_catalog`])
+    /// so a team addon shipping its own CRDs is known; shared by every environment's view.
+    pub catalog: std::sync::Arc<crate::check::facts::CatalogFacts>,
     /// In one environment's view of a repo of several: which it is, and what only each
     /// environment holds (`environments::Scope`).
     pub environment: Option<EnvironmentScope>,
@@ -285,9 +285,9 @@ impl Repo {
     }
 
     /// The part of the repo whose files `keep` accepts (an environment's view).
-    /// The repo, knowing which CRD groups each chart of `providers` installs.
-    pub fn with_crd_providers(mut self, providers: BTreeMap<String, Vec<String>>) -> Repo {
-        self.crd_providers = providers;
+    /// The repo, knowing what its blueprint's catalog says of each chart.
+    pub fn with_catalog(mut self, facts: crate::check::facts::CatalogFacts) -> Repo {
+        self.catalog = std::sync::Arc::new(facts);
         self
     }
 
@@ -329,7 +329,7 @@ impl Repo {
                 .map(|(p, l)| (p.clone(), l.clone()))
                 .collect(),
             unmatched_patches: BTreeMap::new(),
-            crd_providers: self.crd_providers.clone(),
+            catalog: self.catalog.clone(),
             environment: None,
         }
     }

@@ -55,8 +55,8 @@ fn check_one(dir: &Path, filter: &Filter) -> Result<Checked> {
     }
     let _lock = crate::lock::acquire_to_read(dir, "check")?;
     let repo = Repo::read(dir)?;
-    let providers = crd_providers(&repo);
-    let repo = repo.with_crd_providers(providers);
+    let facts = crate::blueprint::facts::for_record(repo.text(crate::record::PATH));
+    let repo = repo.with_catalog(facts);
     if !repo.is_platform() {
         return Err(Error::input(Problem::new(format!("`{}` is not a scaffold platform repo: it holds no Flux Kustomization, Terraform module or kops template ({} files)",
             dir.display(),
@@ -67,29 +67,6 @@ fn check_one(dir: &Path, filter: &Filter) -> Result<Checked> {
         findings: check::run(&repo, filter),
         environments: check::environments::names(&repo),
     })
-}
-
-/// The CRD groups the catalog of the repo's recorded blueprint (from where it was loaded,
-/// else by name; else the embedded default) says each chart installs; none when none loads.
-fn crd_providers(repo: &Repo) -> std::collections::BTreeMap<String, Vec<String>> {
-    let recorded = repo
-        .text(crate::record::PATH)
-        .and_then(|text| crate::record::Record::parse(text).ok())
-        .and_then(|record| {
-            let id = record.blueprint;
-            let from_source = id.source.as_deref().map(|source| {
-                crate::blueprint::Blueprint::load(
-                    source.strip_prefix("embedded:").unwrap_or(source),
-                )
-            });
-            from_source
-                .and_then(|loaded| loaded.ok())
-                .or_else(|| crate::blueprint::Blueprint::load(&id.name).ok())
-        });
-    recorded
-        .or_else(|| crate::blueprint::Blueprint::load("default").ok())
-        .map(|b| b.catalog.crd_providers())
-        .unwrap_or_default()
 }
 
 fn has_errors(findings: &[Diagnostic]) -> bool {

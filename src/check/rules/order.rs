@@ -34,7 +34,7 @@ pub(super) fn installs(context: &Context, layer: &Layer) -> BTreeMap<String, boo
             }
             // A chart the catalog says installs CRDs (`crds.provides`), unless told not to.
             if object.spec("install/crds").and_then(Json::as_str) != Some("Skip") {
-                for group in context.repo.crd_providers.get(&chart).into_iter().flatten() {
+                for group in context.repo.catalog.provides(&chart) {
                     groups.entry(group.clone()).or_insert(false);
                 }
             }

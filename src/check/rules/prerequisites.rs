@@ -9,34 +9,12 @@ use std::collections::BTreeSet;
 use serde_json::Value as Json;
 
 use super::{Context, Layer, order};
-use crate::blueprint::Blueprint;
-use crate::catalog::{Catalog, Entry};
 use crate::check::Findings;
-
-/// The catalog of the blueprint the repo records (`.scaffold/answers.yaml`), else the
-/// embedded default one: a hand-made repo is judged by the catalog scaffold ships.
-fn catalog(context: &Context) -> Option<Catalog> {
-    let recorded = context
-        .repo
-        .text(crate::record::PATH)
-        .and_then(|text| crate::record::Record::parse(text).ok())
-        .and_then(|record| Blueprint::load(&record.blueprint.name).ok());
-    recorded
-        .or_else(|| Blueprint::load("default").ok())
-        .map(|b| b.catalog)
-}
-
-/// Catalog entries for a chart name (the chart an entry installs, or the entry's name).
-fn entries_of<'c>(catalog: &'c Catalog, chart: &str) -> Vec<&'c Entry> {
-    catalog
-        .entries()
-        .filter(|e| e.spec.chart.name == chart || e.spec.name == chart)
-        .collect()
-}
+use crate::check::facts::CatalogFacts;
 
 /// The API groups a layer installs: what `order.crd` derives, plus the `crds.provides` of
 /// every HelmRelease whose chart the catalog knows.
-fn installs(context: &Context, catalog: &Catalog, layer: &Layer) -> BTreeSet<String> {
+fn installs(context: &Context, catalog: &CatalogFacts, layer: &Layer) -> BTreeSet<String> {
     let mut groups: BTreeSet<String> = order::installs(context, layer).into_keys().collect();
     for (index, _) in &layer.built.objects {
         let object = &context.repo.objects[*index];
@@ -44,23 +22,19 @@ fn installs(context: &Context, catalog: &Catalog, layer: &Layer) -> BTreeSet<Str
             && object.spec("install/crds").and_then(Json::as_str) != Some("Skip")
             && let Some(chart) = context.chart_name(object, &context.namespaces[*index])
         {
-            for entry in entries_of(catalog, &chart) {
-                groups.extend(entry.provides());
-            }
+            groups.extend(catalog.provides(&chart).cloned());
         }
     }
     groups
 }
 
 pub fn run(context: &Context, findings: &mut Findings) {
-    let Some(catalog) = catalog(context) else {
-        return;
-    };
+    let catalog = &*context.repo.catalog;
     let from_kops = context.kops_crds();
     let installed: Vec<BTreeSet<String>> = context
         .layers
         .iter()
-        .map(|l| installs(context, &catalog, l))
+        .map(|l| installs(context, catalog, l))
         .collect();
     for (index, (release, namespace)) in context
         .repo
@@ -76,12 +50,9 @@ pub fn run(context: &Context, findings: &mut Findings) {
             continue;
         };
         let values = release.spec("values").cloned().unwrap_or(Json::Null);
-        let own: BTreeSet<String> = entries_of(&catalog, &chart)
-            .iter()
-            .flat_map(|e| e.provides())
-            .collect();
-        for entry in entries_of(&catalog, &chart) {
-            for feature in &entry.spec.features {
+        let own: BTreeSet<String> = catalog.provides(&chart).cloned().collect();
+        for entry in catalog.of(&chart) {
+            for feature in &entry.features {
                 let Some((trigger, value)) = feature
                     .enabled_by
                     .iter()
@@ -124,7 +95,7 @@ pub fn run(context: &Context, findings: &mut Findings) {
                                 trigger.path,
                                 show(value),
                                 feature.name,
-                                entry.spec.name
+                                entry.entry
                             ),
                         );
                     }
