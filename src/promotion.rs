@@ -13,7 +13,17 @@ use crate::error::{Error, Problem, Result};
 use crate::json_merge;
 use crate::record::Record;
 use crate::repo::Repo;
-use crate::report::PromotedEntry;
+
+/// One component `promote` compared: its chart version before and after in the target,
+/// the value paths that moved, and the ones the target owns that stayed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PromotedEntry {
+    pub component: String,
+    pub version_before: String,
+    pub version_after: String,
+    pub moved: Vec<String>,
+    pub kept: Vec<String>,
+}
 
 /// The settings keys promote rewrites; the rest (a custom chart's source, namespace,
 /// layer) stay the target's.

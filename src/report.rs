@@ -73,16 +73,8 @@ pub struct EditReport {
     pub promoted: Option<Vec<PromotedEntry>>,
 }
 
-/// One component `promote` compared: its chart version before and after in the target,
-/// the value paths that moved, and the ones the target owns that stayed.
-#[derive(Debug, Clone, Serialize)]
-pub struct PromotedEntry {
-    pub component: String,
-    pub version_before: String,
-    pub version_after: String,
-    pub moved: Vec<String>,
-    pub kept: Vec<String>,
-}
+/// One component `promote` compared (the core's type, a `--json` shape as it is).
+pub use crate::promotion::PromotedEntry;
 
 /// `scaffold update --json`, with or without `--dry-run`.
 #[derive(Debug, Serialize)]
