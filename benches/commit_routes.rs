@@ -3,7 +3,7 @@
 //!
 //! - `git::commit`: the route `scaffold new` takes (`commands::new::fill_and_commit`): blobs
 //!   hashed and packed on a second core while the files are written, then trees and commits
-//!   added, all written by `src/pack.rs` as one packfile without deltas with its `.idx`, and
+//!   added, all written by `crates/scaffold-git/src/pack.rs` as one packfile without deltas with its `.idx`, and
 //!   index entries whose stat data comes from the files just written;
 //! - `packbuilder`: the route before it, kept here for comparison: every object into a
 //!   libgit2 mempack, dumped through libgit2's packbuilder (which searches for deltas) and
@@ -24,8 +24,9 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use git2::{IndexEntry, IndexTime, Repository, RepositoryInitOptions, Signature};
 
 use scaffold::commands::new::fill_and_commit;
-use scaffold::plan::{Plan, RelPath};
-use scaffold::{git, write};
+use scaffold_core::write;
+use scaffold_git::git;
+use scaffold_model::plan::{Plan, RelPath};
 
 fn synthetic_plan(n: usize) -> Plan {
     let mut plan = Plan::default();

@@ -13,16 +13,18 @@ use std::process::Command;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::Map;
 
-use scaffold::answers::{self, Sources};
-use scaffold::blueprint::Blueprint;
 use scaffold::commands::new::fill_and_commit;
-use scaffold::{generate, git, write};
+use scaffold_core::write;
+use scaffold_git::git;
+use scaffold_model::answers::{self, Sources};
+use scaffold_model::blueprint::Blueprint;
+use scaffold_model::generate;
 
 const AUTHOR: &str = "B <b@example.org>";
 
 fn default_answers(
     blueprint: &Blueprint,
-    renderer: &scaffold::render::Renderer,
+    renderer: &scaffold_model::render::Renderer,
 ) -> answers::Answers {
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), "demo".into());

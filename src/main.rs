@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scaffold::commands::ExitStatus;
+use scaffold::outcome::ExitStatus;
 
 /// mimalloc: `new` allocates many small values (YAML nodes, JSON contexts, rendered files)
 /// and glibc's malloc was a quarter of its CPU (BENCHMARKS.md, round two).
@@ -24,8 +24,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    scaffold::signals::install();
-    scaffold::git::enable_fsync();
+    scaffold_core::signals::install();
+    scaffold_git::git::enable_fsync();
     // A bug must not reach the user as a Rust backtrace: one line, what to do, exit 70.
     std::panic::set_hook(Box::new(|info| {
         let at = info
@@ -61,15 +61,15 @@ fn main() -> ExitCode {
     match result {
         // A signal after the commit point let the change finish: a success, said so.
         Ok(ExitStatus::Success)
-            if scaffold::signals::interrupted() && scaffold::signals::committed() =>
+            if scaffold_core::signals::interrupted() && scaffold_core::signals::committed() =>
         {
             eprintln!("note: interrupted after the change was committed; it is complete");
             ExitCode::SUCCESS
         }
         // 130 means nothing changed.
-        Ok(ExitStatus::Success) if scaffold::signals::interrupted() => {
+        Ok(ExitStatus::Success) if scaffold_core::signals::interrupted() => {
             eprintln!("interrupted; nothing was changed");
-            ExitCode::from(scaffold::signals::INTERRUPTED_EXIT as u8)
+            ExitCode::from(scaffold_core::signals::INTERRUPTED_EXIT as u8)
         }
         Ok(status) => ExitCode::from(status.code()),
         Err(err) => {

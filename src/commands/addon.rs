@@ -3,12 +3,12 @@
 //! keeps the user's edits; then record and commit.
 use serde_json::{Map, Value as Json};
 
-use super::ExitStatus;
 use crate::addon_envs;
 use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
 use crate::generate;
 use crate::helm_values::{self, Typing};
+use crate::outcome::ExitStatus;
 use crate::repo::{Repo, addon_version};
 use crate::settings::{AddAddonOptions, RemoveAddonOptions};
 use crate::ui::Reporter;

@@ -1,13 +1,13 @@
 //! `scaffold blueprint list | show | init | lint | test`.
 use std::path::Path;
 
-use super::ExitStatus;
 use crate::blueprint::{self, Blueprint};
 use crate::blueprint_test;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Problem, Result};
 use crate::generate;
 use crate::lint;
+use crate::outcome::ExitStatus;
 use crate::overrides::OverrideKind;
 use crate::plan::Plan;
 use crate::report::{self, CaseEntry, TestReport};

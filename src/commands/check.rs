@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::ExitStatus;
 use crate::check::{self, Filter, Repo, report};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{Error, Problem, Result};
+use crate::outcome::ExitStatus;
 use crate::settings::{CheckFormat, CheckOptions};
 use crate::ui::Reporter;
 

@@ -1,9 +1,9 @@
 //! `scaffold diff [BASE] [HEAD]`: read both sides (revisions from git, or the work tree),
 //! compare what each environment's cluster applies, report. Writes nothing.
-use super::ExitStatus;
 use crate::check::Repo;
 use crate::diff::{self, format, revision};
 use crate::error::{Error, Problem, Result};
+use crate::outcome::ExitStatus;
 use crate::settings::{DiffFormat, DiffOptions};
 use crate::ui::Reporter;
 

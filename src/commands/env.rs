@@ -3,9 +3,9 @@
 //! commit as add-addon.
 use serde_json::{Map, Value as Json};
 
-use super::ExitStatus;
 use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
+use crate::outcome::ExitStatus;
 use crate::record::Record;
 use crate::repo::Repo;
 use crate::settings::{EnvAddOptions, EnvRemoveOptions};

@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use super::ExitStatus;
 use crate::blueprint::Blueprint;
 use crate::catalog::Entry;
 use crate::error::Result;
+use crate::outcome::ExitStatus;
 use crate::report::AddonRow;
 use crate::settings::ListAddonsOptions;
 use crate::ui::Reporter;

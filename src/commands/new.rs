@@ -5,12 +5,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value as Json};
 
-use super::ExitStatus;
 use crate::answers::{self, Sources};
 use crate::blueprint::Blueprint;
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::git;
+use crate::outcome::ExitStatus;
 use crate::prompt::Terminal;
 use crate::report::{self, BlueprintId, NewReport};
 use crate::settings::NewOptions;

@@ -3,9 +3,9 @@
 //! A's chart version and values in B, as one commit whose message lists what moved. The
 //! values B owns (`add-addon --env B --helm-set`) stay unless `--values`; nothing to do
 //! (and no commit) when B already runs what A runs. The model is `crate::promotion`.
-use super::ExitStatus;
 use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
+use crate::outcome::ExitStatus;
 use crate::promotion::{
     carry_over, changed, check_pair, components, conflicts, env_catalog, outcome,
 };

@@ -5,11 +5,11 @@
 //! and the output give B's upgrade steps in that order.
 use serde_json::{Map, Value as Json};
 
-use super::ExitStatus;
 use crate::answers::Answers;
 use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
 use crate::manifest::{ClusterPin, PinKind};
+use crate::outcome::ExitStatus;
 use crate::record::Record;
 use crate::repo::Repo;
 use crate::report::PromotedEntry;

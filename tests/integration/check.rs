@@ -616,6 +616,26 @@ fn check_partial() {
 }
 
 #[test]
+fn check_catalog() {
+    // The record names a team blueprint that is not here: the CRD and feature rules judge
+    // with the embedded default's catalog, and say so (a warning: exit 0).
+    breaks("check.catalog", |_, d| {
+        replace(
+            d,
+            ".scaffold/answers.yaml",
+            "source: embedded:default",
+            "source: /nowhere/team-blueprint",
+        );
+        replace(
+            d,
+            ".scaffold/answers.yaml",
+            "blueprint:\n  name: default\n",
+            "blueprint:\n  name: team-gone\n",
+        );
+    });
+}
+
+#[test]
 fn ref_node_class() {
     breaks("ref.node-class", |_, d| {
         replace(

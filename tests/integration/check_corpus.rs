@@ -906,13 +906,13 @@ fn kubectl_build(kubectl: &Path, dir: &Path) -> Vec<(String, String, String)> {
     objects
 }
 
-/// check's own kustomize build (scaffold::check::kustomize) against `kubectl kustomize` on
+/// check's own kustomize build (scaffold_check::kustomize) against `kubectl kustomize` on
 /// every kustomization directory a Flux Kustomization points at, in every answer set's repo
 /// and in hand-made overlays: the same objects, in the same namespaces (for objects
 /// kubectl gives a namespace; check does not model which kinds are cluster-scoped).
 #[test]
 fn check_kustomize_builds_what_kubectl_kustomize_builds() {
-    use scaffold::check::{Repo, kustomize};
+    use scaffold_check::{Repo, kustomize};
     let Some(kubectl) = kubectl() else { return };
     let env = Env::new();
     let mut dirs = Vec::new();
@@ -1112,12 +1112,12 @@ fn synthetic_outputs(dir: &Path) -> Json {
     Json::Object(out)
 }
 
-/// check's kops template rendering (scaffold::check::kops) against the validator's
+/// check's kops template rendering (scaffold_check::kops) against the validator's
 /// kops-render on every answer set's cluster template, with the same values: the same
 /// documents.
 #[test]
 fn check_renders_kops_templates_as_kops_render_does() {
-    use scaffold::check::{Repo, kops};
+    use scaffold_check::{Repo, kops};
     let Some(renderer) = kops_render() else {
         return;
     };

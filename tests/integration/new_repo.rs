@@ -121,7 +121,7 @@ fn a_non_empty_target_is_refused_and_left_alone() {
     assert_eq!(out.code, 3, "{}", out.stderr);
 }
 
-/// `new` writes its objects as one packfile and idx of its own (src/pack.rs): git must
+/// `new` writes its objects as one packfile and idx of its own (crates/scaffold-git/src/pack.rs): git must
 /// accept them as it accepts its own, and the base ref must share the commit's tree.
 #[test]
 fn the_first_commit_is_one_pack_git_verifies() {

@@ -4,11 +4,11 @@
 use std::path::{Component, Path};
 
 use proptest::prelude::*;
-use scaffold::answers::{Sources, gather};
-use scaffold::blueprint::{Blueprint, Manifest, Question};
-use scaffold::flags::{parse_pairs, parse_values};
-use scaffold::plan::RelPath;
-use scaffold::record::Record;
+use scaffold_core::flags::{parse_pairs, parse_values};
+use scaffold_model::answers::{Sources, gather};
+use scaffold_model::blueprint::{Blueprint, Manifest, Question};
+use scaffold_model::plan::RelPath;
+use scaffold_model::record::Record;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -79,15 +79,15 @@ proptest! {
     #[test]
     fn answers_parse_by_type_without_panicking(text in ".{0,64}") {
         for kind in ["string", "int", "bool", "list", "map", "cidr"] {
-            let _ = scaffold::answers::parse_text(&question(kind), &text);
+            let _ = scaffold_model::answers::parse_text(&question(kind), &text);
         }
     }
 
     #[test]
     fn whole_numbers_and_lists_round_trip(n in any::<i64>(), items in proptest::collection::vec("[a-z0-9.-]{1,12}", 0..6)) {
-        let parsed = scaffold::answers::parse_text(&question("int"), &n.to_string());
+        let parsed = scaffold_model::answers::parse_text(&question("int"), &n.to_string());
         prop_assert_eq!(parsed, Ok(serde_json::json!(n)));
-        let parsed = scaffold::answers::parse_text(&question("list"), &items.join(","));
+        let parsed = scaffold_model::answers::parse_text(&question("list"), &items.join(","));
         prop_assert_eq!(parsed, Ok(serde_json::json!(items)));
     }
 
@@ -129,7 +129,7 @@ proptest! {
     #[test]
     fn no_rendered_path_escapes_the_target(a in "[a-z./\\\\ -]{0,12}|\\.\\.|\\.git|\\.GIT|/etc", b in "[a-zA-Z./\\\\ -]{0,12}|\\.\\.|\\.GIT") {
         let (_dir, blueprint) = path_blueprint();
-        let renderer = scaffold::generate::renderer_for(&blueprint).expect("renderer");
+        let renderer = scaffold_model::generate::renderer_for(&blueprint).expect("renderer");
         let answers = gather(&blueprint, &renderer, Sources {
             set: vec![("a".into(), a.clone()), ("b".into(), b.clone())],
             values: Default::default(),
@@ -138,9 +138,9 @@ proptest! {
             recorded_environments: Default::default(),
         });
         let Ok(answers) = answers else { return Ok(()) };
-        let record = scaffold::generate::record_for(&blueprint, &answers, Default::default());
+        let record = scaffold_model::generate::record_for(&blueprint, &answers, Default::default());
         // Either refused (a blueprint error naming the path) or every path stays inside.
-        if let Ok(rendered) = scaffold::generate::render(&blueprint, &renderer, &answers, &record) {
+        if let Ok(rendered) = scaffold_model::generate::render(&blueprint, &renderer, &answers, &record) {
             for path in rendered.plan.files.keys() {
                 prop_assert!(stays_inside(path.as_str()), "{a:?} {b:?} → {}", path.as_str());
             }

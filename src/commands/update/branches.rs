@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::commands::ExitStatus;
 use crate::edit_session::apply;
 use crate::error::Result;
 use crate::flags::read_values;
+use crate::outcome::ExitStatus;
 use crate::settings::{EditOptions, UpdateOptions};
 use crate::ui::Reporter;
 use crate::update::{self, Request};

@@ -1,0 +1,509 @@
+//! The repo model `check` judges: every text file, the Kubernetes objects of its YAML files
+//! (with file and line), its Terraform modules, Makefiles and kops templates. Read once from
+//! disk ([`Repo::read`]) or built from memory ([`Repo::from_files`]); the rules are pure over it.
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use super::yaml::{self, Doc, ParseError};
+use crate::error::{Error, Result};
+
+/// A Kubernetes object: a YAML document with `apiVersion` and `kind`.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub file: String,
+    /// The file a kustomize build reaches it through (its own file).
+    pub built_from: String,
+    /// The overlay patch applied to it, if any (file and document): its `value` is the
+    /// merged object, its text its own; findings about what the patch sets point there.
+    pub overlay: Option<(String, Doc)>,
+    pub doc: Doc,
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    /// `metadata.namespace` as written (kustomize may set it later).
+    pub namespace: Option<String>,
+}
+
+impl Object {
+    pub fn value(&self) -> &Json {
+        &self.doc.value
+    }
+    pub fn group(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
+    }
+    pub fn spec(&self, path: &str) -> Option<&Json> {
+        yaml::at(&self.doc.value, &format!("spec/{path}"))
+    }
+    /// The file and document that write the value at `keys` (`/`-separated): the overlay's
+    /// patch when it sets it, else the object's own.
+    pub fn source_of(&self, keys: &str) -> (&str, &Doc) {
+        match &self.overlay {
+            Some((file, doc)) if yaml::at(&doc.value, keys).is_some() => (file, doc),
+            _ => (&self.file, &self.doc),
+        }
+    }
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.kind == kind && self.group() == group
+    }
+}
+
+/// One `.tf` file: its text and, when it parses, its body.
+#[derive(Debug, Clone)]
+pub struct TfFile {
+    pub path: String,
+    pub text: String,
+    pub body: std::result::Result<hcl::Body, ParseError>,
+}
+
+/// A Terraform module: the `.tf` files of one directory.
+#[derive(Debug, Clone)]
+pub struct TfModule {
+    pub dir: String,
+    pub files: Vec<TfFile>,
+}
+
+impl TfModule {
+    /// Top-level blocks of every parsed file, with the file they are in.
+    pub fn blocks(&self) -> impl Iterator<Item = (&TfFile, &hcl::Block)> {
+        self.files.iter().flat_map(|f| {
+            f.body
+                .as_ref()
+                .ok()
+                .into_iter()
+                .flat_map(move |b| b.blocks().map(move |block| (f, block)))
+        })
+    }
+
+    /// Labels of the top-level blocks named `kind` (`variable`, `output`, `module`...).
+    pub fn labels(&self, kind: &str) -> Vec<String> {
+        self.blocks()
+            .filter(|(_, b)| b.identifier() == kind)
+            .filter_map(|(_, b)| b.labels().first().map(|l| l.as_str().to_string()))
+            .collect()
+    }
+
+    /// Names defined in `locals` blocks.
+    pub fn locals(&self) -> Vec<String> {
+        self.blocks()
+            .filter(|(_, b)| b.identifier() == "locals")
+            .flat_map(|(_, b)| b.body().attributes().map(|a| a.key().to_string()))
+            .collect()
+    }
+
+    /// Resources of a type, with their name, file and body.
+    pub fn resources<'a>(
+        &'a self,
+        kind: &'a str,
+    ) -> impl Iterator<Item = (&'a TfFile, &'a str, &'a hcl::Body)> + 'a {
+        self.blocks().filter_map(move |(f, b)| {
+            let labels = b.labels();
+            (b.identifier() == "resource" && labels.len() == 2 && labels[0].as_str() == kind)
+                .then(|| (f, labels[1].as_str(), b.body()))
+        })
+    }
+}
+
+/// Line (1-based) of the first line of `text` containing `needle`, or 0: for text that is
+/// not YAML until a tool renders it (Terraform's HCL, whose parser keeps no places; kops'
+/// Go templates). YAML files are located through their nodes (`yaml::Doc`).
+pub fn line_in(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map_or(0, |i| i + 1)
+}
+
+/// The whole repo, as `check` sees it.
+/// Which environment a view of a repo of several is of, among which, and the values only
+/// one environment's Terraform inputs hold (`environment.shared-value` finds them in
+/// shared files). Set by `environments::views`.
+#[derive(Debug, Clone, Default)]
+pub struct EnvironmentScope {
+    pub own: String,
+    pub all: Vec<String>,
+    /// A quoted `.tfvars` value → the one environment whose inputs hold it.
+    pub values: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Repo {
+    /// Every file (relative, `/`-separated) with its text; `None` for binary files.
+    pub files: BTreeMap<String, Option<String>>,
+    /// YAML files that do not parse, with why.
+    pub yaml_errors: Vec<(String, ParseError)>,
+    /// JSON files that do not parse, with why.
+    pub json_errors: Vec<(String, ParseError)>,
+    /// Parsed plain YAML files (Go templates excepted), by path.
+    pub yaml: BTreeMap<String, Vec<Doc>>,
+    pub objects: Vec<Object>,
+    pub terraform: Vec<TfModule>,
+    /// Text files holding merge conflict markers, with the line of each `<<<<<<<`; they are
+    /// not parsed (the markers, not the syntax, are what to fix).
+    pub conflicts: BTreeMap<String, Vec<usize>>,
+    /// Patches of a kustomization that match no object its resources build to (kustomize
+    /// fails the build): by kustomization file, the patch file, its line and its target.
+    pub unmatched_patches: BTreeMap<String, Vec<(String, usize, String)>>,
+    /// What the blueprint's catalog says of each chart (the CRD groups it installs beyond
+    /// check's built-in table, its features), given by the caller ([`Repo::with_catalog`])
+    /// so a team addon shipping its own CRDs is known; shared by every environment's view.
+    pub catalog: std::sync::Arc<crate::facts::CatalogFacts>,
+    /// In one environment's view of a repo of several: which it is, and what only each
+    /// environment holds (`environments::Scope`).
+    pub environment: Option<EnvironmentScope>,
+}
+
+impl Repo {
+    /// Reads the files of `root` that git would commit (ignored files are left out when
+    /// `root` is a git work tree; `.git` always).
+    pub fn read(root: &Path) -> Result<Repo> {
+        let git = git2::Repository::open(root).ok();
+        // Files git tracks count even when a .gitignore pattern matches them.
+        let tracked: std::collections::BTreeSet<std::path::PathBuf> = git
+            .as_ref()
+            .and_then(|g| g.index().ok())
+            .map(|index| {
+                index
+                    .iter()
+                    .map(|e| {
+                        std::path::PathBuf::from(String::from_utf8_lossy(&e.path).into_owned())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut files = BTreeMap::new();
+        let walker = walkdir::WalkDir::new(root)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                let Ok(rel) = e.path().strip_prefix(root) else {
+                    return true;
+                };
+                if rel.as_os_str().is_empty() {
+                    return true;
+                }
+                if rel == Path::new(".git") {
+                    return false;
+                }
+                git.as_ref()
+                    .is_none_or(|g| !g.is_path_ignored(rel).unwrap_or(false))
+                    || tracked.iter().any(|t| t.starts_with(rel))
+            });
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                Error::io(
+                    format!("cannot read `{}`", root.display()),
+                    std::io::Error::other(e.to_string()),
+                )
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue;
+            };
+            let bytes =
+                std::fs::read(entry.path()).map_err(|e| Error::io_path("read", entry.path(), e))?;
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            files.insert(rel, String::from_utf8(bytes).ok());
+        }
+        Ok(Repo::from_files(files))
+    }
+
+    /// The model of a rendering in memory (`blueprint lint` and `blueprint test`).
+    pub fn from_plan(plan: &crate::tree::Plan) -> Repo {
+        let files = plan
+            .files
+            .iter()
+            .map(|(path, bytes)| {
+                let text = String::from_utf8(bytes.clone()).ok();
+                (path.as_str().to_string(), text)
+            })
+            .collect();
+        Repo::from_files(files)
+    }
+
+    /// Builds the model from file texts.
+    pub fn from_files(files: BTreeMap<String, Option<String>>) -> Repo {
+        let mut repo = Repo {
+            files,
+            ..Repo::default()
+        };
+        let mut modules: BTreeMap<String, Vec<TfFile>> = BTreeMap::new();
+        for (path, text) in &repo.files {
+            let Some(text) = text else { continue };
+            let markers = conflict_markers(text);
+            if !markers.is_empty() {
+                repo.conflicts.insert(path.clone(), markers);
+                if path.ends_with(".tf") {
+                    let markers = Err(ParseError {
+                        line: 0,
+                        column: 0,
+                        message: "merge conflict markers".into(),
+                    });
+                    add_tf(&mut modules, path, text, markers);
+                }
+                continue;
+            }
+            if is_yaml(path) && !is_kops_template(text) {
+                match yaml::parse(text) {
+                    Ok(docs) => {
+                        for doc in &docs {
+                            if let Some(object) = object_of(path, doc) {
+                                repo.objects.push(object);
+                            }
+                        }
+                        repo.yaml.insert(path.clone(), docs);
+                    }
+                    // A Helm chart's templates are YAML only once Helm renders them.
+                    Err(_) if text.contains("{{") => {}
+                    Err(e) => repo.yaml_errors.push((path.clone(), e)),
+                }
+            } else if path.ends_with(".json") {
+                if let Err(e) = serde_json::from_str::<Json>(text) {
+                    repo.json_errors.push((
+                        path.clone(),
+                        ParseError {
+                            line: e.line(),
+                            column: e.column(),
+                            message: e.to_string(),
+                        },
+                    ));
+                }
+            } else if path.ends_with(".tf") {
+                let body = hcl::parse(text).map_err(|e| hcl_error(&e));
+                add_tf(&mut modules, path, text, body);
+            }
+        }
+        repo.terraform = modules
+            .into_iter()
+            .map(|(dir, files)| TfModule { dir, files })
+            .collect();
+        repo
+    }
+
+    /// The part of the repo whose files `keep` accepts (an environment's view).
+    /// The repo, knowing what its blueprint's catalog says of each chart.
+    pub fn with_catalog(mut self, facts: crate::facts::CatalogFacts) -> Repo {
+        self.catalog = std::sync::Arc::new(facts);
+        self
+    }
+
+    pub fn view(&self, keep: impl Fn(&str) -> bool) -> Repo {
+        let kept = |pairs: &[(String, ParseError)]| -> Vec<(String, ParseError)> {
+            pairs.iter().filter(|(f, _)| keep(f)).cloned().collect()
+        };
+        Repo {
+            files: self
+                .files
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .map(|(p, t)| (p.clone(), t.clone()))
+                .collect(),
+            yaml_errors: kept(&self.yaml_errors),
+            json_errors: kept(&self.json_errors),
+            yaml: self
+                .yaml
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .map(|(p, d)| (p.clone(), d.clone()))
+                .collect(),
+            objects: self
+                .objects
+                .iter()
+                .filter(|o| keep(&o.file))
+                .cloned()
+                .collect(),
+            terraform: self
+                .terraform
+                .iter()
+                .filter(|m| keep(&format!("{}/", m.dir)))
+                .cloned()
+                .collect(),
+            conflicts: self
+                .conflicts
+                .iter()
+                .filter(|(p, _)| keep(p))
+                .map(|(p, l)| (p.clone(), l.clone()))
+                .collect(),
+            unmatched_patches: BTreeMap::new(),
+            catalog: self.catalog.clone(),
+            environment: None,
+        }
+    }
+
+    /// Files that could not be read as what they are (a parse error or conflict markers):
+    /// findings that depend on them would be guesses.
+    pub fn broken_files(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self
+            .yaml_errors
+            .iter()
+            .chain(&self.json_errors)
+            .map(|(f, _)| f.as_str())
+            .chain(self.conflicts.keys().map(String::as_str))
+            .chain(
+                self.terraform
+                    .iter()
+                    .flat_map(|m| &m.files)
+                    .filter(|f| f.body.is_err())
+                    .map(|f| f.path.as_str()),
+            )
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether this looks like a platform repo: a Flux Kustomization, a Terraform module or
+    /// a kops template.
+    pub fn is_platform(&self) -> bool {
+        !self.terraform.is_empty()
+            || self
+                .objects
+                .iter()
+                .any(|o| o.group() == "kustomize.toolkit.fluxcd.io")
+            || self.texts().any(|(p, t)| is_yaml(p) && is_kops_template(t))
+    }
+
+    pub fn text(&self, path: &str) -> Option<&str> {
+        self.files.get(path).and_then(|t| t.as_deref())
+    }
+
+    pub fn exists(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+
+    /// Whether `dir` holds any file.
+    pub fn is_dir(&self, dir: &str) -> bool {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        dir.is_empty() || dir == "." || self.files.keys().any(|f| f.starts_with(&prefix))
+    }
+
+    /// Objects of a kind (any group).
+    pub fn kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Object> + 'a {
+        self.objects.iter().filter(move |o| o.kind == kind)
+    }
+
+    /// Text files with their content.
+    pub fn texts(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.files
+            .iter()
+            .filter_map(|(p, t)| t.as_deref().map(|t| (p.as_str(), t)))
+    }
+
+    /// The Makefiles, with their text.
+    pub fn makefiles(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.texts()
+            .filter(|(p, _)| p.rsplit('/').next() == Some("Makefile"))
+    }
+}
+
+/// The 1-based lines opening a merge conflict (`<<<<<<< `), when the file also closes one
+/// (`>>>>>>> `): what `git merge` and `scaffold update --conflicts=markers` leave.
+pub fn conflict_markers(text: &str) -> Vec<usize> {
+    if !text.contains("<<<<<<<") {
+        return Vec::new();
+    }
+    let is = |line: &str, mark: &str| {
+        line.strip_prefix(mark)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+    };
+    let mut opens = Vec::new();
+    let mut closed = false;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if is(line, "<<<<<<<") {
+            opens.push(i + 1);
+        } else if is(line, ">>>>>>>") {
+            closed = true;
+        }
+    }
+    if closed { opens } else { Vec::new() }
+}
+
+/// A `.tf` file into its module (its directory), parsed or not.
+fn add_tf(
+    modules: &mut BTreeMap<String, Vec<TfFile>>,
+    path: &str,
+    text: &str,
+    body: std::result::Result<hcl::Body, ParseError>,
+) {
+    modules
+        .entry(parent(path).to_string())
+        .or_default()
+        .push(TfFile {
+            path: path.to_string(),
+            text: text.to_string(),
+            body,
+        });
+}
+
+fn hcl_error(e: &hcl::Error) -> ParseError {
+    match e {
+        hcl::Error::Parse(p) => ParseError {
+            line: p.location().line(),
+            column: p.location().column(),
+            message: p.message().to_string(),
+        },
+        other => ParseError {
+            line: 0,
+            column: 0,
+            message: other.to_string(),
+        },
+    }
+}
+
+pub fn is_yaml(path: &str) -> bool {
+    path.ends_with(".yaml") || path.ends_with(".yml")
+}
+
+/// A kops cluster template: Go template actions in a file about `kops.k8s.io` objects.
+pub fn is_kops_template(text: &str) -> bool {
+    text.contains("kops.k8s.io/")
+        && text
+            .lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("{{"))
+}
+
+/// The directory part of a relative path (`""` at the top).
+pub fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// `base` joined with a relative `rel` (`..` and `.` resolved); None if it leaves the repo.
+pub fn join(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if rel.starts_with('/') {
+        Vec::new()
+    } else {
+        base.split('/').filter(|p| !p.is_empty()).collect()
+    };
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn object_of(path: &str, doc: &Doc) -> Option<Object> {
+    let api_version = doc.value.get("apiVersion")?.as_str()?.to_string();
+    let kind = doc.value.get("kind")?.as_str()?.to_string();
+    Some(Object {
+        file: path.to_string(),
+        built_from: path.to_string(),
+        overlay: None,
+        doc: doc.clone(),
+        api_version,
+        kind,
+        name: yaml::str_at(&doc.value, "metadata/name")
+            .unwrap_or_default()
+            .to_string(),
+        namespace: yaml::str_at(&doc.value, "metadata/namespace").map(str::to_string),
+    })
+}

@@ -1,0 +1,22 @@
+//! Editing a repo: opening a scaffold repo, the transaction that changes its work tree,
+//! index and commit, writing a new repo, update, promotion, environments' addons and the
+//! rendered diff. Commands in the binary crate are short scripts over these.
+
+pub mod addon_envs;
+pub mod diff;
+pub mod edit;
+pub mod flags;
+pub mod migrate;
+pub mod promotion;
+pub mod relocate;
+pub mod repo;
+pub mod signals;
+pub mod transaction;
+pub mod update;
+pub mod write;
+
+// The layers below, by the names this crate's code uses for them.
+use scaffold_check as check;
+use scaffold_git::{attributes, git, git_state, hooks, lock, pack, pristine};
+use scaffold_model::{answers, blueprint, catalog, generate, manifest, plan, record, render};
+use scaffold_support::{error, json_merge, merge, notes, parallel, suggest, tree, version, yaml};

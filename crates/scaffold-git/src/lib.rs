@@ -1,0 +1,17 @@
+//! Git as scaffold writes it: objects and packs, commits with the repo's identity, signing,
+//! hooks and attributes, the pristine base under `refs/scaffold/base`, the repo lock and
+//! linked work trees. It knows files and paths, never a blueprint.
+
+pub mod attributes;
+pub mod deflate;
+pub mod git;
+pub mod git_state;
+pub mod hooks;
+pub mod identity;
+pub mod lock;
+pub mod pack;
+pub mod pristine;
+pub mod worktree;
+
+// The layers below, by the names this crate's code uses for them.
+use scaffold_support::{error, notes, tree};
