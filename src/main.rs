@@ -1,5 +1,7 @@
 //! Thin entry point, wiring only: parse the command line → its settings → the command →
 //! an exit code (an error printed once, as one line).
+// The error line, the signal outcome and the panic line.
+#![allow(clippy::print_stderr)]
 use std::process::ExitCode;
 
 use clap::Parser;

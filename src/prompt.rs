@@ -2,6 +2,8 @@
 //! shown, and re-prompting with the rule until an answer validates. Secret answers are
 //! read without echo; selects keep a textual cursor (`>`) when colour is off; Ctrl-C
 //! while asking ends the run with a message (nothing has been written yet).
+// The interactive terminal, on stderr.
+#![allow(clippy::print_stderr)]
 use dialoguer::theme::{ColorfulTheme, SimpleTheme, Theme};
 use dialoguer::{Confirm, Input, MultiSelect, Password, Select};
 use serde_json::Value as Json;

@@ -219,13 +219,73 @@ pub fn new_summary(report: &NewReport) -> String {
 
 /// A repo of a fleet that could not be handled: its error line, that error's exit code
 /// and, when the error knows it, what fixes it (docs/json.md).
-pub fn fleet_error(root: &str, error: &crate::error::Error) -> serde_json::Value {
-    let mut entry =
-        serde_json::json!({"root": root, "error": error.to_string(), "exit": error.exit_code()});
-    if let (Some(fix), Some(map)) = (error.fix(), entry.as_object_mut()) {
-        map.insert("fix".into(), serde_json::Value::String(fix.to_string()));
+#[derive(Debug, Serialize)]
+pub struct FleetError {
+    pub root: String,
+    pub error: String,
+    pub exit: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+pub fn fleet_error(root: &str, error: &crate::error::Error) -> FleetError {
+    FleetError {
+        root: root.to_string(),
+        error: error.to_string(),
+        exit: error.exit_code(),
+        fix: error.fix().map(str::to_string),
     }
-    entry
+}
+
+/// A repo of a fleet: what the command made of it, or why it could not.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum FleetEntry<T> {
+    Done(T),
+    Failed(FleetError),
+}
+
+/// `--json` of a command over a fleet of repos (`check REPO…`, `update --dry-run REPO…`).
+#[derive(Debug, Serialize)]
+pub struct FleetDocument<T, S> {
+    pub version: u32,
+    pub repos: Vec<FleetEntry<T>>,
+    pub summary: S,
+}
+
+/// `check REPO… --json`'s summary.
+#[derive(Debug, Serialize)]
+pub struct CheckFleetSummary {
+    pub repos: usize,
+    pub with_errors: usize,
+    pub with_warnings: usize,
+    pub clean: usize,
+    pub not_checked: usize,
+}
+
+/// `update --dry-run REPO… --json`'s summary.
+#[derive(Debug, Serialize)]
+pub struct UpdateFleetSummary {
+    pub repos: usize,
+    pub up_to_date: usize,
+    pub would_change: usize,
+    pub with_conflicts: usize,
+    pub not_prepared: usize,
+}
+
+/// `update --dry-run REPO… --json`: one repo's update.
+#[derive(Debug, Serialize)]
+pub struct UpdateFleetEntry<'a> {
+    pub root: String,
+    pub update: &'a UpdateReport,
+}
+
+/// A file of `blueprint files --json`: how the blueprint has it, and from where.
+#[derive(Debug, Serialize)]
+pub struct FileRow {
+    pub path: String,
+    pub how: String,
+    pub origin: String,
 }
 
 #[cfg(test)]
@@ -236,13 +296,15 @@ mod tests {
     fn a_fleet_error_gives_the_fix_apart_when_it_knows_it() {
         use crate::error::{Error, Problem};
         let known = Error::repo_state(Problem::new("a lock is held").fix("wait for it"));
-        let entry = fleet_error("r", &known);
+        let entry = serde_json::to_value(fleet_error("r", &known)).expect("json");
         assert_eq!(entry["error"], "a lock is held; wait for it");
         assert_eq!(
             (entry["exit"].as_u64(), entry["fix"].as_str()),
             (Some(3), Some("wait for it"))
         );
-        let unknown = fleet_error("r", &Error::input("`r` is not a directory"));
+        let unknown =
+            serde_json::to_value(fleet_error("r", &Error::input("`r` is not a directory")))
+                .expect("json");
         assert!(unknown.get("fix").is_none(), "{unknown}");
     }
 

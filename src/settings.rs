@@ -238,10 +238,8 @@ pub enum BlueprintOptions {
 
 /// `$XDG_CACHE_HOME/scaffold/lint` (an absolute `XDG_CACHE_HOME` only, as the XDG base
 /// directory specification says), else `~/.cache/scaffold/lint`; none without a home.
-fn lint_cache_dir(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
-    xdg_cache_home
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| home.map(|home| home.join(".cache")))
+fn lint_cache_dir(env: &scaffold_support::process_env::Snapshot) -> Option<PathBuf> {
+    env.xdg_dir("XDG_CACHE_HOME", ".cache")
         .map(|cache| cache.join("scaffold").join("lint"))
 }
 
@@ -264,10 +262,7 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
             author: args.author,
             dry_run: args.dry_run,
             json: args.json,
-            lint_cache: lint_cache_dir(
-                std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
-                std::env::var_os("HOME").map(PathBuf::from),
-            ),
+            lint_cache: lint_cache_dir(scaffold_support::process_env::snapshot()),
         }),
         Command::AddAddon(args) => Options::AddAddon(add_addon(args)?),
         Command::RemoveAddon(args) => Options::RemoveAddon(RemoveAddonOptions {
@@ -515,16 +510,13 @@ mod tests {
 
     #[test]
     fn the_lint_cache_follows_xdg_cache_home_when_absolute_else_home() {
+        use scaffold_support::process_env::Snapshot;
         let some = |p: &str| Some(PathBuf::from(p));
-        assert_eq!(
-            lint_cache_dir(some("/x/cache"), some("/home/u")),
-            some("/x/cache/scaffold/lint")
-        );
-        assert_eq!(
-            lint_cache_dir(some("relative"), some("/home/u")),
-            some("/home/u/.cache/scaffold/lint")
-        );
-        assert_eq!(lint_cache_dir(None, None), None);
+        let env = Snapshot::of(&[("XDG_CACHE_HOME", "/x/cache"), ("HOME", "/home/u")]);
+        assert_eq!(lint_cache_dir(&env), some("/x/cache/scaffold/lint"));
+        let env = Snapshot::of(&[("XDG_CACHE_HOME", "relative"), ("HOME", "/home/u")]);
+        assert_eq!(lint_cache_dir(&env), some("/home/u/.cache/scaffold/lint"));
+        assert_eq!(lint_cache_dir(&Snapshot::of(&[])), None);
     }
 
     fn settle(args: &[&str]) -> Result<Settings> {

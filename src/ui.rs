@@ -5,6 +5,8 @@
 //! else; the core below them says what it did in return values, or (for the few notes
 //! that arise deep in it, such as a fetched base) through [`note`], which honours the same
 //! verbosity. The verbosity is set once from the command line, before any command runs.
+// The one writer of stdout and stderr for commands.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 use std::io::{IsTerminal, Write};
 
 pub use crate::notes::{Verbosity, detail, note, set_verbosity, verbosity};
@@ -16,8 +18,7 @@ pub fn stdout_colored() -> bool {
 
 /// Whether a terminal should be drawn in colour (the prompt theme asks this of stderr).
 pub fn wants_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var("TERM").map_or(true, |term| term != "dumb")
+    scaffold_support::process_env::snapshot().wants_color()
 }
 
 /// What a command prints, and where: the one writer of stdout and stderr for commands.

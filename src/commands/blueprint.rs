@@ -80,12 +80,17 @@ pub fn files(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus
         print_files(&blueprint, out);
         return Ok(ExitStatus::Success);
     }
-    let mut rows: Vec<serde_json::Value> = file_rows(&blueprint)
-        .into_iter()
-        .map(|(path, how, origin)| serde_json::json!({"path": path, "how": how, "origin": origin}))
+    let row = |path: &str, how: &str, origin: &str| report::FileRow {
+        path: path.to_string(),
+        how: how.to_string(),
+        origin: origin.to_string(),
+    };
+    let mut rows: Vec<report::FileRow> = file_rows(&blueprint)
+        .iter()
+        .map(|(path, how, origin)| row(path, how, origin))
         .collect();
     for (path, by) in &blueprint.removed {
-        rows.push(serde_json::json!({"path": path, "how": "removed", "origin": by}));
+        rows.push(row(path, "removed", by));
     }
     for entry in blueprint.catalog.entries() {
         let raw = entry.template_object("", &[]);
@@ -96,11 +101,11 @@ pub fn files(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus
             .flatten()
         {
             if let Some(file) = patch.get("file").and_then(serde_json::Value::as_str) {
-                rows.push(serde_json::json!({
-                    "path": file,
-                    "how": "catalog-patch",
-                    "origin": format!("addons/{}.yaml", entry.spec.name),
-                }));
+                rows.push(row(
+                    file,
+                    "catalog-patch",
+                    &format!("addons/{}.yaml", entry.spec.name),
+                ));
             }
         }
     }

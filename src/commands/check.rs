@@ -2,12 +2,11 @@
 //! repos (a fleet) are checked side by side with one summary and the worst exit status.
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use crate::check::{self, Filter, Repo, report};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::error::{Error, Problem, Result};
 use crate::outcome::ExitStatus;
+use crate::report::{CheckFleetSummary, FleetDocument, FleetEntry};
 use crate::settings::{CheckFormat, CheckOptions};
 use crate::ui::Reporter;
 
@@ -83,7 +82,7 @@ fn single(dir: &Path, options: &CheckOptions, out: &Reporter) -> Result<ExitStat
     let human = options.format == CheckFormat::Human;
     match options.format {
         CheckFormat::Sarif => out.line(report::sarif(&findings)),
-        CheckFormat::Json => out.json(&report::json_value(
+        CheckFormat::Json => out.json(&report::Document::of(
             &dir.display().to_string(),
             &findings,
             &environments,
@@ -157,29 +156,28 @@ fn fleet(given: &[PathBuf], options: &CheckOptions, out: &Reporter) -> Result<Ex
         dirs.len()
     );
     if options.format == CheckFormat::Json {
-        let repos: Vec<_> = results
+        let roots: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        let repos = results
             .iter()
-            .map(|(i, result)| {
-                let root = dirs[*i].display().to_string();
-                match result {
-                    Ok(c) => {
-                        let mut value = report::json_value(&root, &c.findings, &c.environments);
-                        value["files"] = json!(c.files);
-                        if let Some(map) = value.as_object_mut() {
-                            map.remove("version");
-                        }
-                        value
-                    }
-                    Err(e) => crate::report::fleet_error(&root, e),
-                }
+            .map(|(i, result)| match result {
+                Ok(c) => FleetEntry::Done(
+                    report::Document::of(&roots[*i], &c.findings, &c.environments)
+                        .in_fleet(c.files),
+                ),
+                Err(e) => FleetEntry::Failed(crate::report::fleet_error(&roots[*i], e)),
             })
             .collect();
-        let document = json!({
-            "version": 1,
-            "repos": repos,
-            "summary": {"repos": dirs.len(), "with_errors": errors, "with_warnings": warnings, "clean": clean, "not_checked": failed},
+        out.json(&FleetDocument {
+            version: 1,
+            repos,
+            summary: CheckFleetSummary {
+                repos: dirs.len(),
+                with_errors: errors,
+                with_warnings: warnings,
+                clean,
+                not_checked: failed,
+            },
         });
-        out.json(&document);
     } else {
         for (i, result) in &results {
             let dir = dirs[*i].display();

@@ -38,9 +38,11 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
     let (renderer, linted) =
         crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
-    set.extend(answers::secrets(&blueprint, &args.secrets, |name| {
-        std::env::var(name).ok()
-    })?);
+    set.extend(answers::secrets(
+        &blueprint,
+        &args.secrets,
+        crate::process_env::var,
+    )?);
 
     let mut terminal = Terminal::new();
     let interactive =

@@ -1,5 +1,9 @@
 //! One integration-test binary driving the real `scaffold` executable.
 
+// The tests read their own environment (CI, the tools they need) and print what they
+// compare; the product's rules on both (clippy.toml, Cargo.toml's lints) are not theirs.
+#![allow(clippy::disallowed_methods, clippy::print_stdout, clippy::print_stderr)]
+
 // The fault, kill and panic tests (safety_git, safety_new, safety_kill) drive the binary's
 // `SCAFFOLD_TEST_*` seams. Cargo.toml's dev-dependency on the package itself enables them for
 // every `cargo test`, debug or --release; should that ever go, this fails the build rather
@@ -8,7 +12,7 @@
 compile_error!("the integration tests need the `test-seams` feature (see docs/testing.md)");
 
 mod addons; // add-addon, remove-addon, list addons
-mod architecture; // the module graph: no cycle, commands apart, a pure core
+mod architecture; // the workspace's shape: no cycle, commands apart, short functions
 mod authoring; // strict blueprints, overrides, removals, modes, blueprint files/cat
 mod blueprints; // blueprint lint, test, init, list, show; extends
 mod check; // scaffold check: generated repos pass, each rule broken alone

@@ -1,5 +1,6 @@
 //! Rendering findings: human text grouped by file (coloured only when asked), and the
 //! stable JSON documented in docs/check.md. Pure: returns strings.
+use serde::Serialize;
 use serde_json::json;
 
 use super::RULES;
@@ -91,34 +92,87 @@ pub fn environment_summary(findings: &[Diagnostic], environments: &[String]) -> 
 }
 
 pub fn json(root: &str, findings: &[Diagnostic], environments: &[String]) -> String {
-    serde_json::to_string(&json_value(root, findings, environments)).unwrap_or_default()
+    serde_json::to_string(&Document::of(root, findings, environments)).unwrap_or_default()
 }
 
-/// One repo's JSON document (also an entry of a fleet's `repos`).
-pub fn json_value(
-    root: &str,
-    findings: &[Diagnostic],
-    environments: &[String],
-) -> serde_json::Value {
-    let (errors, warnings) = counts(findings);
-    let mut value = json!({
-        "version": 1,
-        "root": root,
-        "errors": errors,
-        "warnings": warnings,
-        "findings": findings,
-    });
-    if environments.len() > 1 {
-        let per: serde_json::Map<String, serde_json::Value> = environments
-            .iter()
-            .map(|e| {
-                let (errors, warnings) = counts(&of_environment(findings, e));
-                (e.clone(), json!({"errors": errors, "warnings": warnings}))
-            })
-            .collect();
-        value["environments"] = serde_json::Value::Object(per);
+/// One repo's JSON document (docs/json.md), also an entry of a fleet's `repos` (without
+/// `version`, with `files`).
+#[derive(Debug, Serialize)]
+pub struct Document<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    pub root: &'a str,
+    pub errors: usize,
+    pub warnings: usize,
+    pub findings: &'a [Diagnostic],
+    /// Per environment, in the repo's order, when it has several.
+    #[serde(skip_serializing_if = "PerEnvironment::is_empty")]
+    pub environments: PerEnvironment,
+    /// How many files were read (a fleet's entries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+}
+
+/// Errors and warnings of one environment.
+#[derive(Debug, Serialize)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// (environment, its counts), written as a JSON object in this order.
+#[derive(Debug, Default)]
+pub struct PerEnvironment(pub Vec<(String, Counts)>);
+
+impl PerEnvironment {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
-    value
+}
+
+impl Serialize for PerEnvironment {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (environment, counts) in &self.0 {
+            map.serialize_entry(environment, counts)?;
+        }
+        map.end()
+    }
+}
+
+impl<'a> Document<'a> {
+    /// The document `check --json` prints for one repo.
+    pub fn of(root: &'a str, findings: &'a [Diagnostic], environments: &[String]) -> Self {
+        let (errors, warnings) = counts(findings);
+        let per = if environments.len() > 1 {
+            environments
+                .iter()
+                .map(|e| {
+                    let (errors, warnings) = counts(&of_environment(findings, e));
+                    (e.clone(), Counts { errors, warnings })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Document {
+            version: Some(1),
+            root,
+            errors,
+            warnings,
+            findings,
+            environments: PerEnvironment(per),
+            files: None,
+        }
+    }
+
+    /// As an entry of a fleet's `repos`: no `version`, the files read.
+    pub fn in_fleet(mut self, files: usize) -> Self {
+        self.version = None;
+        self.files = Some(files);
+        self
+    }
 }
 
 pub fn rules_text() -> String {
@@ -136,10 +190,24 @@ pub fn rules_text() -> String {
         .collect()
 }
 
+/// A rule as `check --list-rules --json` lists it.
+#[derive(Debug, Serialize)]
+pub struct RuleRow {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    pub hint: &'static str,
+}
+
 pub fn rules_json() -> String {
-    let rules: Vec<_> = RULES
+    let rules: Vec<RuleRow> = RULES
         .iter()
-        .map(|r| json!({"id": r.id, "severity": r.severity, "summary": r.summary, "hint": r.hint}))
+        .map(|r| RuleRow {
+            id: r.id,
+            severity: r.severity,
+            summary: r.summary,
+            hint: r.hint,
+        })
         .collect();
     serde_json::to_string(&rules).unwrap_or_default()
 }

@@ -19,4 +19,6 @@ pub mod write;
 use scaffold_check as check;
 use scaffold_git::{attributes, git, git_state, hooks, lock, pack, pristine};
 use scaffold_model::{answers, blueprint, catalog, generate, manifest, plan, record, render};
-use scaffold_support::{error, json_merge, merge, notes, parallel, suggest, tree, version, yaml};
+use scaffold_support::{
+    error, json_merge, merge, notes, parallel, process_env, suggest, tree, version, yaml,
+};

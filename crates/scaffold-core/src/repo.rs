@@ -69,7 +69,7 @@ impl Repo {
                 made_with.version,
             )));
         }
-        let secrets = answers::secrets(&blueprint, secret_flags, |name| std::env::var(name).ok())?;
+        let secrets = answers::secrets(&blueprint, secret_flags, crate::process_env::var)?;
         let (renderer, answers, rendered) = render_record(&blueprint, &found.record, secrets)?;
         let differ = stored
             .as_ref()
@@ -298,7 +298,7 @@ impl Found {
         let rendered = render_record(
             recorded,
             &self.record,
-            answers::secrets(recorded, &[], |name| std::env::var(name).ok())?,
+            answers::secrets(recorded, &[], crate::process_env::var)?,
         )?
         .2;
         let recorded_digest = match self.recorded_digest()? {

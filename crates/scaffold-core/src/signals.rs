@@ -81,6 +81,7 @@ pub fn set_interrupt_blocked(blocked: bool) {
     let _ = blocked;
 }
 
+#[allow(clippy::print_stderr)] // says "interrupted" from the signal thread, whatever the main thread is doing
 fn on_signal() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     let guarded = state();
@@ -172,26 +173,27 @@ impl Drop for Critical {
 pub fn test_seam(step: &str) -> crate::error::Result<()> {
     #[cfg(feature = "test-seams")]
     {
-        if let Some(ms) = std::env::var("SCAFFOLD_TEST_STEP_DELAY_MS")
-            .ok()
+        let env = crate::process_env::snapshot();
+        if let Some(ms) = env
+            .var("SCAFFOLD_TEST_STEP_DELAY_MS")
             .and_then(|v| v.parse().ok())
         {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
-        if std::env::var("SCAFFOLD_TEST_SIGNAL_AT").is_ok_and(|v| v == step) {
+        if env.var("SCAFFOLD_TEST_SIGNAL_AT") == Some(step) {
             // SAFETY: sends SIGINT to this very process; the signal thread handles it.
             unsafe { libc::kill(libc::getpid(), libc::SIGINT) };
             // Long enough for the signal thread to have raised the flag.
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        if std::env::var("SCAFFOLD_TEST_KILL_AT").is_ok_and(|v| v == step) {
+        if env.var("SCAFFOLD_TEST_KILL_AT") == Some(step) {
             // SAFETY: sends SIGKILL to this very process.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
         }
-        if std::env::var("SCAFFOLD_TEST_PANIC_AT").is_ok_and(|v| v == step) {
+        if env.var("SCAFFOLD_TEST_PANIC_AT") == Some(step) {
             panic!("injected panic at {step}");
         }
-        if std::env::var("SCAFFOLD_TEST_FAIL_AT").is_ok_and(|v| v == step) {
+        if env.var("SCAFFOLD_TEST_FAIL_AT") == Some(step) {
             return Err(crate::error::Error::io(
                 format!("cannot finish step {step} (injected fault)"),
                 std::io::Error::from_raw_os_error(libc::ENOSPC),

@@ -189,9 +189,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     .map_err(Error::blueprint)?;
     relocation.rename(&mut base.plan);
     migrations.extend(relocation.lines());
-    let secrets = crate::answers::secrets(&blueprint, &request.secrets, |name| {
-        std::env::var(name).ok()
-    })?;
+    let secrets = crate::answers::secrets(&blueprint, &request.secrets, crate::process_env::var)?;
     let mut builtins = Map::new();
     builtins.insert(
         "target_dir_name".into(),

@@ -83,6 +83,7 @@ impl Hooks {
         let _ = self.run("post-commit", &[], None, false);
     }
 
+    #[allow(clippy::print_stderr)] // what a hook says is the user's to read, as under `git commit`
     fn run(&self, name: &str, args: &[&str], index: Option<&Path>, may_reject: bool) -> Result<()> {
         let Some(path) = self.path(name) else {
             return Ok(());

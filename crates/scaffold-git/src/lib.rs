@@ -14,4 +14,4 @@ pub mod pristine;
 pub mod worktree;
 
 // The layers below, by the names this crate's code uses for them.
-use scaffold_support::{error, notes, tree};
+use scaffold_support::{error, notes, process_env, tree};

@@ -17,5 +17,6 @@ pub mod scope;
 // The layers below, by the names this crate's code uses for them.
 use scaffold_check as check;
 use scaffold_support::{
-    error, git_paths, json, json_merge, parallel, pattern, suggest, tree, version, yaml,
+    error, git_paths, json, json_merge, parallel, pattern, process_env, suggest, tree, version,
+    yaml,
 };

@@ -13,6 +13,7 @@ pub mod merge;
 pub mod notes;
 pub mod parallel;
 pub mod pattern;
+pub mod process_env;
 pub mod suggest;
 pub mod tree;
 pub mod version;

@@ -1,6 +1,8 @@
 //! Notes from deep in the core (a fetched base, a recovered run, a waited-for lock) on
 //! stderr, under the one verbosity the command line sets: the core's only voice besides
 //! its return values. Commands print through `ui::Reporter`, which reads the same level.
+// The core's one voice on stderr (docs/architecture.md).
+#![allow(clippy::print_stderr)]
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use crate::outcome::ExitStatus;
+use crate::report::{FleetDocument, FleetEntry};
 
 mod branches;
 use crate::edit::{Change, Conflict, ConflictKind};
@@ -252,22 +253,27 @@ fn fleet(args: &UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         repos.len()
     );
     if args.edit.json {
-        let entries: Vec<serde_json::Value> = results
+        let entries = results
             .iter()
             .map(|(i, result)| {
                 let root = repos[*i].display().to_string();
                 match result {
-                    Ok(r) => serde_json::json!({"root": root, "update": r}),
-                    Err(e) => report::fleet_error(&root, e),
+                    Ok(update) => FleetEntry::Done(report::UpdateFleetEntry { root, update }),
+                    Err(e) => FleetEntry::Failed(report::fleet_error(&root, e)),
                 }
             })
             .collect();
-        let document = serde_json::json!({
-            "version": 1,
-            "repos": entries,
-            "summary": {"repos": repos.len(), "up_to_date": current, "would_change": changing, "with_conflicts": conflicted, "not_prepared": failed},
+        out.json(&FleetDocument {
+            version: 1,
+            repos: entries,
+            summary: report::UpdateFleetSummary {
+                repos: repos.len(),
+                up_to_date: current,
+                would_change: changing,
+                with_conflicts: conflicted,
+                not_prepared: failed,
+            },
         });
-        out.json(&document);
     } else {
         for (i, result) in &results {
             let dir = repos[*i].display();

@@ -268,7 +268,7 @@ pub fn resolve(
     // asked of git one question at a time, side by side.
     let listed = |role| {
         let listing = place.listing()?;
-        let line = listing.explicit_ident(role, |name| std::env::var(name).ok())?;
+        let line = listing.explicit_ident(role, crate::process_env::var)?;
         Some(Ok(line.to_string()))
     };
     let (listed_author, listed_committer) = (listed(Role::Author), listed(Role::Committer));
@@ -312,11 +312,11 @@ const COMMITTER_IDENT: &[&str] = &["var", "GIT_COMMITTER_IDENT"];
 const GPG_SIGN: &[&str] = &["config", "--type=bool", "--get", "commit.gpgsign"];
 
 fn from_env_or_config(place: &Place, role: &str) -> Result<Option<Person>> {
-    let var = |what: &str| std::env::var(format!("GIT_{role}_{what}")).ok();
+    let var = |what: &str| crate::process_env::var(&format!("GIT_{role}_{what}"));
     let name = var("NAME").or_else(|| place.config("user.name", false));
     let email = var("EMAIL")
         .or_else(|| place.config("user.email", false))
-        .or_else(|| std::env::var("EMAIL").ok());
+        .or_else(|| crate::process_env::var("EMAIL"));
     let (Some(name), Some(email)) = (name, email) else {
         return Ok(None);
     };
@@ -536,8 +536,11 @@ fn first_line(text: &str) -> &str {
 }
 
 fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+    match (
+        path.strip_prefix("~/"),
+        crate::process_env::snapshot().home(),
+    ) {
+        (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(path),
     }
 }

@@ -794,7 +794,11 @@ mod tests {
         if pinned_digest == digest && pinned_version == version {
             return;
         }
-        if pinned_version != version && std::env::var_os("SCAFFOLD_REPIN_DEFAULT").is_some() {
+        if pinned_version != version
+            && crate::process_env::snapshot()
+                .var_os("SCAFFOLD_REPIN_DEFAULT")
+                .is_some()
+        {
             std::fs::write(pin_path, format!("{version} {digest}\n")).expect("write the pin");
             return;
         }

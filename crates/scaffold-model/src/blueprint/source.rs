@@ -35,18 +35,9 @@ pub const EMBEDDED_ORIGIN: &str = "embedded:";
 /// Directories searched for blueprints by name: `$SCAFFOLD_BLUEPRINT_PATH` (`:`-separated),
 /// then `$XDG_CONFIG_HOME/scaffold/blueprints` (or `~/.config/scaffold/blueprints`).
 pub fn search_path() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("SCAFFOLD_BLUEPRINT_PATH")
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    if let Some(config) = config {
+    let env = crate::process_env::snapshot();
+    let mut dirs = env.blueprint_path();
+    if let Some(config) = env.xdg_dir("XDG_CONFIG_HOME", ".config") {
         dirs.push(config.join("scaffold").join("blueprints"));
     }
     dirs
