@@ -21,8 +21,6 @@ const LEFT_TO_MEND: &[&str] = &[
     "scaffold-core: crates/scaffold-core/src/update.rs: fn prepare",
     "scaffold-model: cycle: answers",
     "scaffold-model: cycle: blueprint",
-    "scaffold-model: crates/scaffold-model/src/answers/mod.rs: fn collect",
-    "scaffold-model: crates/scaffold-model/src/answers/check.rs: fn validate",
     "scaffold-model: crates/scaffold-model/src/blueprint/mod.rs: fn resolve",
     "scaffold-model: crates/scaffold-model/src/manifest.rs: fn merge_manifests",
 ];

@@ -88,7 +88,7 @@ pub(super) fn from_yaml(question: &Question, json: &Json) -> std::result::Result
 }
 
 /// Checks a parsed value against the question's rules; returns the normalised value or
-/// a message saying what is wrong and what would be right.
+/// a message saying what is wrong and what would be right. One rule set per question kind.
 pub(super) fn validate(
     question: &Question,
     value: Json,
@@ -97,172 +97,248 @@ pub(super) fn validate(
     renderer: &Renderer,
     context: &Json,
 ) -> std::result::Result<Json, String> {
-    let render = |t: &str| {
-        renderer
-            .render_str("validation", t, context)
-            .map_err(|e| e.to_string())
-    };
-    let error = |fallback: &str| -> String {
-        question
-            .error
-            .as_deref()
-            .map(|e| render(e).unwrap_or_else(|m| m))
-            .unwrap_or_else(|| fallback.to_string())
+    let judge = Judge {
+        question,
+        choices,
+        answers,
+        renderer,
+        context,
     };
     match question.kind {
-        QuestionType::String => {
-            let Json::String(s) = &value else {
-                return Err(format!("`{}` is not text", show(&value)));
-            };
-            if s.is_empty() {
-                return if question.allow_empty {
-                    Ok(value)
-                } else {
-                    Err("must not be empty".into())
-                };
-            }
-            if let Some(max) = question.max_length
-                && s.len() > max
-            {
-                return Err(format!(
-                    "`{s}` is {} characters long; {}",
-                    s.len(),
-                    error(&format!("at most {max} allowed"))
-                ));
-            }
-            if let Some(pattern) = &question.regex
-                && !matches(&render(pattern)?, s)?
-            {
-                return Err(format!(
-                    "`{s}` {}",
-                    error(&format!("does not match {pattern}"))
-                ));
-            }
-            if question.format == Some(Format::GitBranch) && !crate::git_paths::is_valid_branch(s) {
-                return Err(format!(
-                    "`{s}` is not a valid git branch name (git's rules: no `..`, no leading `-`, no trailing `.lock` or `/`, no spaces or `~^:?*[\\`); use a name such as main"
-                ));
-            }
-            Ok(value)
-        }
-        QuestionType::Cidr => {
-            let Json::String(s) = &value else {
-                return Err(format!("`{}` is not a CIDR", show(&value)));
-            };
-            check_cidr(question, s).map_err(|m| format!("`{s}` {m}"))?;
-            Ok(value)
-        }
-        QuestionType::Int => {
-            let Some(n) = value.as_i64() else {
-                return Err(format!("`{}` is not a whole number", show(&value)));
-            };
-            if !choices.is_empty() && !choices.iter().any(|c| c == &n.to_string()) {
-                return Err(format!("`{n}` is not one of {}", choices.join(", ")));
-            }
-            if question.min.is_some_and(|min| n < min) || question.max.is_some_and(|max| n > max) {
-                return Err(format!(
-                    "`{n}` is out of range {}..={}",
-                    question.min.map(|v| v.to_string()).unwrap_or_default(),
-                    question.max.map(|v| v.to_string()).unwrap_or_default()
-                ));
-            }
-            Ok(value)
-        }
+        QuestionType::String => judge.text(value),
+        QuestionType::Cidr => judge.cidr(value),
+        QuestionType::Int => judge.int(value),
         QuestionType::Bool => value
             .as_bool()
             .map(Json::Bool)
             .ok_or_else(|| format!("`{}` is not true or false", show(&value))),
-        QuestionType::Choice => {
-            let shown = show(&value);
-            if choices.iter().any(|c| c == &shown) {
+        QuestionType::Choice => judge.choice(value),
+        QuestionType::List | QuestionType::MultiChoice => judge.list(value),
+        QuestionType::Map => judge.map(value),
+    }
+}
+
+/// What judging an answer needs besides its value: the question, the choices it offers,
+/// the answers so far (a map's keys may come from a list answer), and the renderer its
+/// patterns and messages are templates of.
+struct Judge<'a> {
+    question: &'a Question,
+    choices: &'a [String],
+    answers: &'a Answers,
+    renderer: &'a Renderer,
+    context: &'a Json,
+}
+
+type Verdict = std::result::Result<Json, String>;
+
+impl Judge<'_> {
+    fn render(&self, template: &str) -> std::result::Result<String, String> {
+        self.renderer
+            .render_str("validation", template, self.context)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The question's own `error` message, else `fallback`.
+    fn error(&self, fallback: &str) -> String {
+        self.question
+            .error
+            .as_deref()
+            .map(|e| self.render(e).unwrap_or_else(|m| m))
+            .unwrap_or_else(|| fallback.to_string())
+    }
+
+    /// Whether `text` matches the pattern `template` renders to (none: it matches).
+    fn matches(&self, template: Option<&String>, text: &str) -> std::result::Result<bool, String> {
+        match template {
+            Some(pattern) => matches(&self.render(pattern)?, text),
+            None => Ok(true),
+        }
+    }
+
+    fn text(&self, value: Json) -> Verdict {
+        let question = self.question;
+        let Json::String(s) = &value else {
+            return Err(format!("`{}` is not text", show(&value)));
+        };
+        if s.is_empty() {
+            return if question.allow_empty {
                 Ok(value)
             } else {
-                Err(format!("`{shown}` is not one of {}", choices.join(", ")))
-            }
-        }
-        QuestionType::List | QuestionType::MultiChoice => {
-            let Json::Array(items) = &value else {
-                return Err(format!("`{}` is not a list", show(&value)));
+                Err("must not be empty".into())
             };
-            let mut seen = Vec::new();
-            for item in items {
-                let text = show(item);
-                if question.kind == QuestionType::MultiChoice && !choices.iter().any(|c| c == &text)
-                {
-                    return Err(format!("`{text}` is not one of {}", choices.join(", ")));
-                }
-                if question.item_type == Some(QuestionType::Cidr) {
-                    check_cidr(question, &text).map_err(|m| format!("`{text}` {m}"))?;
-                }
-                if let Some(pattern) = &question.item_regex
-                    && !matches(&render(pattern)?, &text)?
-                {
-                    let message = question.item_error.as_deref().map(render).transpose()?;
-                    return Err(format!(
-                        "`{text}` {}",
-                        message.unwrap_or_else(|| format!("does not match {pattern}"))
-                    ));
-                }
-                if (question.unique || question.kind == QuestionType::MultiChoice)
-                    && seen.contains(&text)
-                {
-                    return Err(format!("`{text}` is listed twice"));
-                }
-                seen.push(text);
-            }
-            if let Some(min) = question.min_items
-                && items.len() < min
-            {
-                return Err(format!("needs at least {min} item(s)"));
-            }
-            if let Some(max) = question.max_items
-                && items.len() > max
-            {
-                return Err(format!("takes at most {max} items, got {}", items.len()));
-            }
-            Ok(value)
         }
-        QuestionType::Map => {
-            let Json::Object(map) = &value else {
-                return Err(format!("`{}` is not a map", show(&value)));
-            };
-            if let Some(list_key) = &question.keys_from {
-                let wanted: Vec<String> = answers
-                    .values
-                    .get(list_key)
-                    .and_then(Json::as_array)
-                    .map(|a| a.iter().map(show).collect())
-                    .unwrap_or_default();
-                let mut have: Vec<String> = map.keys().cloned().collect();
-                let mut want_sorted = wanted.clone();
-                have.sort();
-                want_sorted.sort();
-                if have != want_sorted {
-                    return Err(format!(
-                        "needs exactly one entry per {list_key} ({}), got {}",
-                        wanted.join(", "),
-                        if have.is_empty() {
-                            "none".to_string()
-                        } else {
-                            have.join(", ")
-                        }
-                    ));
-                }
-            }
-            for (k, v) in map {
-                let text = show(v);
-                if let Some(pattern) = &question.value_regex
-                    && !matches(&render(pattern)?, &text)?
-                {
-                    let message = question.value_error.as_deref().map(render).transpose()?;
-                    return Err(format!(
-                        "{k}: `{text}` {}",
-                        message.unwrap_or_else(|| format!("does not match {pattern}"))
-                    ));
-                }
-            }
-            Ok(value)
+        if let Some(max) = question.max_length
+            && s.len() > max
+        {
+            return Err(format!(
+                "`{s}` is {} characters long; {}",
+                s.len(),
+                self.error(&format!("at most {max} allowed"))
+            ));
         }
+        if !self.matches(question.regex.as_ref(), s)? {
+            let pattern = question.regex.as_deref().unwrap_or_default();
+            return Err(format!(
+                "`{s}` {}",
+                self.error(&format!("does not match {pattern}"))
+            ));
+        }
+        if question.format == Some(Format::GitBranch) && !crate::git_paths::is_valid_branch(s) {
+            return Err(format!(
+                "`{s}` is not a valid git branch name (git's rules: no `..`, no leading `-`, no trailing `.lock` or `/`, no spaces or `~^:?*[\\`); use a name such as main"
+            ));
+        }
+        Ok(value)
+    }
+
+    fn cidr(&self, value: Json) -> Verdict {
+        let Json::String(s) = &value else {
+            return Err(format!("`{}` is not a CIDR", show(&value)));
+        };
+        check_cidr(self.question, s).map_err(|m| format!("`{s}` {m}"))?;
+        Ok(value)
+    }
+
+    fn int(&self, value: Json) -> Verdict {
+        let question = self.question;
+        let Some(n) = value.as_i64() else {
+            return Err(format!("`{}` is not a whole number", show(&value)));
+        };
+        if !self.choices.is_empty() && !self.choices.iter().any(|c| c == &n.to_string()) {
+            return Err(format!("`{n}` is not one of {}", self.choices.join(", ")));
+        }
+        if question.min.is_some_and(|min| n < min) || question.max.is_some_and(|max| n > max) {
+            return Err(format!(
+                "`{n}` is out of range {}..={}",
+                question.min.map(|v| v.to_string()).unwrap_or_default(),
+                question.max.map(|v| v.to_string()).unwrap_or_default()
+            ));
+        }
+        Ok(value)
+    }
+
+    fn choice(&self, value: Json) -> Verdict {
+        let shown = show(&value);
+        if self.choices.iter().any(|c| c == &shown) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "`{shown}` is not one of {}",
+                self.choices.join(", ")
+            ))
+        }
+    }
+
+    fn list(&self, value: Json) -> Verdict {
+        let question = self.question;
+        let Json::Array(items) = &value else {
+            return Err(format!("`{}` is not a list", show(&value)));
+        };
+        let mut seen = Vec::new();
+        for item in items {
+            let text = show(item);
+            self.list_item(&text, &seen)?;
+            seen.push(text);
+        }
+        if let Some(min) = question.min_items
+            && items.len() < min
+        {
+            return Err(format!("needs at least {min} item(s)"));
+        }
+        if let Some(max) = question.max_items
+            && items.len() > max
+        {
+            return Err(format!("takes at most {max} items, got {}", items.len()));
+        }
+        Ok(value)
+    }
+
+    /// One item of a list, given the items before it.
+    fn list_item(&self, text: &str, seen: &[String]) -> std::result::Result<(), String> {
+        let question = self.question;
+        let multi = question.kind == QuestionType::MultiChoice;
+        if multi && !self.choices.iter().any(|c| c == text) {
+            return Err(format!(
+                "`{text}` is not one of {}",
+                self.choices.join(", ")
+            ));
+        }
+        if question.item_type == Some(QuestionType::Cidr) {
+            check_cidr(question, text).map_err(|m| format!("`{text}` {m}"))?;
+        }
+        if !self.matches(question.item_regex.as_ref(), text)? {
+            let pattern = question.item_regex.as_deref().unwrap_or_default();
+            let message = question
+                .item_error
+                .as_deref()
+                .map(|m| self.render(m))
+                .transpose()?;
+            return Err(format!(
+                "`{text}` {}",
+                message.unwrap_or_else(|| format!("does not match {pattern}"))
+            ));
+        }
+        if (question.unique || multi) && seen.iter().any(|s| s == text) {
+            return Err(format!("`{text}` is listed twice"));
+        }
+        Ok(())
+    }
+
+    fn map(&self, value: Json) -> Verdict {
+        let question = self.question;
+        let Json::Object(map) = &value else {
+            return Err(format!("`{}` is not a map", show(&value)));
+        };
+        if let Some(list_key) = &question.keys_from {
+            self.keys_from(list_key, map)?;
+        }
+        for (k, v) in map {
+            let text = show(v);
+            if !self.matches(question.value_regex.as_ref(), &text)? {
+                let pattern = question.value_regex.as_deref().unwrap_or_default();
+                let message = question
+                    .value_error
+                    .as_deref()
+                    .map(|m| self.render(m))
+                    .transpose()?;
+                return Err(format!(
+                    "{k}: `{text}` {}",
+                    message.unwrap_or_else(|| format!("does not match {pattern}"))
+                ));
+            }
+        }
+        Ok(value)
+    }
+
+    /// A map whose keys must be exactly the items of the list answer `list_key`.
+    fn keys_from(
+        &self,
+        list_key: &str,
+        map: &Map<String, Json>,
+    ) -> std::result::Result<(), String> {
+        let wanted: Vec<String> = self
+            .answers
+            .values
+            .get(list_key)
+            .and_then(Json::as_array)
+            .map(|a| a.iter().map(show).collect())
+            .unwrap_or_default();
+        let mut have: Vec<String> = map.keys().cloned().collect();
+        let mut want_sorted = wanted.clone();
+        have.sort();
+        want_sorted.sort();
+        if have == want_sorted {
+            return Ok(());
+        }
+        Err(format!(
+            "needs exactly one entry per {list_key} ({}), got {}",
+            wanted.join(", "),
+            if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            }
+        ))
     }
 }
 

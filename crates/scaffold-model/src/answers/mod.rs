@@ -232,12 +232,43 @@ fn collect(
     probe: bool,
 ) -> Result<Answers> {
     let questions = &blueprint.manifest.questions;
-    for key in sources
+    refuse_unknown_keys(questions, &sources)?;
+    let pass = Pass::new(blueprint, renderer, &sources, recorded, probe);
+    let mut answers = Answers::default();
+    let mut guessed = false;
+    for question in questions {
+        let context = context_of(&answers, &sources.builtins);
+        let key = question.key.clone();
+        match pass.answer(question, &answers, &context, &mut sources, &mut guessed)? {
+            Outcome::Settled(value) => {
+                answers.values.insert(key, value);
+            }
+            Outcome::Answered { value, defaulted } => {
+                answers.values.insert(key.clone(), value);
+                if defaulted {
+                    answers.defaulted.push(key.clone());
+                }
+                if !question.secret {
+                    answers.recorded.push(key);
+                }
+            }
+        }
+    }
+    if probe {
+        return Ok(answers);
+    }
+    let warnings = pass.run_checks(&answers, &sources.builtins)?;
+    answers.warnings.extend(warnings);
+    Ok(answers)
+}
+
+fn refuse_unknown_keys(questions: &[Question], sources: &Sources<'_>) -> Result<()> {
+    let given = sources
         .set
         .iter()
         .map(|(k, _)| k)
-        .chain(sources.values.keys())
-    {
+        .chain(sources.values.keys());
+    for key in given {
         if !questions.iter().any(|q| &q.key == key) {
             return Err(Error::input(format!(
                 "unknown answer key `{key}`: the blueprint asks {}",
@@ -249,192 +280,279 @@ fn collect(
             )));
         }
     }
-    let set: BTreeMap<String, String> = sources.set.iter().cloned().collect();
-    let mut answers = Answers::default();
-    let mut guessed = false;
-    // With environments, answers are gathered in a shared pass, then once per environment
-    // (`environments::gather_each`, which sets the `environment` built-in).
-    let with_environments = blueprint.manifest.environments_answer.is_some();
-    let environment_pass =
-        with_environments && sources.builtins.contains_key(environments::ENVIRONMENT);
-    let shared_pass = with_environments && !environment_pass;
-    for question in questions {
-        let context = context_of(&answers, &sources.builtins);
+    Ok(())
+}
+
+/// One pass of gathering answers: the shared one, one environment's, or a probe.
+struct Pass<'a> {
+    blueprint: &'a Blueprint,
+    renderer: &'a Renderer,
+    recorded: &'a Map<String, Json>,
+    /// `--set`, a later pair winning.
+    set: BTreeMap<String, String>,
+    probe: bool,
+    /// The blueprint answers per environment: a shared pass, then one per environment
+    /// (`environments::gather_each`, which sets the `environment` built-in).
+    with_environments: bool,
+    environment_pass: bool,
+    shared_pass: bool,
+}
+
+/// What a question came to.
+enum Outcome {
+    /// Fixed by something other than an answer (a `when` that is false, the shared pass's
+    /// value in an environment's pass): neither recorded nor defaulted here.
+    Settled(Json),
+    Answered {
+        value: Json,
+        defaulted: bool,
+    },
+}
+
+type Check<'c> = dyn Fn(&str) -> std::result::Result<Json, String> + 'c;
+type Valid<'c> = dyn Fn(Json) -> std::result::Result<Json, String> + 'c;
+
+impl<'a> Pass<'a> {
+    fn new(
+        blueprint: &'a Blueprint,
+        renderer: &'a Renderer,
+        sources: &Sources<'_>,
+        recorded: &'a Map<String, Json>,
+        probe: bool,
+    ) -> Self {
+        let with_environments = blueprint.manifest.environments_answer.is_some();
+        let environment_pass =
+            with_environments && sources.builtins.contains_key(environments::ENVIRONMENT);
+        Pass {
+            blueprint,
+            renderer,
+            recorded,
+            set: sources.set.iter().cloned().collect(),
+            probe,
+            with_environments,
+            environment_pass,
+            shared_pass: with_environments && !environment_pass,
+        }
+    }
+
+    fn answer(
+        &self,
+        question: &Question,
+        answers: &Answers,
+        context: &Json,
+        sources: &mut Sources<'_>,
+        guessed: &mut bool,
+    ) -> Result<Outcome> {
         let key = &question.key;
         if let Some(when) = &question.when
-            && !renderer.truth(&format!("question `{key}` when"), when, &context)?
+            && !self
+                .renderer
+                .truth(&format!("question `{key}` when"), when, context)?
         {
-            if set.contains_key(key) || sources.values.contains_key(key) {
+            if self.set.contains_key(key) || sources.values.contains_key(key) {
                 return Err(Error::input(
                     Problem::new(format!("{key}: only applies when {when}"))
                         .fix("drop it or change the answers it depends on"),
                 ));
             }
-            answers.values.insert(key.clone(), empty_of(question.kind));
-            continue;
+            return Ok(Outcome::Settled(empty_of(question.kind)));
         }
         // An environment's pass takes the shared answers as the shared pass settled them.
-        if environment_pass
+        if self.environment_pass
             && !question.per_environment
-            && let Some(value) = recorded.get(key)
+            && let Some(value) = self.recorded.get(key)
         {
-            answers.values.insert(key.clone(), value.clone());
-            continue;
+            return Ok(Outcome::Settled(value.clone()));
         }
+        let blueprint = self.blueprint;
         let choices = choices_of(question, blueprint);
-        let mut defaulted = false;
         let valid = |value: Json| {
             always_installed(blueprint, question, &value)?;
-            validate(question, value, &choices, &answers, renderer, &context)
-                .and_then(|v| cross_check(blueprint, renderer, &context, key, v))
-                .and_then(|v| addon_requirements(blueprint, question, &context, v))
+            validate(question, value, &choices, answers, self.renderer, context)
+                .and_then(|v| cross_check(blueprint, self.renderer, context, key, v))
+                .and_then(|v| addon_requirements(blueprint, question, context, v))
         };
         let check = |text: &str| parse_text(question, text).and_then(valid);
-        let given = if let Some(text) = set.get(key) {
-            Some(check(text).map_err(|m| (m, "--set".to_string())))
-        } else if let Some(value) = sources.values.get(key) {
-            Some(
-                from_yaml(question, value)
-                    .and_then(valid)
-                    .map_err(|m| (m, "--values".to_string())),
-            )
-        } else {
-            recorded.get(key).map(|value| {
-                from_yaml(question, value).and_then(valid).map_err(|m| {
-                    (
-                        m,
-                        format!("{}; --set {key}=… changes it", crate::record::PATH),
-                    )
-                })
-            })
+        let answered = |value| Outcome::Answered {
+            value,
+            defaulted: false,
         };
-        let value = match given {
-            Some(Ok(value)) => value,
-            Some(Err(_)) if probe && guessed && depends_on_others(blueprint, question) => {
-                empty_of(question.kind)
+        match self.given(question, sources, &valid) {
+            Some(Ok(value)) => Ok(answered(value)),
+            Some(Err(_)) if self.probe && *guessed && depends_on_others(blueprint, question) => {
+                Ok(answered(empty_of(question.kind)))
             }
             Some(Err((message, source))) => {
-                let message = match set.get(key) {
+                let message = match self.set.get(key) {
                     Some(text) if question.secret && !text.trim().is_empty() => {
                         message.replace(text.trim(), "(hidden)")
                     }
                     _ => message,
                 };
-                return Err(bad(key, &message, &source));
+                Err(bad(key, &message, &source))
             }
-            None if probe => {
-                guessed = true;
-                let default = default_of(question, blueprint, renderer, &context)
+            None if self.probe => {
+                *guessed = true;
+                let default = default_of(question, blueprint, self.renderer, context)
                     .ok()
                     .flatten();
-                default.unwrap_or_else(|| empty_of(question.kind))
+                Ok(answered(default.unwrap_or_else(|| empty_of(question.kind))))
             }
-            None => {
-                let default = default_of(question, blueprint, renderer, &context)?;
-                // Asked once, a per-environment answer would be every environment's (one
-                // cluster name for all): one with a default takes each environment's, or
-                // --set ENV.KEY; one without is asked once, for every environment.
-                let per_environment = question.per_environment && with_environments;
-                // A repo of one environment is asked everything, in that environment's pass.
-                let only_environment = environment_pass
-                    && blueprint
-                        .manifest
-                        .environments_answer
-                        .as_ref()
-                        .and_then(|list| recorded.get(list))
-                        .and_then(Json::as_array)
-                        .is_some_and(|names| names.len() == 1);
-                let asked = !(per_environment && default.is_some()) || only_environment;
-                match sources.prompter.as_deref_mut().filter(|_| asked) {
-                    Some(prompter) => {
-                        let value = ask(
-                            prompter,
-                            key,
-                            &Prompt {
-                                question,
-                                default,
-                                choices: choices.clone(),
-                                check: &check,
-                            },
-                        )?;
-                        for warning in warnings_on(blueprint, renderer, &context, key, &value)? {
-                            prompter.warned(&warning);
-                        }
-                        value
-                    }
-                    None => match default {
-                        // Re-rendering a repo: its files hold the real secret's output, and
-                        // a default would silently replace it.
-                        Some(_) if question.secret && !recorded.is_empty() => {
-                            return Err(Error::input(format!(
-                                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
-                                question.prompt,
-                                secret_env(key)
-                            )));
-                        }
-                        // The shared pass's stand-in for a per-environment answer: each
-                        // environment's pass renders and checks its own.
-                        Some(value) if per_environment && shared_pass => {
-                            defaulted = true;
-                            value
-                        }
-                        Some(value) => {
-                            defaulted = true;
-                            valid(value).map_err(|m| bad(key, &m, "the default"))?
-                        }
-                        // The shared pass of a blueprint with environments: each
-                        // environment's own pass asks for it (environments::gather_each).
-                        None if per_environment && shared_pass => {
-                            defaulted = true;
-                            empty_of(question.kind)
-                        }
-                        None if question.secret => {
-                            return Err(Error::input(format!(
-                                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
-                                question.prompt,
-                                secret_env(key)
-                            )));
-                        }
-                        None => {
-                            return Err(Error::input(format!(
-                                "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
-                                question.prompt
-                            )));
-                        }
-                    },
-                }
-            }
+            None => self.unanswered(question, context, sources, choices.clone(), &check, &valid),
+        }
+    }
+
+    /// The answer given by `--set`, `--values` or the record (in that order), checked;
+    /// an error names where it came from.
+    fn given(
+        &self,
+        question: &Question,
+        sources: &Sources<'_>,
+        valid: &Valid<'_>,
+    ) -> Option<std::result::Result<Json, (String, String)>> {
+        let key = &question.key;
+        if let Some(text) = self.set.get(key) {
+            return Some(
+                parse_text(question, text)
+                    .and_then(valid)
+                    .map_err(|m| (m, "--set".to_string())),
+            );
+        }
+        if let Some(value) = sources.values.get(key) {
+            return Some(
+                from_yaml(question, value)
+                    .and_then(valid)
+                    .map_err(|m| (m, "--values".to_string())),
+            );
+        }
+        self.recorded.get(key).map(|value| {
+            from_yaml(question, value).and_then(valid).map_err(|m| {
+                (
+                    m,
+                    format!("{}; --set {key}=… changes it", crate::record::PATH),
+                )
+            })
+        })
+    }
+
+    /// A question nothing answered: asked at the terminal when there is one (and the
+    /// question is asked in this pass), else its default, else a refusal.
+    fn unanswered(
+        &self,
+        question: &Question,
+        context: &Json,
+        sources: &mut Sources<'_>,
+        choices: Vec<String>,
+        check: &Check<'_>,
+        valid: &Valid<'_>,
+    ) -> Result<Outcome> {
+        let key = &question.key;
+        let default = default_of(question, self.blueprint, self.renderer, context)?;
+        // Asked once, a per-environment answer would be every environment's (one cluster
+        // name for all): one with a default takes each environment's, or --set ENV.KEY;
+        // one without is asked once, for every environment.
+        let per_environment = question.per_environment && self.with_environments;
+        // A repo of one environment is asked everything, in that environment's pass.
+        let only_environment = self.environment_pass
+            && self
+                .blueprint
+                .manifest
+                .environments_answer
+                .as_ref()
+                .and_then(|list| self.recorded.get(list))
+                .and_then(Json::as_array)
+                .is_some_and(|names| names.len() == 1);
+        let asked = !(per_environment && default.is_some()) || only_environment;
+        let Some(prompter) = sources.prompter.as_deref_mut().filter(|_| asked) else {
+            return self.unprompted(question, default, per_environment, valid);
         };
-        answers.values.insert(key.clone(), value);
-        if defaulted {
-            answers.defaulted.push(key.clone());
+        let value = ask(
+            prompter,
+            key,
+            &Prompt {
+                question,
+                default,
+                choices,
+                check,
+            },
+        )?;
+        for warning in warnings_on(self.blueprint, self.renderer, context, key, &value)? {
+            prompter.warned(&warning);
         }
-        if !question.secret {
-            answers.recorded.push(key.clone());
+        Ok(Outcome::Answered {
+            value,
+            defaulted: false,
+        })
+    }
+
+    /// No terminal to ask: the default, checked, or a refusal saying how to answer.
+    fn unprompted(
+        &self,
+        question: &Question,
+        default: Option<Json>,
+        per_environment: bool,
+        valid: &Valid<'_>,
+    ) -> Result<Outcome> {
+        let key = &question.key;
+        let defaulted = |value| {
+            Ok(Outcome::Answered {
+                value,
+                defaulted: true,
+            })
+        };
+        match default {
+            // Re-rendering a repo: its files hold the real secret's output, and a default
+            // would silently replace it.
+            Some(_) if question.secret && !self.recorded.is_empty() => Err(Error::input(format!(
+                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
+                question.prompt,
+                secret_env(key)
+            ))),
+            // The shared pass's stand-in for a per-environment answer: each environment's
+            // pass renders and checks its own.
+            Some(value) if per_environment && self.shared_pass => defaulted(value),
+            Some(value) => defaulted(valid(value).map_err(|m| bad(key, &m, "the default"))?),
+            // The shared pass of a blueprint with environments: each environment's own pass
+            // asks for it (environments::gather_each).
+            None if per_environment && self.shared_pass => defaulted(empty_of(question.kind)),
+            None if question.secret => Err(Error::input(format!(
+                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
+                question.prompt,
+                secret_env(key)
+            ))),
+            None => Err(Error::input(format!(
+                "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
+                question.prompt
+            ))),
         }
     }
-    if probe {
-        return Ok(answers);
-    }
-    let context = context_of(&answers, &sources.builtins);
-    // The shared pass holds placeholders for the per-environment answers: their checks run
-    // in each environment's pass.
-    let per_environment = |key: &str| questions.iter().any(|q| q.key == key && q.per_environment);
-    for check in &blueprint.manifest.checks {
-        if shared_pass && per_environment(&check.key) {
-            continue;
-        }
-        if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
-            let message = renderer.render_str("check error", &check.error, &context)?;
-            let value = answers.values.get(&check.key).map(show).unwrap_or_default();
-            let line = format!("{}: `{value}` {message}", check.key);
-            if check.severity.is_error() {
-                return Err(Error::input(line));
+
+    /// The blueprint's cross-field `checks`: an error refuses, a warning is returned. The
+    /// shared pass holds placeholders for the per-environment answers, so their checks run
+    /// in each environment's pass.
+    fn run_checks(&self, answers: &Answers, builtins: &Map<String, Json>) -> Result<Vec<String>> {
+        let questions = &self.blueprint.manifest.questions;
+        let context = context_of(answers, builtins);
+        let per_environment =
+            |key: &str| questions.iter().any(|q| q.key == key && q.per_environment);
+        let mut warnings = Vec::new();
+        for check in &self.blueprint.manifest.checks {
+            if self.shared_pass && per_environment(&check.key) {
+                continue;
             }
-            answers.warnings.push(line);
+            let renderer = self.renderer;
+            if !renderer.truth(&format!("check on `{}`", check.key), &check.expr, &context)? {
+                let message = renderer.render_str("check error", &check.error, &context)?;
+                let value = answers.values.get(&check.key).map(show).unwrap_or_default();
+                let line = format!("{}: `{value}` {message}", check.key);
+                if check.severity.is_error() {
+                    return Err(Error::input(line));
+                }
+                warnings.push(line);
+            }
         }
+        Ok(warnings)
     }
-    Ok(answers)
 }
 
 /// Asks until the answer passes its checks (a select whose choice breaks a cross-field
