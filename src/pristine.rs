@@ -9,6 +9,7 @@
 //! them, `git fetch origin '+refs/scaffold/*:refs/scaffold/*'` brings them into a clone, and
 //! `fetch_matching` does so by itself when a clone lacks the base its record needs.
 //! git2 here and in `git` only.
+use std::borrow::Cow;
 use std::path::Path;
 
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature, TreeWalkResult};
@@ -40,11 +41,59 @@ pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
         Err(e) => return Err(fail(e)),
     };
     let tree = commit.tree().map_err(fail)?;
-    let Ok(entry) = tree.get_path(Path::new(record::PATH)) else {
+    if tree.get_path(Path::new(record::PATH)).is_err() {
         return Ok(None);
-    };
-    let record = repo.find_blob(entry.id()).map_err(fail)?.content().to_vec();
-    Ok(Some((read_tree(&repo, &tree, root)?, record)))
+    }
+    let plan = read_tree(&repo, &tree, root, &Filters::of(root))?;
+    let record = RelPath::new(record::PATH)
+        .ok()
+        .and_then(|path| plan.files.get(&path).cloned())
+        .unwrap_or_default();
+    Ok(Some((plan, record)))
+}
+
+/// The filter drivers (`filter.NAME.clean`, git-lfs) a base's blobs go through: stored as
+/// `git add` would store them, so a pushed `refs/scaffold/*` carries LFS pointers, not the
+/// files; read back as `git checkout` would give them. None configured (the common case):
+/// the base holds the plan's bytes, and no path's attributes are looked up.
+struct Filters(Option<crate::attributes::Eol>);
+
+impl Filters {
+    fn of(root: &Path) -> Self {
+        let eol = crate::attributes::Eol::of(root);
+        Filters(eol.any_driver_configured().then_some(eol))
+    }
+
+    /// The blob the base stores for the canonical `bytes` at `path`.
+    fn to_blob<'a>(&self, root: &Path, path: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        match &self.0 {
+            Some(eol) if eol.driver(path).is_some() => eol.to_blob(root, path, bytes),
+            _ => Ok(Cow::Borrowed(bytes)),
+        }
+    }
+
+    /// The canonical bytes of the base's blob `bytes` at `path`: the file in the work tree
+    /// when `git status` would call it unchanged from that blob (its clean form is the
+    /// blob: no smudge, no LFS download, and a lossy filter pair reads back as written) or
+    /// is the blob itself, else what `git checkout` makes of the blob.
+    fn checked_out<'a>(&self, root: &Path, path: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        let Some(eol) = &self.0 else {
+            return Ok(Cow::Borrowed(bytes));
+        };
+        if eol.driver(path).is_none() {
+            return Ok(Cow::Borrowed(bytes));
+        }
+        let Ok(rel) = RelPath::new(path) else {
+            return eol.checked_out(root, path, bytes);
+        };
+        // A base stored before the filter applied holds the file's own bytes.
+        if let Some(file) = crate::write::read_canonical(root, &rel, eol)?
+            && (file == bytes || *eol.to_blob(root, path, &file)? == *bytes)
+        {
+            return Ok(Cow::Owned(file));
+        }
+        eol.checked_out(root, path, bytes)
+    }
 }
 
 /// Stores `plan` as the repo's new base; returns the base commit's id.
@@ -81,9 +130,10 @@ pub fn prepare(
     by: &BaseBy<'_>,
 ) -> Result<Option<NextBase>> {
     const ATTEMPTS: usize = 4;
+    let filters = Filters::of(root);
     let mut attempt = 1;
     loop {
-        match prepare_once(repo, root, plan, message, by) {
+        match prepare_once(repo, root, plan, message, by, &filters) {
             Err(Error::Git { source, .. })
                 if attempt < ATTEMPTS && source.class() == git2::ErrorClass::Os =>
             {
@@ -100,10 +150,12 @@ fn prepare_once(
     plan: &Plan,
     message: &str,
     by: &BaseBy<'_>,
+    filters: &Filters,
 ) -> Result<Option<NextBase>> {
     let fail = |e| failed("store the pristine base", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
     for (path, contents) in &plan.files {
+        let contents = filters.to_blob(root, path.as_str(), contents)?;
         let entry = IndexEntry {
             ctime: IndexTime::new(0, 0),
             mtime: IndexTime::new(0, 0),
@@ -113,7 +165,7 @@ fn prepare_once(
             uid: 0,
             gid: 0,
             file_size: u32::try_from(contents.len()).unwrap_or(u32::MAX),
-            id: repo.blob(contents).map_err(fail)?,
+            id: repo.blob(&contents).map_err(fail)?,
             flags: 0,
             flags_extended: 0,
             path: path.as_str().as_bytes().to_vec(),
@@ -314,7 +366,13 @@ fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Pl
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
     };
-    let wanted = Oid::hash_object(ObjectType::Blob, record_bytes).map_err(fail)?;
+    // The record as stored by a base written before filters applied to it, and since.
+    let filters = Filters::of(root);
+    let cleaned = filters.to_blob(root, record::PATH, record_bytes)?;
+    let wanted = [
+        Oid::hash_object(ObjectType::Blob, record_bytes).map_err(fail)?,
+        Oid::hash_object(ObjectType::Blob, &cleaned).map_err(fail)?,
+    ];
     // Newest first, through every parent: a merged base has a teammate's chain beside ours.
     let mut queue: std::collections::VecDeque<git2::Commit<'_>> = next.take().into_iter().collect();
     let mut seen = std::collections::HashSet::new();
@@ -324,15 +382,23 @@ fn find_in(root: &Path, refname: &str, record_bytes: &[u8]) -> Result<Option<(Pl
         }
         let tree = commit.tree().map_err(fail)?;
         let recorded = tree.get_path(Path::new(record::PATH)).ok().map(|e| e.id());
-        if recorded == Some(wanted) {
-            return Ok(Some((read_tree(&repo, &tree, root)?, commit.id())));
+        if recorded.is_some_and(|id| wanted.contains(&id)) {
+            return Ok(Some((
+                read_tree(&repo, &tree, root, &filters)?,
+                commit.id(),
+            )));
         }
         queue.extend(commit.parents());
     }
     Ok(None)
 }
 
-fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Plan> {
+fn read_tree(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    root: &Path,
+    filters: &Filters,
+) -> Result<Plan> {
     let mut entries = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         if entry.kind() == Some(ObjectType::Blob)
@@ -351,7 +417,8 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
         let path = RelPath::new(&path).map_err(|m| {
             Error::repo_state(Problem::new(format!("{BASE_REF} holds a path scaffold cannot write: {m}")).fix(format!("delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again")))
         })?;
-        plan.add(path, blob.content().to_vec())?;
+        let contents = filters.checked_out(root, path.as_str(), blob.content())?;
+        plan.add(path, contents.into_owned())?;
     }
     Ok(plan)
 }

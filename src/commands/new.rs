@@ -210,7 +210,7 @@ pub fn fill_and_commit(
     if !attributes.filtered.is_empty() {
         // A filter driver runs in the repository (git-lfs keeps its objects there), on the
         // files as written: the repo exists first, the blobs follow the files. The base
-        // keeps the plan's own bytes, as every later base does.
+        // stores what `git add` stores too (LFS pointers), as every later base does.
         let author = author()?;
         git::init(staged.path())?;
         let written = write::fill(staged, work_tree)?;

@@ -899,10 +899,32 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
     );
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     assert_git_accepts(&env, &dir);
-    // The repo stays workable: the next change merges against the base, not the filtered blob.
+    // The base stores what `git add` stores too, so pushing refs/scaffold/* carries no
+    // bytes the filter keeps out of the branch.
+    assert_eq!(
+        env.git(
+            &dir,
+            &["rev-parse", "refs/scaffold/base:envs/prod/README.md"]
+        ),
+        env.git(&dir, &["rev-parse", "HEAD:envs/prod/README.md"])
+    );
+    // The repo stays workable: the next change merges against the base, not the filtered
+    // blob (the README, unchanged since, is what the base's blob stands for).
     let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert!(
+        !std::fs::read_to_string(dir.join("envs/prod/README.md"))
+            .expect("read")
+            .contains("velero")
+    );
+    assert_eq!(
+        env.git(
+            &dir,
+            &["rev-parse", "refs/scaffold/base:envs/prod/README.md"]
+        ),
+        env.git(&dir, &["rev-parse", "HEAD:envs/prod/README.md"])
+    );
 
     // A required filter that fails stops the run with its cause; nothing changes.
     append_global_config(
@@ -928,6 +950,60 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
         out.stderr
     );
     assert_eq!(head(&env, &dir, "%H"), before);
+}
+
+#[test]
+fn the_base_stores_filtered_files_as_git_add_does_and_merges_a_hand_edit_through_them() {
+    // rot13 both ways: a filter pair that round-trips, as git-lfs does, without git-lfs.
+    let env = Env::new();
+    append_global_config(
+        &env,
+        "[filter \"rot13\"]\n\tclean = tr a-zA-Z n-za-mN-ZA-M\n\tsmudge = tr a-zA-Z n-za-mN-ZA-M\n",
+    );
+    let dir = new_repo(&env, "p");
+    std::fs::write(dir.join(".gitattributes"), "*.md filter=rot13\n").expect("attrs");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "markdown through rot13"]);
+    env.git(&dir, &["add", "--renormalize", "."]);
+    env.git(&dir, &["commit", "-qm", "renormalize"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let readme = "envs/prod/README.md";
+    let blob = |rev: &str| env.git(&dir, &["rev-parse", &format!("{rev}:{readme}")]);
+    assert_eq!(blob("refs/scaffold/base"), blob("HEAD"));
+    let stored = env.git(&dir, &["show", &format!("refs/scaffold/base:{readme}")]);
+    assert!(
+        stored.contains("iryreb") && !stored.contains("velero"),
+        "{stored}"
+    );
+    // A hand edit: the file no longer stands for the base's blob, which is smudged back.
+    let path = dir.join(readme);
+    let edited = format!(
+        "{}\nhand-written note\n",
+        std::fs::read_to_string(&path).expect("read")
+    );
+    std::fs::write(&path, edited).expect("edit");
+    env.git(&dir, &["commit", "-qam", "a note"]);
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let after = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        after.contains("hand-written note") && !after.contains("velero"),
+        "{after}"
+    );
+    assert!(
+        env.git(&dir, &["show", &format!("HEAD:{readme}")])
+            .contains("unaq-jevggra"),
+        "HEAD stores the clean form"
+    );
+    // The base is the rendering alone, in its clean form: no velero, no note.
+    let stored = env.git(&dir, &["show", &format!("refs/scaffold/base:{readme}")]);
+    assert!(
+        !stored.contains("iryreb") && !stored.contains("unaq-jevggra"),
+        "{stored}"
+    );
+    assert_git_accepts(&env, &dir);
 }
 
 #[test]
@@ -957,6 +1033,26 @@ fn git_lfs_stores_pointers_and_objects_for_scaffolds_files() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let fsck = env.git(&dir, &["lfs", "fsck"]);
     assert!(fsck.contains("Git LFS fsck OK"), "{fsck}");
+    // The base holds the pointer too: pushing refs/scaffold/* never goes around LFS.
+    assert_eq!(
+        env.git(&dir, &["show", "refs/scaffold/base:README.md"]),
+        pointer
+    );
+    // And reads back as the file: the next change merges against the README's text.
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("read");
+    assert!(!readme.starts_with("version https://git-lfs"), "{readme}");
+    let base = env.git(&dir, &["show", "refs/scaffold/base:README.md"]);
+    assert!(
+        base.starts_with("version https://git-lfs.github.com/spec/v1\n"),
+        "{base}"
+    );
+    assert_eq!(base, env.git(&dir, &["show", "HEAD:README.md"]));
+    let out = in_repo(&env, &dir, &["update"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
 }
 
 #[test]
@@ -984,7 +1080,7 @@ fn a_process_only_driver_is_refused() {
 #[test]
 fn new_runs_a_blueprints_filter_driver_in_the_repo_it_makes() {
     // The blueprint's own .gitattributes routes a.txt through a driver: the first commit
-    // holds what `git add` stores, the file what you wrote, the base the blueprint's bytes.
+    // holds what `git add` stores, and so does the base; the file is what you wrote.
     let env = Env::new();
     append_global_config(
         &env,
@@ -998,7 +1094,7 @@ fn new_runs_a_blueprints_filter_driver_in_the_repo_it_makes() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let dir = env.path("out");
     assert_eq!(env.git(&dir, &["show", "HEAD:a.txt"]), "A\n");
-    assert_eq!(env.git(&dir, &["show", "refs/scaffold/base:a.txt"]), "a\n");
+    assert_eq!(env.git(&dir, &["show", "refs/scaffold/base:a.txt"]), "A\n");
     assert_eq!(
         std::fs::read_to_string(dir.join("a.txt")).expect("read"),
         "a\n"
