@@ -418,6 +418,102 @@ fn commit_hooks_run_as_git_commit_runs_them() {
     assert_ne!(head(&env, &dir, "%H"), sha);
 }
 
+#[test]
+fn new_runs_the_commit_hooks_git_commit_would_on_its_first_commit() {
+    // Hooks from init.templateDir, copied into the new repo as `git init` copies them.
+    let env = Env::new();
+    let template = env.home.path().join("template");
+    let hooks = template.join("hooks");
+    write_hook(
+        &hooks,
+        "#!/bin/sh\ngit diff --cached --name-only > \"$(git rev-parse --git-dir)/hook-saw\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "prepare-commit-msg",
+        "#!/bin/sh\necho \"$2\" > \"$(git rev-parse --git-dir)/prepare-source\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "commit-msg",
+        "#!/bin/sh\nprintf '\\nReviewed-by: hook\\n' >> \"$1\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "post-commit",
+        "#!/bin/sh\n{ git rev-parse HEAD; pwd -P; } > \"$(git rev-parse --git-dir)/post-ran\"\nexit 1\n",
+    );
+    append_global_config(
+        &env,
+        &format!("[init]\n\ttemplateDir = {}\n", template.display()),
+    );
+    let out = run(env.scaffold().args(["new", "t", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("t");
+    let saw = std::fs::read_to_string(dir.join(".git/hook-saw")).expect("pre-commit ran");
+    assert!(saw.contains(".scaffold/answers.yaml"), "{saw}");
+    let source = std::fs::read_to_string(dir.join(".git/prepare-source")).expect("ran");
+    assert_eq!(source.trim(), "message");
+    assert!(head(&env, &dir, "%B").contains("Reviewed-by: hook"));
+    // post-commit runs once the repo is in place, and its failure is ignored, as git does.
+    let post = std::fs::read_to_string(dir.join(".git/post-ran")).expect("post-commit ran");
+    let canonical = dir.canonicalize().expect("canonical");
+    assert_eq!(
+        post,
+        format!("{}\n{}\n", head(&env, &dir, "%H"), canonical.display())
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+
+    // A global core.hooksPath wins over the template; a rejecting pre-commit leaves
+    // nothing: no directory, no staging beside it, and an empty directory stays empty.
+    let global = env.home.path().join("global-hooks");
+    write_hook(
+        &global,
+        "#!/bin/sh\necho 'secret found in terraform.tfvars' >&2\nexit 1\n",
+    );
+    write_named_hook(
+        &global,
+        "post-commit",
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/global-post-ran\"\n",
+    );
+    append_global_config(
+        &env,
+        &format!("[core]\n\thooksPath = {}\n", global.display()),
+    );
+    let entries_before = std::fs::read_dir(env.path(".")).expect("list").count();
+    let out = run(env.scaffold().args(["new", "r", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the pre-commit hook rejected the commit (exit 1): secret found in terraform.tfvars"
+        ) && out.stderr.contains("--no-verify"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("r").exists());
+    assert_eq!(
+        std::fs::read_dir(env.path(".")).expect("list").count(),
+        entries_before,
+        "no staging directory left"
+    );
+    std::fs::create_dir(env.path("empty")).expect("mkdir");
+    let out = run(env.scaffold().args(["new", "empty", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_dir(env.path("empty")).expect("list").count(),
+        0
+    );
+    // --no-verify skips pre-commit (and commit-msg); post-commit still runs.
+    let out = run(env
+        .scaffold()
+        .args(["new", "empty", "--defaults", "--no-verify"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(env.path("empty/.git/global-post-ran").exists());
+    assert!(!env.path("empty/.git/hook-saw").exists());
+    assert_eq!(env.git(&env.path("empty"), &["status", "--porcelain"]), "");
+}
+
 /// An executable hook `name` of `script` in `dir`.
 fn write_named_hook(dir: &Path, name: &str, script: &str) {
     std::fs::create_dir_all(dir).expect("hooks dir");
@@ -449,15 +545,18 @@ fn new_reads_identity_config_and_hooks_from_every_place_git_would() {
     // core.hooksPath in the global config: the hook there is named.
     let env = Env::new();
     let hooks = env.home.path().join("global-hooks");
-    write_hook(&hooks, "#!/bin/sh\nexit 0\n");
     append_global_config(
         &env,
         &format!("[core]\n\thooksPath = {}\n", hooks.display()),
     );
+    write_hook(
+        &hooks,
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/global-hook-ran\"\n",
+    );
     let out = run(env.scaffold().args(["new", "h", "--defaults"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stderr.contains("this repo has pre-commit"),
+        env.path("h/.git/global-hook-ran").exists(),
         "{}",
         out.stderr
     );
