@@ -381,15 +381,19 @@ pub fn commit_on(
     tree: &git2::Tree<'_>,
     parent: &git2::Commit<'_>,
 ) -> Result<Oid> {
-    let oid = write_commit(repo, root, author, message, tree, &[parent])?;
+    let oid = crate::pristine::retrying_object_writes("commit", root, || {
+        write_commit(repo, root, author, message, tree, &[parent])
+    })?;
     let summary = message.lines().next().unwrap_or_default();
-    repo.reference_matching(
-        branch,
-        oid,
-        true,
-        parent.id(),
-        &format!("commit: {summary}"),
-    )
+    crate::pristine::waiting_for_ref_lock(|| {
+        repo.reference_matching(
+            branch,
+            oid,
+            true,
+            parent.id(),
+            &format!("commit: {summary}"),
+        )
+    })
     .map_err(|e| Error::git("commit", root, e))?;
     Ok(oid)
 }

@@ -120,8 +120,7 @@ pub struct NextBase {
 
 /// Writes the objects of `plan` as the next base commit without moving `BASE_REF`, so a
 /// transaction publishes it at its commit point; None when the base already holds `plan`.
-/// A write the filesystem failed is tried again: a concurrent `git gc` (prune) removes an
-/// empty `objects/XX` directory between libgit2 creating it and writing into it.
+/// A write the filesystem failed is tried again (`retrying_object_writes`).
 pub fn prepare(
     repo: &Repository,
     root: &Path,
@@ -129,14 +128,41 @@ pub fn prepare(
     message: &str,
     by: &BaseBy<'_>,
 ) -> Result<Option<NextBase>> {
-    const ATTEMPTS: usize = 4;
     let filters = Filters::of(root);
+    retrying_object_writes("base", root, || {
+        prepare_once(repo, root, plan, message, by, &filters)
+    })
+}
+
+/// Runs `write`, which writes loose objects into the repository at `root`, again when
+/// the filesystem failed it (an OS-class libgit2 error): a concurrent `git gc` (its
+/// prune-packed and prune) removes an empty `objects/XX` directory between libgit2
+/// creating it and linking or fsyncing an object there, and the next attempt creates it
+/// again. Objects written before a failure stay (an attempt writes only what is missing),
+/// so each attempt gets further; nothing but unreferenced objects is written before a
+/// failure, so a retry changes nothing else. A filesystem that keeps failing (no space,
+/// no permission) gives its error after about 1.5 s. `name` is the write's test seam
+/// (`signals::test_object_write`).
+pub fn retrying_object_writes<T>(
+    name: &str,
+    root: &Path,
+    mut write: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    // Measured beside `git gc` run in a loop: a base of a new addon's trees lost a
+    // directory on up to 7 attempts in a row.
+    const ATTEMPTS: usize = 32;
     let mut attempt = 1;
     loop {
-        match prepare_once(repo, root, plan, message, by, &filters) {
+        let result = crate::signals::test_object_write(name, attempt)
+            .map_err(|e| failed("write objects", root, e))
+            .and_then(|()| write());
+        match result {
             Err(Error::Git { source, .. })
                 if attempt < ATTEMPTS && source.class() == git2::ErrorClass::Os =>
             {
+                // gc's prune is brief: a moment later the directory can be made again.
+                let pause = (5u64 << attempt.min(4)).min(50);
+                std::thread::sleep(std::time::Duration::from_millis(pause));
                 attempt += 1;
             }
             result => return result,
@@ -195,6 +221,26 @@ fn prepare_once(
     }))
 }
 
+/// Runs `update`, which locks a ref, again while another process holds that lock, for up
+/// to git's `core.filesRefLockTimeout` (100 ms by default): `git gc`'s pack-refs holds
+/// every ref's lock for a moment, and `git commit` waits for it that long too.
+pub fn waiting_for_ref_lock<T>(
+    mut update: impl FnMut() -> std::result::Result<T, git2::Error>,
+) -> std::result::Result<T, git2::Error> {
+    let start = std::time::Instant::now();
+    loop {
+        match update() {
+            Err(e)
+                if e.code() == git2::ErrorCode::Locked
+                    && start.elapsed() < std::time::Duration::from_millis(100) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// Moves `BASE_REF` to `next.new`, if it is still at `next.old` (or already there).
 pub fn publish(repo: &Repository, root: &Path, next: &NextBase) -> Result<()> {
     move_ref(repo, root, next.old, Some(next.new))
@@ -218,7 +264,7 @@ fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) 
     }
     match (current, to) {
         (_, Some(to)) => {
-            repo.reference(BASE_REF, to, true, "scaffold: base")
+            waiting_for_ref_lock(|| repo.reference(BASE_REF, to, true, "scaffold: base"))
                 .map_err(fail)?;
         }
         (Some(_), None) => {

@@ -113,6 +113,88 @@ fn concurrent_add_addon_and_update_never_lose_a_change_or_break_the_index() {
 }
 
 #[test]
+fn object_writes_a_concurrent_gc_prune_breaks_are_retried() {
+    // The race made certain: each of the change's object writes (its blobs and trees, the
+    // base, the commit) loses its `objects/XX` directory several times, as under a
+    // concurrent `git gc`, and the run still succeeds.
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"])
+        .env("SCAFFOLD_TEST_LOST_OBJECT_DIR", "tree:7,base:7,commit:7"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(has_addon(&committed_record(&env, &dir), "velero"));
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+    // `update` recording the base alone retries too.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["update", "--set", "node_max=12"])
+        .env("SCAFFOLD_TEST_LOST_OBJECT_DIR", "tree:2,base:2,commit:2"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A filesystem that keeps failing is not a race: the run fails with the OS cause and
+    // changes nothing.
+    let before = head(&env, &dir, "%H");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["remove-addon", "velero"])
+        .env("SCAFFOLD_TEST_LOST_OBJECT_DIR", "commit:32"));
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("check the permissions and free space of the repository"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert!(!dir.join(".git/scaffold-transaction").exists());
+}
+
+#[test]
+fn concurrent_gc_never_fails_a_run() {
+    // The review's repro, every round: a `git gc` started with each scaffold run (its
+    // prune-packed removes the `objects/XX` directories it empties, the race above). Every
+    // run succeeds (or is refused, exit 3, when gc holds the branch's lock longer than git
+    // itself would wait); none fails, and the repo stays whole.
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    for n in 0..16 {
+        let command = if n % 2 == 0 {
+            "add-addon"
+        } else {
+            "remove-addon"
+        };
+        let gc = Command::new("git")
+            .args(["gc", "--quiet"])
+            .current_dir(&dir)
+            .env("HOME", env.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git gc");
+        let out = finish(spawn(&env, &dir, &[command, "velero"], 0));
+        finish(gc);
+        let ref_locked = out.code == 3
+            && out
+                .stderr
+                .contains("another git command is moving the branch");
+        assert!(
+            out.code == 0 || ref_locked,
+            "round {n}: {command} exited {}: {}",
+            out.code,
+            out.stderr
+        );
+    }
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
 fn a_second_run_is_refused_while_the_lock_is_held_and_a_dead_holders_lock_is_recovered() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
