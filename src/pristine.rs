@@ -33,9 +33,18 @@ pub const FETCH_HINT: &str = "git fetch origin '+refs/scaffold/*:refs/scaffold/*
 /// The newest stored base and its answers record (the base a hand-edited record was
 /// edited from), if the repo has one.
 pub fn tip(root: &Path) -> Result<Option<(Plan, Vec<u8>)>> {
+    tip_of(root, BASE_REF)
+}
+
+/// The newest base of `origin` last fetched (a teammate's, after a merge), if any.
+pub fn remote_tip(root: &Path) -> Result<Option<Plan>> {
+    Ok(tip_of(root, REMOTE_REF)?.map(|(plan, _)| plan))
+}
+
+fn tip_of(root: &Path, refname: &str) -> Result<Option<(Plan, Vec<u8>)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
     let fail = |e| failed("read the pristine base", root, e);
-    let commit = match repo.refname_to_id(BASE_REF) {
+    let commit = match repo.refname_to_id(refname) {
         Ok(id) => repo.find_commit(id).map_err(fail)?,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
