@@ -146,7 +146,11 @@ fn object_writes_a_concurrent_gc_prune_breaks_are_retried() {
     assert_eq!(out.code, 4, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("check the permissions and free space of the repository"),
+            .starts_with("error: git: cannot write objects in `")
+            && out
+                .stderr
+                .contains("check the permissions and free space of the repository")
+            && !out.stderr.contains(" in in "),
         "{}",
         out.stderr
     );
