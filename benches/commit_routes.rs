@@ -122,7 +122,8 @@ fn routes(c: &mut Criterion) {
                 let staged = write::staging_dir(target).expect("staging");
                 match route {
                     "git::commit" => {
-                        fill_and_commit(&staged, &plan, author, "bench").expect("commits");
+                        fill_and_commit(&staged, &plan, author, "bench", |_| None)
+                            .expect("commits");
                     }
                     _ => {
                         write::fill(&staged, &plan).expect("written");

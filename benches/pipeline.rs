@@ -75,7 +75,7 @@ fn commit(c: &mut Criterion) {
             },
             |target| {
                 let staged = write::staging_dir(&target).expect("staging");
-                fill_and_commit(&staged, &plan, author, "bench").expect("commits");
+                fill_and_commit(&staged, &plan, author, "bench", |_| None).expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,

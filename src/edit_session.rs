@@ -71,7 +71,7 @@ pub fn apply(
         prepared.write_only(base, "scaffold: base (commit left to the user)", &author)?;
         return Ok(None);
     };
-    let hooks = crate::hooks::Hooks::find(root, !options.no_verify);
+    let hooks = crate::hooks::Hooks::find(root, &place, !options.no_verify);
     let commit = prepared.commit(&author, message, base, hooks.as_ref())?;
     let written = changes
         .iter()

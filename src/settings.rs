@@ -47,6 +47,8 @@ pub struct NewOptions {
     pub set: Vec<(String, String)>,
     pub secrets: Vec<(String, String)>,
     pub author: Option<String>,
+    /// Skip the `pre-commit` and `commit-msg` hooks, as `git commit --no-verify` does.
+    pub no_verify: bool,
     pub dry_run: bool,
     pub json: bool,
     /// Where `new` keeps the lint verdicts of blueprints from disk (`lint_cache_dir`).
@@ -260,6 +262,7 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
             set: pairs(args.set),
             secrets: pairs(args.secret),
             author: args.author,
+            no_verify: args.no_verify,
             dry_run: args.dry_run,
             json: args.json,
             lint_cache: lint_cache_dir(scaffold_support::process_env::snapshot()),

@@ -249,6 +249,10 @@ pub struct NewArgs {
     /// Commit author, "Name <email>" (default: git config user.name/user.email).
     #[arg(long)]
     pub author: Option<String>,
+    /// Skip the pre-commit and commit-msg hooks on the first commit, as `git commit
+    /// --no-verify` does (prepare-commit-msg and post-commit still run).
+    #[arg(long)]
+    pub no_verify: bool,
     /// List the files that would be written; write nothing.
     #[arg(long)]
     pub dry_run: bool,

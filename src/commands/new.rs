@@ -158,7 +158,11 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     place.ask_listing_ahead();
     let author = || git::resolve_author(args.author.as_deref(), &place);
     signals::test_seam("new-staged")?;
-    let commit = fill_and_commit(&staged, plan, author, &message)?;
+    // git's commit hooks judge the first commit as `git commit` would: one that rejects
+    // fails the run before the repo moves into place, so nothing is written.
+    let verify = !args.no_verify;
+    let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, verify);
+    let (commit, hooks) = fill_and_commit(&staged, plan, author, &message, find_hooks)?;
     signals::test_seam("new-committed")?;
     let in_place = args.dir.is_dir();
     staged.finish()?;
@@ -166,8 +170,8 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         git::refresh_top_level_stat(&args.dir)?;
     }
     critical.done();
-    if let Some(note) = crate::identity::hooks_note(&args.dir, &place, &commit, true) {
-        out.note(note);
+    if let Some(hooks) = hooks {
+        hooks.moved_to(&args.dir).post_commit();
     }
 
     for path in plan.files.keys() {
@@ -199,20 +203,22 @@ fn release_freed_memory() {
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
 /// commit benches time. The blobs are hashed and packed on a second core while the files
 /// are written.
-/// `author` is resolved once the files are written, just before the commit needs it.
+/// `author` is resolved once the files are written, just before the commit needs it;
+/// `find_hooks` once the repository exists (see `git::commit`, which returns them).
 pub fn fill_and_commit(
     staged: &write::Staged,
     plan: &crate::plan::Plan,
     author: impl FnOnce() -> Result<git::Author>,
     message: &str,
-) -> Result<String> {
+    find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
+) -> Result<(String, Option<crate::hooks::Hooks>)> {
     // Blobs hold the plan's bytes; the files are what git would check out.
     let attributes = crate::attributes::work_tree_for_new(plan)?;
     let work_tree = attributes.work_tree.as_ref().unwrap_or(plan);
     if !attributes.filtered.is_empty() {
         // A filter driver runs in the repository (git-lfs keeps its objects there), on the
         // files as written: the repo exists first, the blobs follow the files. The base
-        // keeps the plan's own bytes, as every later base does.
+        // stores what `git add` stores too (LFS pointers), as every later base does.
         let author = author()?;
         git::init(staged.path())?;
         let written = write::fill(staged, work_tree)?;
@@ -227,6 +233,7 @@ pub fn fill_and_commit(
             blobs,
             &author,
             message,
+            find_hooks,
         )?;
         crate::pristine::store(staged.path(), plan, message, &git::base_by(&author)?)?;
         return Ok(commit);
@@ -248,6 +255,7 @@ pub fn fill_and_commit(
         blobs,
         &author()?,
         message,
+        find_hooks,
     )
 }
 

@@ -54,7 +54,7 @@ fn new_with_addons_equals_new_then_add_addon() {
         [
             "scaffold: add addon istio 1.30.3",
             "scaffold: add addon velero 12.1.0",
-            "scaffold: new platform from blueprint default 0.4.0",
+            "scaffold: new platform from blueprint default 0.5.0",
         ]
     );
 }
@@ -224,7 +224,8 @@ fn catalog_overrides_and_custom_charts() {
         "{source}"
     );
     let chosen: Vec<String> = serde_norway::from_value(answer(&dir, "addons")).expect("addons");
-    assert_eq!(chosen, ["reloader", "web", "cache"]);
+    // Recorded sorted, one a line: teammates' additions merge.
+    assert_eq!(chosen, ["cache", "reloader", "web"]);
 
     let out = in_repo(&env, &dir, &["remove-addon", "web"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -653,7 +653,7 @@ fn a_single_environment_repo_migrates_through_update() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let message = env.git(&dir, &["log", "-1", "--format=%B"]);
     assert!(
-        message.contains("scaffold: update default 0.2.1 → 0.4.0")
+        message.contains("scaffold: update default 0.2.1 → 0.5.0")
             && message.contains("- moved 1-prerequisites/ → envs/prod/1-prerequisites/"),
         "{message}"
     );

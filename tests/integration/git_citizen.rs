@@ -113,6 +113,92 @@ fn concurrent_add_addon_and_update_never_lose_a_change_or_break_the_index() {
 }
 
 #[test]
+fn object_writes_a_concurrent_gc_prune_breaks_are_retried() {
+    // The race made certain: each of the change's object writes (its blobs and trees, the
+    // base, the commit) loses its `objects/XX` directory several times, as under a
+    // concurrent `git gc`, and the run still succeeds.
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["add-addon", "velero"])
+        .env("SCAFFOLD_TEST_LOST_OBJECT_DIR", "tree:7,base:7,commit:7"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(has_addon(&committed_record(&env, &dir), "velero"));
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+    // `update` recording the base alone retries too.
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["update", "--set", "node_max=12"])
+        .env("SCAFFOLD_TEST_LOST_OBJECT_DIR", "tree:2,base:2,commit:2"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A filesystem that keeps failing is not a race: the run fails with the OS cause and
+    // changes nothing.
+    let before = head(&env, &dir, "%H");
+    let out = run(env
+        .scaffold()
+        .current_dir(&dir)
+        .args(["remove-addon", "velero"])
+        .env("SCAFFOLD_TEST_LOST_OBJECT_DIR", "commit:32"));
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("error: git: cannot write objects in `")
+            && out
+                .stderr
+                .contains("check the permissions and free space of the repository")
+            && !out.stderr.contains(" in in "),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&env, &dir, "%H"), before);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert!(!dir.join(".git/scaffold-transaction").exists());
+}
+
+#[test]
+fn concurrent_gc_never_fails_a_run() {
+    // The review's repro, every round: a `git gc` started with each scaffold run (its
+    // prune-packed removes the `objects/XX` directories it empties, the race above). Every
+    // run succeeds (or is refused, exit 3, when gc holds the branch's lock longer than git
+    // itself would wait); none fails, and the repo stays whole.
+    let env = Env::new();
+    let dir = new_repo(&env, "p");
+    for n in 0..16 {
+        let command = if n % 2 == 0 {
+            "add-addon"
+        } else {
+            "remove-addon"
+        };
+        let gc = Command::new("git")
+            .args(["gc", "--quiet"])
+            .current_dir(&dir)
+            .env("HOME", env.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git gc");
+        let out = finish(spawn(&env, &dir, &[command, "velero"], 0));
+        finish(gc);
+        let ref_locked = out.code == 3
+            && out
+                .stderr
+                .contains("another git command is moving the branch");
+        assert!(
+            out.code == 0 || ref_locked,
+            "round {n}: {command} exited {}: {}",
+            out.code,
+            out.stderr
+        );
+    }
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+}
+
+#[test]
 fn a_second_run_is_refused_while_the_lock_is_held_and_a_dead_holders_lock_is_recovered() {
     let env = Env::new();
     let dir = new_repo(&env, "p");
@@ -418,6 +504,102 @@ fn commit_hooks_run_as_git_commit_runs_them() {
     assert_ne!(head(&env, &dir, "%H"), sha);
 }
 
+#[test]
+fn new_runs_the_commit_hooks_git_commit_would_on_its_first_commit() {
+    // Hooks from init.templateDir, copied into the new repo as `git init` copies them.
+    let env = Env::new();
+    let template = env.home.path().join("template");
+    let hooks = template.join("hooks");
+    write_hook(
+        &hooks,
+        "#!/bin/sh\ngit diff --cached --name-only > \"$(git rev-parse --git-dir)/hook-saw\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "prepare-commit-msg",
+        "#!/bin/sh\necho \"$2\" > \"$(git rev-parse --git-dir)/prepare-source\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "commit-msg",
+        "#!/bin/sh\nprintf '\\nReviewed-by: hook\\n' >> \"$1\"\n",
+    );
+    write_named_hook(
+        &hooks,
+        "post-commit",
+        "#!/bin/sh\n{ git rev-parse HEAD; pwd -P; } > \"$(git rev-parse --git-dir)/post-ran\"\nexit 1\n",
+    );
+    append_global_config(
+        &env,
+        &format!("[init]\n\ttemplateDir = {}\n", template.display()),
+    );
+    let out = run(env.scaffold().args(["new", "t", "--defaults"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = env.path("t");
+    let saw = std::fs::read_to_string(dir.join(".git/hook-saw")).expect("pre-commit ran");
+    assert!(saw.contains(".scaffold/answers.yaml"), "{saw}");
+    let source = std::fs::read_to_string(dir.join(".git/prepare-source")).expect("ran");
+    assert_eq!(source.trim(), "message");
+    assert!(head(&env, &dir, "%B").contains("Reviewed-by: hook"));
+    // post-commit runs once the repo is in place, and its failure is ignored, as git does.
+    let post = std::fs::read_to_string(dir.join(".git/post-ran")).expect("post-commit ran");
+    let canonical = dir.canonicalize().expect("canonical");
+    assert_eq!(
+        post,
+        format!("{}\n{}\n", head(&env, &dir, "%H"), canonical.display())
+    );
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert_git_accepts(&env, &dir);
+
+    // A global core.hooksPath wins over the template; a rejecting pre-commit leaves
+    // nothing: no directory, no staging beside it, and an empty directory stays empty.
+    let global = env.home.path().join("global-hooks");
+    write_hook(
+        &global,
+        "#!/bin/sh\necho 'secret found in terraform.tfvars' >&2\nexit 1\n",
+    );
+    write_named_hook(
+        &global,
+        "post-commit",
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/global-post-ran\"\n",
+    );
+    append_global_config(
+        &env,
+        &format!("[core]\n\thooksPath = {}\n", global.display()),
+    );
+    let entries_before = std::fs::read_dir(env.path(".")).expect("list").count();
+    let out = run(env.scaffold().args(["new", "r", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the pre-commit hook rejected the commit (exit 1): secret found in terraform.tfvars"
+        ) && out.stderr.contains("--no-verify"),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("r").exists());
+    assert_eq!(
+        std::fs::read_dir(env.path(".")).expect("list").count(),
+        entries_before,
+        "no staging directory left"
+    );
+    std::fs::create_dir(env.path("empty")).expect("mkdir");
+    let out = run(env.scaffold().args(["new", "empty", "--defaults"]));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_dir(env.path("empty")).expect("list").count(),
+        0
+    );
+    // --no-verify skips pre-commit (and commit-msg); post-commit still runs.
+    let out = run(env
+        .scaffold()
+        .args(["new", "empty", "--defaults", "--no-verify"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(env.path("empty/.git/global-post-ran").exists());
+    assert!(!env.path("empty/.git/hook-saw").exists());
+    assert_eq!(env.git(&env.path("empty"), &["status", "--porcelain"]), "");
+}
+
 /// An executable hook `name` of `script` in `dir`.
 fn write_named_hook(dir: &Path, name: &str, script: &str) {
     std::fs::create_dir_all(dir).expect("hooks dir");
@@ -449,15 +631,18 @@ fn new_reads_identity_config_and_hooks_from_every_place_git_would() {
     // core.hooksPath in the global config: the hook there is named.
     let env = Env::new();
     let hooks = env.home.path().join("global-hooks");
-    write_hook(&hooks, "#!/bin/sh\nexit 0\n");
     append_global_config(
         &env,
         &format!("[core]\n\thooksPath = {}\n", hooks.display()),
     );
+    write_hook(
+        &hooks,
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/global-hook-ran\"\n",
+    );
     let out = run(env.scaffold().args(["new", "h", "--defaults"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stderr.contains("this repo has pre-commit"),
+        env.path("h/.git/global-hook-ran").exists(),
         "{}",
         out.stderr
     );
@@ -899,10 +1084,32 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
     );
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     assert_git_accepts(&env, &dir);
-    // The repo stays workable: the next change merges against the base, not the filtered blob.
+    // The base stores what `git add` stores too, so pushing refs/scaffold/* carries no
+    // bytes the filter keeps out of the branch.
+    assert_eq!(
+        env.git(
+            &dir,
+            &["rev-parse", "refs/scaffold/base:envs/prod/README.md"]
+        ),
+        env.git(&dir, &["rev-parse", "HEAD:envs/prod/README.md"])
+    );
+    // The repo stays workable: the next change merges against the base, not the filtered
+    // blob (the README, unchanged since, is what the base's blob stands for).
     let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    assert!(
+        !std::fs::read_to_string(dir.join("envs/prod/README.md"))
+            .expect("read")
+            .contains("velero")
+    );
+    assert_eq!(
+        env.git(
+            &dir,
+            &["rev-parse", "refs/scaffold/base:envs/prod/README.md"]
+        ),
+        env.git(&dir, &["rev-parse", "HEAD:envs/prod/README.md"])
+    );
 
     // A required filter that fails stops the run with its cause; nothing changes.
     append_global_config(
@@ -928,6 +1135,60 @@ fn files_routed_through_a_clean_filter_are_stored_as_git_add_would_store_them() 
         out.stderr
     );
     assert_eq!(head(&env, &dir, "%H"), before);
+}
+
+#[test]
+fn the_base_stores_filtered_files_as_git_add_does_and_merges_a_hand_edit_through_them() {
+    // rot13 both ways: a filter pair that round-trips, as git-lfs does, without git-lfs.
+    let env = Env::new();
+    append_global_config(
+        &env,
+        "[filter \"rot13\"]\n\tclean = tr a-zA-Z n-za-mN-ZA-M\n\tsmudge = tr a-zA-Z n-za-mN-ZA-M\n",
+    );
+    let dir = new_repo(&env, "p");
+    std::fs::write(dir.join(".gitattributes"), "*.md filter=rot13\n").expect("attrs");
+    env.git(&dir, &["add", ".gitattributes"]);
+    env.git(&dir, &["commit", "-qm", "markdown through rot13"]);
+    env.git(&dir, &["add", "--renormalize", "."]);
+    env.git(&dir, &["commit", "-qm", "renormalize"]);
+    let out = in_repo(&env, &dir, &["add-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let readme = "envs/prod/README.md";
+    let blob = |rev: &str| env.git(&dir, &["rev-parse", &format!("{rev}:{readme}")]);
+    assert_eq!(blob("refs/scaffold/base"), blob("HEAD"));
+    let stored = env.git(&dir, &["show", &format!("refs/scaffold/base:{readme}")]);
+    assert!(
+        stored.contains("iryreb") && !stored.contains("velero"),
+        "{stored}"
+    );
+    // A hand edit: the file no longer stands for the base's blob, which is smudged back.
+    let path = dir.join(readme);
+    let edited = format!(
+        "{}\nhand-written note\n",
+        std::fs::read_to_string(&path).expect("read")
+    );
+    std::fs::write(&path, edited).expect("edit");
+    env.git(&dir, &["commit", "-qam", "a note"]);
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let after = std::fs::read_to_string(&path).expect("read");
+    assert!(
+        after.contains("hand-written note") && !after.contains("velero"),
+        "{after}"
+    );
+    assert!(
+        env.git(&dir, &["show", &format!("HEAD:{readme}")])
+            .contains("unaq-jevggra"),
+        "HEAD stores the clean form"
+    );
+    // The base is the rendering alone, in its clean form: no velero, no note.
+    let stored = env.git(&dir, &["show", &format!("refs/scaffold/base:{readme}")]);
+    assert!(
+        !stored.contains("iryreb") && !stored.contains("unaq-jevggra"),
+        "{stored}"
+    );
+    assert_git_accepts(&env, &dir);
 }
 
 #[test]
@@ -957,6 +1218,26 @@ fn git_lfs_stores_pointers_and_objects_for_scaffolds_files() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let fsck = env.git(&dir, &["lfs", "fsck"]);
     assert!(fsck.contains("Git LFS fsck OK"), "{fsck}");
+    // The base holds the pointer too: pushing refs/scaffold/* never goes around LFS.
+    assert_eq!(
+        env.git(&dir, &["show", "refs/scaffold/base:README.md"]),
+        pointer
+    );
+    // And reads back as the file: the next change merges against the README's text.
+    let out = in_repo(&env, &dir, &["remove-addon", "velero"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("read");
+    assert!(!readme.starts_with("version https://git-lfs"), "{readme}");
+    let base = env.git(&dir, &["show", "refs/scaffold/base:README.md"]);
+    assert!(
+        base.starts_with("version https://git-lfs.github.com/spec/v1\n"),
+        "{base}"
+    );
+    assert_eq!(base, env.git(&dir, &["show", "HEAD:README.md"]));
+    let out = in_repo(&env, &dir, &["update"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
 }
 
 #[test]
@@ -984,7 +1265,7 @@ fn a_process_only_driver_is_refused() {
 #[test]
 fn new_runs_a_blueprints_filter_driver_in_the_repo_it_makes() {
     // The blueprint's own .gitattributes routes a.txt through a driver: the first commit
-    // holds what `git add` stores, the file what you wrote, the base the blueprint's bytes.
+    // holds what `git add` stores, and so does the base; the file is what you wrote.
     let env = Env::new();
     append_global_config(
         &env,
@@ -998,7 +1279,7 @@ fn new_runs_a_blueprints_filter_driver_in_the_repo_it_makes() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let dir = env.path("out");
     assert_eq!(env.git(&dir, &["show", "HEAD:a.txt"]), "A\n");
-    assert_eq!(env.git(&dir, &["show", "refs/scaffold/base:a.txt"]), "a\n");
+    assert_eq!(env.git(&dir, &["show", "refs/scaffold/base:a.txt"]), "A\n");
     assert_eq!(
         std::fs::read_to_string(dir.join("a.txt")).expect("read"),
         "a\n"

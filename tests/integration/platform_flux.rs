@@ -570,7 +570,12 @@ fn crd_charts_keep_their_crds_and_removal_leaves_no_orphan() {
         "no prune: disabled left behind"
     );
     scaffold_in(&env, &dir, &["remove-addon", "kube-prometheus-stack"]);
-    for (path, text) in all_text(&env, &dir) {
+    // renovate.json's rules name every catalog addon, chosen or not (issue 42: teammates'
+    // add-addons merge): a rule for an absent addon matches nothing.
+    for (path, text) in all_text(&env, &dir)
+        .into_iter()
+        .filter(|(path, _)| path != "renovate.json")
+    {
         assert!(
             !text.contains("prometheus-operator-crds") && !text.contains("kube-prometheus-stack"),
             "{path} still names the removed addon"

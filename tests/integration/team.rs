@@ -153,53 +153,59 @@ fn a_new_environment_and_an_answer_merge_without_conflict() {
     );
 }
 
+/// The renovate.json rule that enables `component` in `env` (the first environment that
+/// runs it), and whether renovate.json is JSON with the group rules of every catalog addon.
+fn renovate_enables(dir: &Path, component: &str, env: &str) -> bool {
+    let config: serde_json::Value =
+        serde_json::from_str(&read(dir, "renovate.json")).expect("renovate.json is JSON");
+    let rules = config["packageRules"].as_array().expect("packageRules");
+    for group in ["Velero and its AWS plugin", "Prometheus operator and CRDs"] {
+        assert!(rules.iter().any(|r| r["groupName"] == group), "{group}");
+    }
+    let wanted = format!("environments/{env}/**/{component}/**");
+    rules
+        .iter()
+        .filter(|r| r["enabled"] == true)
+        .any(|r| r["matchFileNames"][0] == wanted.as_str())
+}
+
 #[test]
-fn addons_of_two_environments_merge_and_a_shared_list_is_re_rendered_by_update() {
-    let team = Team::new();
-    let alice = team.clone_as("alice");
-    let bob = team.clone_as("bob");
-    team.scaffold(&alice, &["add-addon", "velero", "--env", "dev"]);
-    team.push(&alice);
-    team.scaffold(
-        &bob,
+fn addons_of_two_environments_merge_without_conflict() {
+    // renovate.json holds a rule for every catalog addon (sorted, each in its own lines):
+    // an add-addon changes only its own addon's line, so git merges the two.
+    merge_flow(
+        &["add-addon", "velero", "--env", "dev"],
         &["add-addon", "kube-prometheus-stack", "--env", "prod"],
+        |dir| {
+            assert!(
+                dir.join("environments/dev/infrastructure/addons/velero")
+                    .is_dir()
+            );
+            assert!(
+                dir.join("environments/prod/infrastructure/addons/kube-prometheus-stack")
+                    .is_dir()
+            );
+            assert!(renovate_enables(dir, "velero", "dev"));
+            assert!(renovate_enables(dir, "kube-prometheus-stack", "prod"));
+        },
     );
-    // Both append a rule to renovate.json's list: git's one conflict. The record and the
-    // digests merge by themselves.
-    let (ok, text) = team.git_status(&bob, &["pull", "--no-edit", "origin"]);
-    assert!(!ok, "{text}");
-    let conflicted = team.git(&bob, &["diff", "--name-only", "--diff-filter=U"]);
-    assert_eq!(conflicted, "renovate.json\n", "{text}");
-    // The documented resolution: either side of a file scaffold renders, then update.
-    team.git(&bob, &["checkout", "--ours", "--", "renovate.json"]);
-    team.git(&bob, &["commit", "-qam", "merge"]);
-    let out = team.scaffold(&bob, &["update"]);
-    assert!(
-        out.stderr.contains("applying: dev.addons"),
-        "{}",
-        out.stderr
+}
+
+#[test]
+fn two_addons_added_to_one_later_environment_merge_without_conflict() {
+    // Both addons run first in staging: both renovate.json rules move there, each on its
+    // own line.
+    merge_flow(
+        &["add-addon", "velero", "--env", "staging"],
+        &["add-addon", "kube-prometheus-stack", "--env", "staging"],
+        |dir| {
+            assert!(renovate_enables(dir, "velero", "staging"));
+            assert!(
+                renovate_enables(dir, "kube-prometheus-stack", "staging")
+                    && renovate_enables(dir, "prometheus-operator-crds", "staging")
+            );
+        },
     );
-    let renovate = read(&bob, "renovate.json");
-    assert!(
-        renovate.contains("Velero and its AWS plugin")
-            && renovate.contains("Prometheus operator and CRDs"),
-        "{renovate}"
-    );
-    assert!(
-        bob.join("environments/dev/infrastructure/addons/velero")
-            .is_dir()
-    );
-    assert!(
-        bob.join("environments/prod/infrastructure/addons/kube-prometheus-stack")
-            .is_dir()
-    );
-    let out = team.scaffold(&bob, &["update"]);
-    assert!(out.stdout.contains("already up to date"), "{}", out.stdout);
-    team.push(&bob);
-    team.pull(&alice);
-    let out = team.scaffold(&alice, &["remove-addon", "velero", "--env", "dev"]);
-    assert!(out.stdout.contains("remove addon velero"), "{}", out.stdout);
-    team.push(&alice);
 }
 
 #[test]

@@ -97,7 +97,12 @@ pub fn runs_in(
     running.iter().any(|n| n == name)
 }
 
-pub fn set_chosen_in(record: &mut Record, env: &str, addons_key: &str, names: Vec<String>) {
+pub fn set_chosen_in(record: &mut Record, env: &str, addons_key: &str, mut names: Vec<String>) {
+    // Sorted, one a line in the record: two teammates adding different addons to one
+    // environment insert at different lines, which git's merge takes both of. The order
+    // means nothing: the catalog selects in its own order.
+    names.sort();
+    names.dedup();
     record
         .environments
         .entry(env.to_string())

@@ -146,7 +146,7 @@ impl Repo {
             if record::is_internal(path.as_str()) {
                 return Ok(self.rendered.plan.files.get(path).cloned());
             }
-            write::read_canonical(&self.root, path, &eol)
+            crate::attributes::read_canonical(&self.root, path, &eol)
         })
     }
 }
@@ -251,6 +251,29 @@ impl Found {
         Ok(Some(plan))
     }
 
+    /// After a merge, a file a teammate's scaffold change wrote that the local base lacks
+    /// (their addon, their environment): its base is the teammate's rendering when the
+    /// file still holds exactly that (`origin`'s base, fetched by `stored_base`), so the
+    /// merged record's rendering replaces it as any unedited file. Without this, the file
+    /// would be one the user added, and any line the merged answers change in it (an addon
+    /// the other teammate added that it reacts to) a conflict.
+    fn add_teammates_files(&self, plan: &mut Plan) -> Result<()> {
+        let Some(theirs) = pristine::remote_tip(&self.root, record::PATH)? else {
+            return Ok(());
+        };
+        let eol = crate::attributes::Eol::of(&self.root);
+        for (path, bytes) in theirs.files {
+            if plan.files.contains_key(&path) || record::is_internal(path.as_str()) {
+                continue;
+            }
+            if crate::attributes::read_canonical(&self.root, &path, &eol)?.as_ref() == Some(&bytes)
+            {
+                plan.files.insert(path, bytes);
+            }
+        }
+        Ok(())
+    }
+
     /// What the repo was last made from: the stored pristine base (fetched if need be);
     /// the newest base when the record matches none (it was edited by hand since: the
     /// base says from what); or, for a repo with no base at all, a re-rendering of its
@@ -264,8 +287,9 @@ impl Found {
                 edited_from: None,
             });
         }
-        if let Some((plan, bytes)) = pristine::tip(&self.root, record::PATH)? {
+        if let Some((mut plan, bytes)) = pristine::tip(&self.root, record::PATH)? {
             let tip = Record::parse(&String::from_utf8_lossy(&bytes))?;
+            self.add_teammates_files(&mut plan)?;
             return Ok(Base {
                 plan,
                 stored: true,

@@ -16,7 +16,6 @@ use crate::generate;
 use crate::plan::{Plan, RelPath};
 use crate::record::{self, BlueprintId};
 use crate::repo::{Found, load_blueprint, recorded_answers};
-use crate::write;
 
 pub struct Request<'a> {
     pub start: &'a Path,
@@ -239,7 +238,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let eol = crate::attributes::Eol::of(&found.root);
     // The record and its digest are scaffold's own files: always the new ones, never
     // merged line by line (a hand edit or a merge changed them).
-    let read = |path: &RelPath| write::read_canonical(&found.root, path, &eol);
+    let read = |path: &RelPath| crate::attributes::read_canonical(&found.root, path, &eol);
     let mut merge = edit::merge(
         &base.plan,
         &next.plan,

@@ -325,21 +325,6 @@ pub fn read(root: &Path, path: &crate::plan::RelPath) -> Result<Option<Vec<u8>>>
     }
 }
 
-/// Reads a repo file as git would store it (line endings converted back, see
-/// `attributes`); None when it does not exist.
-pub fn read_canonical(
-    root: &Path,
-    path: &crate::plan::RelPath,
-    eol: &crate::attributes::Eol,
-) -> Result<Option<Vec<u8>>> {
-    Ok(
-        read(root, path)?.map(|bytes| match eol.stored_form(path.as_str(), &bytes) {
-            std::borrow::Cow::Borrowed(_) => bytes,
-            std::borrow::Cow::Owned(converted) => converted,
-        }),
-    )
-}
-
 /// The repo made by `scaffold new` that contains `start`: the nearest directory above it
 /// holding the answers record.
 pub fn find_repo(start: &Path) -> Result<PathBuf> {

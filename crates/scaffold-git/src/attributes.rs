@@ -11,7 +11,7 @@ use std::path::Path;
 use git2::{AttrCheckFlags, AttrValue, Repository};
 
 use crate::error::{Error, Problem, Result};
-use crate::tree::Plan;
+use crate::tree::{Plan, RelPath};
 
 /// What git does with one path's line endings (convert.c's `crlf_action`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,6 +146,7 @@ impl Eol {
         (clean.is_some() || process.is_some()).then(|| Driver {
             name: name.to_string(),
             clean,
+            smudge: get("smudge"),
             required: config
                 .get_bool(&format!("filter.{name}.required"))
                 .unwrap_or(false),
@@ -174,9 +175,40 @@ impl Eol {
             return Ok(self.stored_form(path, bytes));
         };
         let work_tree = self.to_work_tree(path, bytes);
-        match driver.clean(root, path, &work_tree)? {
+        match driver.run(driver.clean.as_deref(), "clean", root, path, &work_tree)? {
             Some(cleaned) => Ok(Cow::Owned(self.stored_form(path, &cleaned).into_owned())),
             None => Ok(self.stored_form(path, bytes)),
+        }
+    }
+
+    /// Whether any filter driver is configured (`filter.NAME.clean` or `.process`): without
+    /// one no path is filtered, decided without an attribute lookup per path.
+    pub fn any_driver_configured(&self) -> bool {
+        let Some(config) = self.repo.as_ref().and_then(|r| r.config().ok()) else {
+            return false;
+        };
+        let Ok(mut entries) = config.entries(Some(r"^filter\..*\.(clean|process)$")) else {
+            return false;
+        };
+        entries.next().is_some()
+    }
+
+    /// What `git checkout` then `git add` would make of the blob `bytes` at `path`: the
+    /// canonical bytes of a blob `to_blob` stored (an LFS pointer smudged back to the file).
+    /// A path without a smudge command is its blob, as git checks it out.
+    pub fn checked_out<'a>(
+        &self,
+        root: &Path,
+        path: &str,
+        bytes: &'a [u8],
+    ) -> Result<Cow<'a, [u8]>> {
+        let Some(driver) = self.driver(path) else {
+            return Ok(Cow::Borrowed(bytes));
+        };
+        let work_tree = self.to_work_tree(path, bytes);
+        match driver.run(driver.smudge.as_deref(), "smudge", root, path, &work_tree)? {
+            Some(smudged) => Ok(Cow::Owned(self.stored_form(path, &smudged).into_owned())),
+            None => Ok(Cow::Borrowed(bytes)),
         }
     }
 
@@ -229,24 +261,33 @@ pub struct Driver {
     pub name: String,
     /// `filter.NAME.clean`: the command `git add` pipes a file through.
     pub clean: Option<String>,
+    /// `filter.NAME.smudge`: the command `git checkout` pipes a blob through.
+    pub smudge: Option<String>,
     /// `filter.NAME.required`: a failing filter is an error, not a pass-through.
     pub required: bool,
 }
 
 impl Driver {
-    /// Runs the clean command as git does (`sh -c`, `%f` replaced by the quoted path, in the
-    /// work tree's root, the file on stdin). None: no clean command, or a filter that is
-    /// not required failed (git stores the file as it is then).
-    fn clean(&self, root: &Path, path: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Runs the `clean` or `smudge` command as git does (`sh -c`, `%f` replaced by the
+    /// quoted path, in the work tree's root, the file on stdin). None: no such command, or
+    /// a filter that is not required failed (git takes the bytes as they are then).
+    fn run(
+        &self,
+        command: Option<&str>,
+        which: &str,
+        root: &Path,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
         use std::io::Write as _;
-        let Some(command) = &self.clean else {
+        let Some(command) = command else {
             return Ok(None);
         };
         let quoted = format!("'{}'", path.replace('\'', "'\\''"));
         let command = command.replace("%f", &quoted);
         let failed = |why: String| -> Result<Option<Vec<u8>>> {
             if self.required {
-                Err(Error::refused(Problem::new(format!("the `{}` filter (filter.{}.clean, required) failed on `{path}`: {why}",
+                Err(Error::refused(Problem::new(format!("the `{}` filter (filter.{}.{which}, required) failed on `{path}`: {why}",
                     self.name, self.name)).fix("fix the filter (is its program installed?), then run scaffold again (nothing was changed)")))
             } else {
                 Ok(None)
@@ -408,6 +449,21 @@ impl Stats {
     fn is_binary(&self) -> bool {
         self.lone_cr > 0 || self.nul > 0 || (self.printable >> 7) < self.nonprintable
     }
+}
+
+/// Reads a repo file as git would store it (line endings converted back by `eol`); None
+/// when it does not exist.
+pub fn read_canonical(root: &Path, path: &RelPath, eol: &Eol) -> Result<Option<Vec<u8>>> {
+    let full = root.join(path.as_str());
+    let bytes = match std::fs::read(&full) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io_path("read", &full, e)),
+    };
+    Ok(Some(match eol.stored_form(path.as_str(), &bytes) {
+        Cow::Borrowed(_) => bytes,
+        Cow::Owned(converted) => converted,
+    }))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::Path;
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
 
 use crate::error::{Error, Problem, Result};
+use crate::hooks::Hooks;
 use crate::identity::Signing;
 use crate::pack::PackBuilder;
 use crate::tree::Plan;
@@ -97,7 +98,11 @@ pub fn init(dir: &Path) -> Result<Repository> {
 /// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
 /// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
 /// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
-/// the pack is on disk.
+/// the pack is on disk. `find_hooks` is asked for the repo's commit hooks once it exists
+/// (templates copied): with hooks, the blobs, trees and index go to disk first, for the
+/// hooks (git processes) to read, and the commit follows in a second pack. A hook that
+/// rejects fails the commit before any ref moves. The hooks come back for `post-commit`,
+/// which the caller runs once the repo is in place.
 pub fn commit(
     dir: &Path,
     plan: &Plan,
@@ -105,7 +110,8 @@ pub fn commit(
     blobs: Blobs,
     author: &Author,
     message: &str,
-) -> Result<String> {
+    find_hooks: impl FnOnce(&Path) -> Option<Hooks>,
+) -> Result<(String, Option<Hooks>)> {
     let files = plan.files.len();
     if stats.len() != files || blobs.ids.len() != files {
         return Err(Error::repo_state(
@@ -119,6 +125,7 @@ pub fn commit(
         ));
     }
     let repo = init(dir)?;
+    let hooks = find_hooks(dir);
     let fail = |e| Error::git("commit", dir, e);
     // Trees and commits are built by libgit2 in an object store in memory, the repo's
     // only one while committing (so no write first looks for a copy on disk). The blobs
@@ -140,16 +147,23 @@ pub fn commit(
         index.write_tree().map_err(fail)?
     };
     let tree = repo.find_tree(tree).map_err(fail)?;
-    let oid = write_commit(&repo, dir, author, message, &tree, &[])?;
-    let base = crate::pristine::base_commit(&repo, &tree, &[], message, &base_by(author)?)?;
     // Trees and commits are few and small: copied from memory into the pack.
-    let mut in_memory = vec![oid, base];
+    let mut in_memory = Vec::new();
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
-    for id in in_memory {
-        let object = odb.read(id).map_err(fail)?;
-        pack.add(id, object.kind(), object.data());
-    }
-    pack.finish().write_to(&repo.path().join("objects"))?;
+    let message = match &hooks {
+        Some(hooks) => {
+            let tree_pack = std::mem::take(&mut pack);
+            write_pack(&repo, &odb, tree_pack, &std::mem::take(&mut in_memory))?;
+            index.write().map_err(fail)?;
+            hooks.pre_commit(&repo.path().join("index"))?;
+            std::borrow::Cow::Owned(hooks.message(message)?)
+        }
+        None => std::borrow::Cow::Borrowed(message),
+    };
+    let oid = write_commit(&repo, dir, author, &message, &tree, &[])?;
+    let base = crate::pristine::base_commit(&repo, &tree, &[], &message, &base_by(author)?)?;
+    in_memory.extend([oid, base]);
+    write_pack(&repo, &odb, pack, &in_memory)?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(
@@ -163,7 +177,24 @@ pub fn commit(
         .map_err(fail)?;
     mempack.reset().map_err(fail)?;
     index.write().map_err(fail)?;
-    Ok(oid.to_string())
+    Ok((oid.to_string(), hooks))
+}
+
+/// Adds the objects `in_memory` names (in libgit2's memory store `odb`) to `pack` and
+/// writes it into the repository.
+fn write_pack(
+    repo: &Repository,
+    odb: &git2::Odb<'_>,
+    mut pack: PackBuilder,
+    in_memory: &[Oid],
+) -> Result<()> {
+    for id in in_memory {
+        let object = odb
+            .read(*id)
+            .map_err(|e| Error::git("commit", repo.path(), e))?;
+        pack.add(*id, object.kind(), object.data());
+    }
+    pack.finish().write_to(&repo.path().join("objects"))
 }
 
 /// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
@@ -350,15 +381,19 @@ pub fn commit_on(
     tree: &git2::Tree<'_>,
     parent: &git2::Commit<'_>,
 ) -> Result<Oid> {
-    let oid = write_commit(repo, root, author, message, tree, &[parent])?;
+    let oid = crate::pristine::retrying_object_writes("commit", root, || {
+        write_commit(repo, root, author, message, tree, &[parent])
+    })?;
     let summary = message.lines().next().unwrap_or_default();
-    repo.reference_matching(
-        branch,
-        oid,
-        true,
-        parent.id(),
-        &format!("commit: {summary}"),
-    )
+    crate::pristine::waiting_for_ref_lock(|| {
+        repo.reference_matching(
+            branch,
+            oid,
+            true,
+            parent.id(),
+            &format!("commit: {summary}"),
+        )
+    })
     .map_err(|e| Error::git("commit", root, e))?;
     Ok(oid)
 }

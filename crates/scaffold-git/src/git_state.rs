@@ -46,6 +46,21 @@ fn check_links(root: &Path, paths: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// Whether the ref lock `lock` is gone, or goes within git's `core.filesRefLockTimeout`
+/// (100 ms by default): `git gc`'s pack-refs holds a branch's lock that briefly, and git
+/// waits that long for a ref lock before it refuses.
+fn lock_released(lock: &Path) -> bool {
+    const TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+    let start = std::time::Instant::now();
+    while lock.exists() {
+        if start.elapsed() >= TIMEOUT {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    true
+}
+
 /// What does not depend on the change: checked before anything reads the repo's files.
 pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
     if let Some((what, fix)) = operation_in_progress(repo.state()) {
@@ -72,7 +87,7 @@ pub fn check_state(repo: &Repository, root: &Path) -> Result<()> {
             // A crashed git leaves the branch's ref lock: found here, not at commit time.
             if let Ok(name) = head.name() {
                 let lock = repo.path().join(format!("{name}.lock"));
-                if lock.exists() {
+                if !lock_released(&lock) {
                     let lock = lock.display();
                     return Err(Error::repo_state(
                         Problem::new(format!(

@@ -3,7 +3,8 @@
 //! `commit-msg` on the message file (`.git/COMMIT_EDITMSG`, which they may rewrite), and
 //! `post-commit` once the commit is made (its exit status ignored, as git ignores it).
 //! `--no-verify` skips `pre-commit` and `commit-msg`, as git's does. A hook that rejects
-//! the commit fails the change before its commit point, so the transaction rolls back.
+//! the commit fails the change before its commit point, so the transaction rolls back (and
+//! `new`, whose first commit runs them in its staging directory, writes nothing).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,11 +21,11 @@ pub struct Hooks {
 
 impl Hooks {
     /// The hooks directory git would use for the repo at `root` (`core.hooksPath`
-    /// honoured); None when it holds none of the commit hooks.
-    pub fn find(root: &Path, verify: bool) -> Option<Self> {
+    /// honoured; `place` is where the commit's identity was asked); None when it holds
+    /// none of the commit hooks.
+    pub fn find(root: &Path, place: &crate::identity::Place, verify: bool) -> Option<Self> {
         let git_dir = git2::Repository::open(root).ok()?.path().to_path_buf();
-        let place = crate::identity::Place::repo(root);
-        let dir = crate::identity::hooks_dir(root, &place)?;
+        let dir = crate::identity::hooks_dir(root, place)?;
         let hooks = Hooks {
             dir,
             root: root.to_path_buf(),
@@ -81,6 +82,24 @@ impl Hooks {
     /// `post-commit`: its output is shown, its exit status ignored (as git does).
     pub fn post_commit(&self) {
         let _ = self.run("post-commit", &[], None, false);
+    }
+
+    /// These hooks for the same repository once it is at `root` (`new` moves its
+    /// repository into place after the commit, before `post-commit`).
+    pub fn moved_to(self, root: &Path) -> Self {
+        let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.into());
+        let (from, root) = (absolute(&self.root), absolute(root));
+        let git_dir = root.join(".git");
+        let dir = match absolute(&self.dir).strip_prefix(&from) {
+            Ok(inside) => root.join(inside),
+            Err(_) => self.dir,
+        };
+        Hooks {
+            dir,
+            root: root.to_path_buf(),
+            git_dir,
+            verify: self.verify,
+        }
     }
 
     #[allow(clippy::print_stderr)] // what a hook says is the user's to read, as under `git commit`

@@ -11,6 +11,7 @@ pub mod identity;
 pub mod lock;
 pub mod pack;
 pub mod pristine;
+pub mod seams;
 pub mod worktree;
 
 // The layers below, by the names this crate's code uses for them.

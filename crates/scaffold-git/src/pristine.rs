@@ -9,6 +9,7 @@
 //! them, `git fetch origin '+refs/scaffold/*:refs/scaffold/*'` brings them into a clone, and
 //! `fetch_matching` does so by itself when a clone lacks the base its record needs.
 //! git2 here and in `git` only.
+use std::borrow::Cow;
 use std::path::Path;
 
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, Signature, TreeWalkResult};
@@ -39,19 +40,76 @@ pub struct RecordFile<'a> {
 /// The newest stored base and its answers record at `record_path` (the base a hand-edited
 /// record was edited from), if the repo has one.
 pub fn tip(root: &Path, record_path: &str) -> Result<Option<(Plan, Vec<u8>)>> {
+    tip_of(root, BASE_REF, record_path)
+}
+
+/// The newest base of `origin` last fetched (a teammate's, after a merge), if any.
+pub fn remote_tip(root: &Path, record_path: &str) -> Result<Option<Plan>> {
+    Ok(tip_of(root, REMOTE_REF, record_path)?.map(|(plan, _)| plan))
+}
+
+fn tip_of(root: &Path, refname: &str, record_path: &str) -> Result<Option<(Plan, Vec<u8>)>> {
     let repo = Repository::open(root).map_err(|e| failed("open", root, e))?;
     let fail = |e| failed("read the pristine base", root, e);
-    let commit = match repo.refname_to_id(BASE_REF) {
+    let commit = match repo.refname_to_id(refname) {
         Ok(id) => repo.find_commit(id).map_err(fail)?,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
     };
     let tree = commit.tree().map_err(fail)?;
-    let Ok(entry) = tree.get_path(Path::new(record_path)) else {
+    if tree.get_path(Path::new(record_path)).is_err() {
         return Ok(None);
-    };
-    let record = repo.find_blob(entry.id()).map_err(fail)?.content().to_vec();
-    Ok(Some((read_tree(&repo, &tree, root)?, record)))
+    }
+    let plan = read_tree(&repo, &tree, root, &Filters::of(root))?;
+    let record = RelPath::new(record_path)
+        .ok()
+        .and_then(|path| plan.files.get(&path).cloned())
+        .unwrap_or_default();
+    Ok(Some((plan, record)))
+}
+
+/// The filter drivers (`filter.NAME.clean`, git-lfs) a base's blobs go through: stored as
+/// `git add` would store them, so a pushed `refs/scaffold/*` carries LFS pointers, not the
+/// files; read back as `git checkout` would give them. None configured (the common case):
+/// the base holds the plan's bytes, and no path's attributes are looked up.
+struct Filters(Option<crate::attributes::Eol>);
+
+impl Filters {
+    fn of(root: &Path) -> Self {
+        let eol = crate::attributes::Eol::of(root);
+        Filters(eol.any_driver_configured().then_some(eol))
+    }
+
+    /// The blob the base stores for the canonical `bytes` at `path`.
+    fn to_blob<'a>(&self, root: &Path, path: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        match &self.0 {
+            Some(eol) if eol.driver(path).is_some() => eol.to_blob(root, path, bytes),
+            _ => Ok(Cow::Borrowed(bytes)),
+        }
+    }
+
+    /// The canonical bytes of the base's blob `bytes` at `path`: the file in the work tree
+    /// when `git status` would call it unchanged from that blob (its clean form is the
+    /// blob: no smudge, no LFS download, and a lossy filter pair reads back as written) or
+    /// is the blob itself, else what `git checkout` makes of the blob.
+    fn checked_out<'a>(&self, root: &Path, path: &str, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        let Some(eol) = &self.0 else {
+            return Ok(Cow::Borrowed(bytes));
+        };
+        if eol.driver(path).is_none() {
+            return Ok(Cow::Borrowed(bytes));
+        }
+        let Ok(rel) = RelPath::new(path) else {
+            return eol.checked_out(root, path, bytes);
+        };
+        // A base stored before the filter applied holds the file's own bytes.
+        if let Some(file) = crate::attributes::read_canonical(root, &rel, eol)?
+            && (file == bytes || *eol.to_blob(root, path, &file)? == *bytes)
+        {
+            return Ok(Cow::Owned(file));
+        }
+        eol.checked_out(root, path, bytes)
+    }
 }
 
 /// Stores `plan` as the repo's new base; returns the base commit's id.
@@ -78,8 +136,7 @@ pub struct NextBase {
 
 /// Writes the objects of `plan` as the next base commit without moving `BASE_REF`, so a
 /// transaction publishes it at its commit point; None when the base already holds `plan`.
-/// A write the filesystem failed is tried again: a concurrent `git gc` (prune) removes an
-/// empty `objects/XX` directory between libgit2 creating it and writing into it.
+/// A write the filesystem failed is tried again (`retrying_object_writes`).
 pub fn prepare(
     repo: &Repository,
     root: &Path,
@@ -87,13 +144,41 @@ pub fn prepare(
     message: &str,
     by: &BaseBy<'_>,
 ) -> Result<Option<NextBase>> {
-    const ATTEMPTS: usize = 4;
+    let filters = Filters::of(root);
+    retrying_object_writes("base", root, || {
+        prepare_once(repo, root, plan, message, by, &filters)
+    })
+}
+
+/// Runs `write`, which writes loose objects into the repository at `root`, again when
+/// the filesystem failed it (an OS-class libgit2 error): a concurrent `git gc` (its
+/// prune-packed and prune) removes an empty `objects/XX` directory between libgit2
+/// creating it and linking or fsyncing an object there, and the next attempt creates it
+/// again. Objects written before a failure stay (an attempt writes only what is missing),
+/// so each attempt gets further; nothing but unreferenced objects is written before a
+/// failure, so a retry changes nothing else. A filesystem that keeps failing (no space,
+/// no permission) gives its error after about 1.5 s. `name` is the write's test seam
+/// (`seams::test_object_write`).
+pub fn retrying_object_writes<T>(
+    name: &str,
+    root: &Path,
+    mut write: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    // Measured beside `git gc` run in a loop: a base of a new addon's trees lost a
+    // directory on up to 7 attempts in a row.
+    const ATTEMPTS: usize = 32;
     let mut attempt = 1;
     loop {
-        match prepare_once(repo, root, plan, message, by) {
+        let result = crate::seams::test_object_write(name, attempt)
+            .map_err(|e| failed("write objects", root, e))
+            .and_then(|()| write());
+        match result {
             Err(Error::Git { source, .. })
                 if attempt < ATTEMPTS && source.class() == git2::ErrorClass::Os =>
             {
+                // gc's prune is brief: a moment later the directory can be made again.
+                let pause = (5u64 << attempt.min(4)).min(50);
+                std::thread::sleep(std::time::Duration::from_millis(pause));
                 attempt += 1;
             }
             result => return result,
@@ -107,10 +192,12 @@ fn prepare_once(
     plan: &Plan,
     message: &str,
     by: &BaseBy<'_>,
+    filters: &Filters,
 ) -> Result<Option<NextBase>> {
     let fail = |e| failed("store the pristine base", root, e);
     let mut index = git2::Index::new().map_err(fail)?;
     for (path, contents) in &plan.files {
+        let contents = filters.to_blob(root, path.as_str(), contents)?;
         let entry = IndexEntry {
             ctime: IndexTime::new(0, 0),
             mtime: IndexTime::new(0, 0),
@@ -120,7 +207,7 @@ fn prepare_once(
             uid: 0,
             gid: 0,
             file_size: u32::try_from(contents.len()).unwrap_or(u32::MAX),
-            id: repo.blob(contents).map_err(fail)?,
+            id: repo.blob(&contents).map_err(fail)?,
             flags: 0,
             flags_extended: 0,
             path: path.as_str().as_bytes().to_vec(),
@@ -150,6 +237,26 @@ fn prepare_once(
     }))
 }
 
+/// Runs `update`, which locks a ref, again while another process holds that lock, for up
+/// to git's `core.filesRefLockTimeout` (100 ms by default): `git gc`'s pack-refs holds
+/// every ref's lock for a moment, and `git commit` waits for it that long too.
+pub fn waiting_for_ref_lock<T>(
+    mut update: impl FnMut() -> std::result::Result<T, git2::Error>,
+) -> std::result::Result<T, git2::Error> {
+    let start = std::time::Instant::now();
+    loop {
+        match update() {
+            Err(e)
+                if e.code() == git2::ErrorCode::Locked
+                    && start.elapsed() < std::time::Duration::from_millis(100) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// Moves `BASE_REF` to `next.new`, if it is still at `next.old` (or already there).
 pub fn publish(repo: &Repository, root: &Path, next: &NextBase) -> Result<()> {
     move_ref(repo, root, next.old, Some(next.new))
@@ -173,7 +280,7 @@ fn move_ref(repo: &Repository, root: &Path, from: Option<Oid>, to: Option<Oid>) 
     }
     match (current, to) {
         (_, Some(to)) => {
-            repo.reference(BASE_REF, to, true, "scaffold: base")
+            waiting_for_ref_lock(|| repo.reference(BASE_REF, to, true, "scaffold: base"))
                 .map_err(fail)?;
         }
         (Some(_), None) => {
@@ -321,7 +428,13 @@ fn find_in(root: &Path, refname: &str, record: RecordFile<'_>) -> Result<Option<
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(fail(e)),
     };
-    let wanted = Oid::hash_object(ObjectType::Blob, record.bytes).map_err(fail)?;
+    // The record as stored by a base written before filters applied to it, and since.
+    let filters = Filters::of(root);
+    let cleaned = filters.to_blob(root, record.path, record.bytes)?;
+    let wanted = [
+        Oid::hash_object(ObjectType::Blob, record.bytes).map_err(fail)?,
+        Oid::hash_object(ObjectType::Blob, &cleaned).map_err(fail)?,
+    ];
     // Newest first, through every parent: a merged base has a teammate's chain beside ours.
     let mut queue: std::collections::VecDeque<git2::Commit<'_>> = next.take().into_iter().collect();
     let mut seen = std::collections::HashSet::new();
@@ -331,15 +444,23 @@ fn find_in(root: &Path, refname: &str, record: RecordFile<'_>) -> Result<Option<
         }
         let tree = commit.tree().map_err(fail)?;
         let recorded = tree.get_path(Path::new(record.path)).ok().map(|e| e.id());
-        if recorded == Some(wanted) {
-            return Ok(Some((read_tree(&repo, &tree, root)?, commit.id())));
+        if recorded.is_some_and(|id| wanted.contains(&id)) {
+            return Ok(Some((
+                read_tree(&repo, &tree, root, &filters)?,
+                commit.id(),
+            )));
         }
         queue.extend(commit.parents());
     }
     Ok(None)
 }
 
-fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Plan> {
+fn read_tree(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    root: &Path,
+    filters: &Filters,
+) -> Result<Plan> {
     let mut entries = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         if entry.kind() == Some(ObjectType::Blob)
@@ -358,7 +479,8 @@ fn read_tree(repo: &Repository, tree: &git2::Tree<'_>, root: &Path) -> Result<Pl
         let path = RelPath::new(&path).map_err(|m| {
             Error::repo_state(Problem::new(format!("{BASE_REF} holds a path scaffold cannot write: {m}")).fix(format!("delete that ref (`git update-ref -d {BASE_REF}`) and run `scaffold update` to record it again")))
         })?;
-        plan.add(path, blob.content().to_vec())?;
+        let contents = filters.checked_out(root, path.as_str(), blob.content())?;
+        plan.add(path, contents.into_owned())?;
     }
     Ok(plan)
 }

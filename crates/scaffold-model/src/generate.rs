@@ -1,7 +1,7 @@
 //! The one rendering pipeline every command shares: recorded answers + per-addon settings
 //! → selected addons → template context → `Plan` (answers record included). `new` renders
 //! once; `add-addon`/`remove-addon` render before and after and merge the difference.
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value as Json, json};
 
@@ -71,13 +71,25 @@ pub fn record_for(
     answers: &answers::Answers,
     addon_settings: Map<String, Json>,
 ) -> Record {
+    let addons_key = blueprint.manifest.addons_answer();
+    // The addons answer is recorded sorted, as `add-addon` keeps it (one a line: two
+    // teammates' additions merge).
+    let recorded = |key: &String, value: &Json| match value {
+        Json::Array(names) if key == addons_key => {
+            let mut names = names.clone();
+            names.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+            names.dedup();
+            (key.clone(), Json::Array(names))
+        }
+        _ => (key.clone(), value.clone()),
+    };
     Record {
         blueprint: blueprint.id(),
         scaffold_version: VERSION.to_string(),
         answers: answers
             .recorded
             .iter()
-            .filter_map(|k| answers.values.get(k).map(|v| (k.clone(), v.clone())))
+            .filter_map(|k| answers.values.get(k).map(|v| recorded(k, v)))
             .collect(),
         addon_settings,
         environment_addon_settings: Default::default(),
@@ -85,12 +97,12 @@ pub fn record_for(
             .environments
             .iter()
             .map(|(name, own)| {
-                let recorded = own
+                let own_record = own
                     .recorded
                     .iter()
-                    .filter_map(|k| own.values.get(k).map(|v| (k.clone(), v.clone())))
+                    .filter_map(|k| own.values.get(k).map(|v| recorded(k, v)))
                     .collect();
-                (name.clone(), recorded)
+                (name.clone(), own_record)
             })
             .collect(),
         rendering: None,
@@ -230,7 +242,7 @@ fn render_environments(
         each.push(scoped);
     }
     let mut shared = scoped(blueprint, renderer, catalog, answers, &union)?;
-    let first = first_environment_of(&answers.environments, &each);
+    let first = first_environment_of(&answers.environments, &each, catalog);
     shared.scope = shared.scope.with(FIRST_ENVIRONMENT_OF, &first);
     if let Json::Object(map) = &mut shared.context {
         map.insert(FIRST_ENVIRONMENT_OF.into(), first);
@@ -280,20 +292,37 @@ fn render_environments(
 /// The context of `answers` with the addons `chosen` (and what they need) selected.
 /// The builtin naming, for each component of a repo of environments, the first
 /// environment (in the environments answer's order) that runs it: a shared file such as
-/// `renovate.json` updates it there only. Empty for a repo of one environment.
+/// `renovate.json` updates it there only. Every catalog component has an entry, sorted by
+/// name (one no environment runs: the first environment), so a shared file rendering one
+/// line per entry changes only the lines of the component an edit moves: two teammates'
+/// `add-addon` of different addons then merge with git's default merge.
 pub const FIRST_ENVIRONMENT_OF: &str = "first_environment_of";
 
-fn first_environment_of(environments: &[(String, answers::Answers)], each: &[Scoped]) -> Json {
-    let mut first = Map::new();
+fn first_environment_of(
+    environments: &[(String, answers::Answers)],
+    each: &[Scoped],
+    catalog: &Catalog,
+) -> Json {
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
     for ((env, _), own) in environments.iter().zip(each) {
         let names = own.context.get("addon_names").and_then(Json::as_array);
         for name in names.into_iter().flatten().filter_map(Json::as_str) {
-            first
-                .entry(name.to_string())
-                .or_insert_with(|| Json::String(env.clone()));
+            first.entry(name.to_string()).or_insert_with(|| env.clone());
         }
     }
-    Json::Object(first)
+    if let Some((env, _)) = environments.first() {
+        for entry in catalog.entries() {
+            first
+                .entry(entry.spec.name.clone())
+                .or_insert_with(|| env.clone());
+        }
+    }
+    Json::Object(
+        first
+            .into_iter()
+            .map(|(name, env)| (name, Json::String(env)))
+            .collect(),
+    )
 }
 
 fn scoped(

@@ -152,7 +152,10 @@ impl Record {
         crate::json::strings(self.answers.get(key))
     }
 
-    pub fn set_chosen_addons(&mut self, key: &str, names: Vec<String>) {
+    /// Sorted (see `addon_envs::set_chosen_in`).
+    pub fn set_chosen_addons(&mut self, key: &str, mut names: Vec<String>) {
+        names.sort();
+        names.dedup();
         self.answers.insert(
             key.into(),
             Json::Array(names.into_iter().map(Json::String).collect()),

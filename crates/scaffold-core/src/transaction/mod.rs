@@ -155,7 +155,7 @@ impl Prepared<'_> {
             })?
             .to_string();
         let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;
-        let tree = self.tree_from_plan(&parent)?;
+        let tree = pristine::retrying_object_writes("tree", root, || self.tree_from_plan(&parent))?;
         let by = crate::git::base_by(base_author)?;
         let next_base = pristine::prepare(repo, root, base, base_message, &by)?;
         let journal_dir = repo.path().join(JOURNAL);

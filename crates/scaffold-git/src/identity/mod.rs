@@ -7,8 +7,7 @@
 //! here. `commit.gpgSign` signs through the configured program as git's gpg-interface.c
 //! does (openpgp: `gpg --status-fd=2 -bsau KEY`; x509: `gpgsm`, the same; ssh:
 //! `ssh-keygen -Y sign -n git -f KEY FILE`). `hooks_dir` finds the hooks `hooks` runs on
-//! the edit commands' commits; `new`'s first commit does not run them (`unrun_hooks`
-//! lists the ones git would have run, for it to say so).
+//! scaffold's commits, `new`'s first one included.
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -545,26 +544,6 @@ fn expand_home(path: &str) -> PathBuf {
     }
 }
 
-/// The hooks `git commit` would have run (`pre-commit`, `prepare-commit-msg`,
-/// `commit-msg`, `post-commit`) that exist and are executable in the repository at `root`
-/// (core.hooksPath honoured). `place` is where the commit's identity was asked: its
-/// `git var -l` already says whether core.hooksPath is set anywhere but the repo's own
-/// config, which `new` writes after asking.
-pub fn unrun_hooks(root: &Path, place: &Place) -> Vec<&'static str> {
-    let Some(dir) = hooks_dir(root, place) else {
-        return Vec::new();
-    };
-    [
-        "pre-commit",
-        "prepare-commit-msg",
-        "commit-msg",
-        "post-commit",
-    ]
-    .into_iter()
-    .filter(|hook| is_executable(&dir.join(hook)))
-    .collect()
-}
-
 /// The hooks directory git uses for the repo at `root` (`core.hooksPath` honoured).
 pub fn hooks_dir(root: &Path, place: &Place) -> Option<PathBuf> {
     place
@@ -586,24 +565,6 @@ fn hooks_dir_asked(root: &Path) -> Option<PathBuf> {
             })
         }
     }
-}
-
-/// What to say after a commit in a repo with hooks: that they were not run, and the
-/// commands that make the same commit again through `git commit` (which runs them).
-pub fn hooks_note(root: &Path, place: &Place, commit: &str, root_commit: bool) -> Option<String> {
-    let hooks = unrun_hooks(root, place);
-    if hooks.is_empty() {
-        return None;
-    }
-    let undo = if root_commit {
-        "git update-ref -d HEAD"
-    } else {
-        "git reset --soft HEAD~1"
-    };
-    Some(format!(
-        "note: scaffold does not run git hooks, and this repo has {}: to run them on this commit, `{undo} && git commit -C {commit}`",
-        hooks.join(", ")
-    ))
 }
 
 pub fn is_executable(path: &Path) -> bool {
