@@ -19,7 +19,6 @@ const LEFT_TO_MEND: &[&str] = &[
     "scaffold-check: crates/scaffold-check/src/schema.rs: fn walk",
     "scaffold-core: cycle: transaction",
     "scaffold-core: crates/scaffold-core/src/update.rs: fn prepare",
-    "scaffold-model: cycle: answers",
     "scaffold-model: cycle: blueprint",
     "scaffold-model: crates/scaffold-model/src/blueprint/mod.rs: fn resolve",
     "scaffold-model: crates/scaffold-model/src/manifest.rs: fn merge_manifests",

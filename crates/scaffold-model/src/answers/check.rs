@@ -5,7 +5,7 @@ use std::str::FromStr;
 use ipnet::Ipv4Net;
 use serde_json::{Map, Value as Json};
 
-use super::{Answers, show};
+use super::values::{Answers, show};
 use crate::blueprint::{Question, QuestionType};
 use crate::manifest::Format;
 use crate::render::Renderer;

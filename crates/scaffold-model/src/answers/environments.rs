@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
-use super::{Answers, Sources, collect};
+use super::pass::collect;
+use super::values::{Answers, Sources, satisfies, show};
 use crate::blueprint::Blueprint;
 use crate::error::{Error, Problem, Result};
 use crate::render::Renderer;
@@ -170,7 +171,7 @@ pub fn gather_each(
         let mut recorded: Map<String, Json> = shared
             .values
             .iter()
-            .filter(|(k, v)| !per_env(k) || (!shared.defaulted.contains(k) && super::satisfies(v)))
+            .filter(|(k, v)| !per_env(k) || (!shared.defaulted.contains(k) && satisfies(v)))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if let Some(own) = given.recorded.get(name) {
@@ -230,14 +231,10 @@ fn distinct(blueprint: &Blueprint, answers: &Answers) -> Result<()> {
     for question in blueprint.manifest.questions.iter().filter(|q| q.distinct) {
         let mut seen: BTreeMap<String, &str> = BTreeMap::new();
         for (env, own) in &answers.environments {
-            let Some(value) = own
-                .values
-                .get(&question.key)
-                .filter(|v| super::satisfies(v))
-            else {
+            let Some(value) = own.values.get(&question.key).filter(|v| satisfies(v)) else {
                 continue;
             };
-            let text = super::show(value);
+            let text = show(value);
             if let Some(first) = seen.insert(text.clone(), env) {
                 let key = &question.key;
                 let why = question
@@ -268,8 +265,8 @@ fn nested(blueprint: &Blueprint, answers: &Answers) -> Vec<String> {
             .environments
             .iter()
             .filter_map(|(env, own)| {
-                let value = own.values.get(key).filter(|v| super::satisfies(v))?;
-                Some((env.as_str(), super::show(value)))
+                let value = own.values.get(key).filter(|v| satisfies(v))?;
+                Some((env.as_str(), show(value)))
             })
             .collect();
         for (env, name) in &names {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
-use super::{Answers, context_of};
+use super::values::{Answers, context_of};
 use crate::blueprint::Blueprint;
 use crate::error::{Error, Problem, Result};
 use crate::manifest::AwsName;
@@ -29,7 +29,10 @@ pub fn compute(
     }
     for (env, own) in &mut answers.environments {
         let mut builtins = builtins.clone();
-        builtins.insert(super::ENVIRONMENT.into(), Json::String(env.clone()));
+        builtins.insert(
+            crate::manifest::ENVIRONMENT.into(),
+            Json::String(env.clone()),
+        );
         own.aws_names = render_names(declared, renderer, own, &builtins)?;
         within_limits(declared, Some(env), &own.aws_names)?;
     }
