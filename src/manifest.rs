@@ -167,8 +167,8 @@ impl TreeSpec {
     }
 }
 
-/// How often a tree renders. A repo has one environment today, so `environment` renders
-/// like `repo` and `addon-environment` like `addon`, with the environment's answers.
+/// How often a tree renders: `repo` and `addon` once for every environment (with the
+/// shared answers), `environment` and `addon-environment` once per environment (with its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TreeScope {

@@ -2202,3 +2202,114 @@ fn lint_refuses_a_catalog_patch_of_a_shared_file_from_an_optional_addon() {
         "addons/extra.yaml:24:11: error: patches: `files/renovate.json` renders once for every environment, so this patch lands in environments that do not run extra; patch a file of an environment-scoped tree (applied only where the addon runs), or make the addon `always`",
     );
 }
+
+/// Issue 43: a partial that reads an environment's value, included by a file rendered once
+/// for every environment, is refused at the include (the partial alone is no error).
+#[test]
+fn lint_refuses_a_partial_reading_an_environment_value_in_a_shared_file() {
+    let env = Env::new();
+    let script = "#!/bin/sh\n# preflight\n[% include \"partials/want.tera\" %]\n";
+    let want = ("partials/want.tera", "want_region=\"[[ region ]]\"\n");
+    let dir = layered(
+        &env,
+        "",
+        &[("files/scripts/preflight.sh.tera", script), want],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "files/scripts/preflight.sh.tera:3:12: error: `partials/want.tera`, included here, reads `region`, an environment's own value, but this file renders once for every environment (tree `files`); move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)"
+        ]
+    );
+    // The same include in an environment's own file is fine.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("env-files/envs/[[ environment ]]/preflight.sh.tera", script),
+            want,
+        ],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 43 (N49b): an environment's file, or an addon's shared one, that names an
+/// environment out of the environment list is refused at its line; a repo file may.
+#[test]
+fn lint_refuses_the_environment_list_where_one_environment_is_meant() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addon-env-files/docs/[[ environment ]]/[[ addon.name ]].md.tera",
+            "# [[ addon.name ]]\nPromoted to [[ environments | last ]] in [[ region ]].\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("addon-env-files/docs/[[ environment ]]/[[ addon.name ]].md.tera:2:16: error: `environments` lists every environment, but this file renders once per environment (tree `addon-env-files`): this file is one environment's: name it with `environment`"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addon-files/docs/[[ addon.name ]].md.tera",
+            "# [[ addon.name ]]\nFirst in [[ environments | first ]].\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("addon-files/docs/[[ addon.name ]].md.tera:2:13: error: `environments` lists every environment, but this file renders once per addon (tree `addon-files`): an addon's shared file renders for the environments that run it: name the first of them with `first_environment_of[addon.name]`"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/docs/ENVIRONMENTS.md.tera",
+            "[[ environments | join(sep=\", \") ]]; Renovate updates [[ environments | first ]]\n",
+        )],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 43: lint renders every per-environment answer anew for all environments (each
+/// environment's own kept): a shared file that then reads otherwise takes such an answer,
+/// here through a layer's patch, which no template's text shows.
+#[test]
+fn lint_finds_a_shared_file_that_reads_an_environment_answer_by_rendering() {
+    let env = Env::new();
+    let files = [
+        ("files/ci/settings.yaml", "lint: true\n"),
+        (
+            "files/ci/settings.yaml.patch.yaml",
+            "lint: true\nregion: \"[[ region ]]\"\n",
+        ),
+    ];
+    let dir = layered(&env, "", &files);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("files/ci/settings.yaml.patch.yaml:2:1: error: `ci/settings.yaml` renders once for every environment but reads a per-environment answer (which it takes as that question's default, not any environment's answer): given other values for every environment alike, each environment's own kept, its line `region: eu-west-1` changes;"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // A patch of an environment's own file may read it.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            (
+                "env-files/envs/[[ environment ]]/ci/settings.yaml",
+                "lint: true\n",
+            ),
+            (
+                "env-files/envs/[[ environment ]]/ci/settings.yaml.patch.yaml",
+                "lint: true\nregion: \"[[ region ]]\"\n",
+            ),
+        ],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
