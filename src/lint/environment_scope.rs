@@ -7,7 +7,6 @@
 use crate::blueprint::{Blueprint, TreeScope};
 use crate::render::Scanner;
 use crate::yaml::Places;
-use regex::Regex;
 use serde_json::Value as Json;
 
 use super::{BUILTINS, Findings};
@@ -104,7 +103,7 @@ fn check_files(
                 );
                 found.error(&name, at, message);
             }
-            for (partial, at) in includes(&text, &delimiters.block[0]) {
+            for (partial, at) in super::templates::includes(&text, &delimiters.block[0]) {
                 for var in partial_reads(blueprint, &partial, reads) {
                     let message = format!(
                         "`{partial}`, included here, reads `{var}`, an environment's own value, but this file renders once for every environment (tree `{}`); {FIX}",
@@ -115,22 +114,6 @@ fn check_files(
             }
         }
     }
-}
-
-/// Each partial `text` includes (`BLOCK include "partials/x.tera"`), with where.
-fn includes(text: &str, block_start: &str) -> Vec<(String, (usize, usize))> {
-    let pattern = format!(r#"{}-?\s*include\s+"([^"]+)""#, regex::escape(block_start));
-    let Ok(include) = Regex::new(&pattern) else {
-        return Vec::new();
-    };
-    include
-        .captures_iter(text)
-        .filter_map(|c| {
-            let name = c.get(1)?;
-            let at = super::templates::position(text, name.start() - 1);
-            Some((name.as_str().to_string(), at))
-        })
-        .collect()
 }
 
 /// The environment names `partial` reads, itself or through the partials it includes.
@@ -157,7 +140,7 @@ fn partial_reads(
             }
         }
         let block = blueprint.delimiters_for(&name).block[0].clone();
-        for (next, _) in includes(&text, &block) {
+        for (next, _) in super::templates::includes(&text, &block) {
             if !seen.contains(&next) {
                 seen.push(next);
             }

@@ -2313,3 +2313,36 @@ fn lint_finds_a_shared_file_that_reads_an_environment_answer_by_rendering() {
     );
     assert_eq!(lint_out(&env, &dir, 0), "");
 }
+
+/// Issue 43 (E21): an include of a partial written with other delimiters says so, at the
+/// include, rather than "Unknown template"; the same delimiters for both lint clean.
+#[test]
+fn an_include_of_a_partial_under_other_delimiters_names_the_real_cause() {
+    let env = Env::new();
+    let by_glob = |glob: &str| {
+        format!(
+            "{MANIFEST}delimiters_by_glob:\n  - glob: \"{glob}\"\n    variable: [\"<<\", \">>\"]\n    block: [\"<%\", \"%>\"]\n    comment: [\"<#\", \"#>\"]\n"
+        )
+    };
+    let files = [
+        ("partials/cost-labels.tera", "cost: << name >>\n"),
+        (
+            "files/docs/COST.md.tera",
+            "cost\n[% include \"partials/cost-labels.tera\" %]\n",
+        ),
+    ];
+    let dir = blueprint(&env, &by_glob("partials/**"), &files);
+    assert_eq!(
+        lint_out(&env, &dir, 1),
+        "files/docs/COST.md.tera:2:12: error: `partials/cost-labels.tera` exists, but is written with other delimiters (`<< >>`) than this template (`[[ ]]`), and a template includes only partials of its own delimiters: give both the same (one `delimiters_by_glob` entry matching both, or none)\n"
+    );
+    let files = [
+        ("partials/cost-labels.tera", "cost: << name >>\n"),
+        (
+            "files/docs/COST.md.tera",
+            "cost\n<% include \"partials/cost-labels.tera\" %>\n",
+        ),
+    ];
+    let dir = blueprint(&env, &by_glob("{partials,files/docs}/**"), &files);
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
