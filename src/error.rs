@@ -47,6 +47,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// The answer (question key) a bad-input error is about, when it says.
+    pub fn answer_key(&self) -> Option<&str> {
+        match self {
+            Error::Input(problem) => problem.key.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Bad input (a flag, an answer, a `--values` file): exit 2.
     pub fn input(problem: impl Into<Problem>) -> Error {
         Error::Input(problem.into())
@@ -139,6 +147,9 @@ impl From<git2::Error> for Error {
 pub struct Problem {
     pub what: String,
     pub fix: Option<String>,
+    /// The answer (question key) it is about, when it is about one: what a `blueprint
+    /// test` case's `expect_error: {key: …}` pins.
+    pub key: Option<String>,
 }
 
 impl Problem {
@@ -146,7 +157,14 @@ impl Problem {
         Problem {
             what: what.into(),
             fix: None,
+            key: None,
         }
+    }
+
+    /// Says which answer it is about.
+    pub fn about(mut self, key: impl Into<String>) -> Problem {
+        self.key = Some(key.into());
+        self
     }
 
     pub fn fix(mut self, fix: impl Into<String>) -> Problem {

@@ -267,7 +267,8 @@ fn collect(
             if set.contains_key(key) || sources.values.contains_key(key) {
                 return Err(Error::input(
                     Problem::new(format!("{key}: only applies when {when}"))
-                        .fix("drop it or change the answers it depends on"),
+                        .fix("drop it or change the answers it depends on")
+                        .about(key),
                 ));
             }
             answers.values.insert(key.clone(), empty_of(question.kind));
@@ -366,11 +367,11 @@ fn collect(
                         // Re-rendering a repo: its files hold the real secret's output, and
                         // a default would silently replace it.
                         Some(_) if question.secret && !recorded.is_empty() => {
-                            return Err(Error::input(format!(
+                            return Err(Error::input(Problem::new(format!(
                                 "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
                                 question.prompt,
                                 secret_env(key)
-                            )));
+                            )).about(key)));
                         }
                         // The shared pass's stand-in for a per-environment answer: each
                         // environment's pass renders and checks its own.
@@ -389,17 +390,17 @@ fn collect(
                             empty_of(question.kind)
                         }
                         None if question.secret => {
-                            return Err(Error::input(format!(
+                            return Err(Error::input(Problem::new(format!(
                                 "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
                                 question.prompt,
                                 secret_env(key)
-                            )));
+                            )).about(key)));
                         }
                         None => {
-                            return Err(Error::input(format!(
+                            return Err(Error::input(Problem::new(format!(
                                 "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
                                 question.prompt
-                            )));
+                            )).about(key)));
                         }
                     },
                 }
@@ -429,7 +430,7 @@ fn collect(
             let value = answers.values.get(&check.key).map(show).unwrap_or_default();
             let line = format!("{}: `{value}` {message}", check.key);
             if check.severity.is_error() {
-                return Err(Error::input(line));
+                return Err(Error::input(Problem::new(line).about(&check.key)));
             }
             answers.warnings.push(line);
         }
@@ -589,7 +590,7 @@ fn bad(key: &str, message: &str, source: &str) -> Error {
     } else {
         String::new()
     };
-    Error::input(format!("{key}: {message} (from {source}{fix})"))
+    Error::input(Problem::new(format!("{key}: {message} (from {source}{fix})")).about(key))
 }
 
 /// The answers so far plus built-ins, as the template context for defaults and checks.

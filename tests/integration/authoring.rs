@@ -2346,3 +2346,31 @@ fn an_include_of_a_partial_under_other_delimiters_names_the_real_cause() {
     let dir = blueprint(&env, &by_glob("{partials,files/docs}/**"), &files);
     assert_eq!(lint_out(&env, &dir, 0), "");
 }
+
+/// Issue 43 (m4): `expect_error` pinned to an answer passes only for an error about that
+/// answer, and PASS says which error refused the case.
+#[test]
+fn expect_error_pinned_to_a_key_wants_an_error_about_that_answer() {
+    let env = Env::new();
+    let case = |key: &str, text: &str| {
+        format!("answers:\n  environment: prod\nexpect_error:\n  key: {key}\n  text: \"{text}\"\n")
+    };
+    let wrong = case("region", "prod");
+    let dir = layered(&env, "", &[("tests/bad-environment.yaml", &wrong)]);
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("FAIL bad-environment.yaml: tests/bad-environment.yaml: [blueprint.test-expect-error] refused with `environment: each environment answers it with its own name; name the environments with environments (e.g. --set environments=staging)`, but an error on `region` containing `prod` was expected"),
+        "{}",
+        out.stdout
+    );
+    let right = case("environment", "its own name");
+    let dir = layered(&env, "", &[("tests/bad-environment.yaml", &right)]);
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("PASS bad-environment.yaml (refused as expected: environment: each environment answers it with its own name;"),
+        "{}",
+        out.stdout
+    );
+}
