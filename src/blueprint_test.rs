@@ -42,14 +42,18 @@ impl Verdict {
 
     /// A rendering that failed: at the blueprint file and place it names, if it names one.
     fn failed(&mut self, name: &str, error: &Error) {
-        match error {
-            Error::Located(at) => self.problems.push(Diagnostic::new(
+        let located = |at: &crate::error::Located| {
+            Diagnostic::new(
                 crate::lint::rule::RENDER,
                 Severity::Error,
                 at.file.clone(),
                 (at.line, at.column),
                 at.message.clone(),
-            )),
+            )
+        };
+        match error {
+            Error::Located(at) => self.problems.push(located(at)),
+            Error::LocatedMany(places) => self.problems.extend(places.iter().map(located)),
             other => self.add(crate::lint::rule::RENDER, name, other.to_string()),
         }
     }

@@ -44,6 +44,10 @@ pub enum Error {
     /// A blueprint bug at a place in one of its files (a template, the manifest, an entry).
     #[error("blueprint {0}")]
     Located(Located),
+    /// Several independent blueprint bugs found in one pass (a manifest's entries), each
+    /// at its place: lint reports every one, not the first only.
+    #[error("{}", .0.iter().map(|at| format!("blueprint {at}")).collect::<Vec<_>>().join("\n"))]
+    LocatedMany(Vec<Located>),
 }
 
 impl Error {
@@ -52,6 +56,14 @@ impl Error {
         match self {
             Error::Input(problem) => problem.key.as_deref(),
             _ => None,
+        }
+    }
+
+    /// The blueprint bugs at `places` (at least one) as one error.
+    pub fn located_all(mut places: Vec<Located>) -> Error {
+        match places.len() {
+            1 => Error::Located(places.remove(0)),
+            _ => Error::LocatedMany(places),
         }
     }
 
@@ -101,7 +113,7 @@ impl Error {
             Error::Io { .. } | Error::Git { .. } => 4,
             Error::Interrupted(_) => 130,
             Error::Unfinished { cause, .. } => cause.exit_code(),
-            Error::Blueprint(_) | Error::Located(_) => 5,
+            Error::Blueprint(_) | Error::Located(_) | Error::LocatedMany(_) => 5,
         }
     }
 

@@ -148,7 +148,8 @@ fn a_question_may_read_only_questions_before_it() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stdout,
-        "blueprint.yaml:12:5: error: question `region`: `when` reads `zone`, which is asked after `region` (order: name, region, zone); move `region` below it, e.g. with `after: zone`\n"
+        "blueprint.yaml:12:5: error: question `region`: `when` reads `zone`, which is asked after `region` (order: name, region, zone); move `region` below it, e.g. with `after: zone`\n\
+         blueprint.yaml:16:5: error: question `zone`: `default` reads `regoin`, which is not a question asked before `zone` (did you mean `region`?)\n"
     );
     let out = new(&env, &dir);
     assert_eq!(out.code, 5);
@@ -158,7 +159,7 @@ fn a_question_may_read_only_questions_before_it() {
         "{}",
         out.stderr
     );
-    // Once in order, the misspelt name of the next question is found, with a suggestion.
+    // Both are found in one run (issue 43, m7); once in order, the misspelt name remains.
     std::fs::write(
         dir.join("blueprint.yaml"),
         manifest.replace("    when: \"zone != ''\"\n", ""),
@@ -2373,4 +2374,45 @@ fn expect_error_pinned_to_a_key_wants_an_error_about_that_answer() {
         "{}",
         out.stdout
     );
+}
+
+/// Issue 43 (m7): lint reports every wrong entry of a layer's manifest in one run, in line
+/// order, and `new` refuses with all of them, writing nothing.
+#[test]
+fn lint_reports_every_manifest_error_in_one_run() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "extends_version: \">=0.1, <0.2\"\nremove_files:\n  - \"files/apps/[[ environment ]]/podinfo\"\nexecutable:\n  - \"scripts/*.sh\"\nremove_addons:\n  - nosuch\n",
+        &[],
+    );
+    let out = lint_out(&env, &dir, 1);
+    let places: Vec<&str> = out
+        .lines()
+        .map(|line| line.split(": error: ").next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        places,
+        [
+            "blueprint.yaml:4:1",
+            "blueprint.yaml:6:5",
+            "blueprint.yaml:8:5",
+            "blueprint.yaml:10:5"
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("executable: `scripts/*.sh` matches no file"),
+        "{out}"
+    );
+    let refused = new(&env, &dir);
+    assert_eq!(refused.code, 5, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("remove_addons: `nosuch` is not an addon of the base blueprint"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!env.path("out").exists());
 }
