@@ -76,12 +76,15 @@ fn check_files(
     {
         for path in tree.files.keys() {
             let name = format!("{}{path}", tree.prefix);
+            let paths = blueprint.manifest.delimiters.clone().unwrap_or_default();
             for var in reads(path) {
                 let message = format!(
                     "in the file name: `{var}` is an environment's own value, but `{}` renders once for every environment; {FIX}",
                     tree.prefix
                 );
-                found.error(&name, (1, 1), message);
+                let at =
+                    super::templates::variable(&name, &var, &paths.variable[0], &paths.block[0]);
+                found.error(&name, at, message);
             }
             let Some(text) = blueprint
                 .file(&name)

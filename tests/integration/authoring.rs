@@ -2416,3 +2416,29 @@ fn lint_reports_every_manifest_error_in_one_run() {
     );
     assert!(!env.path("out").exists());
 }
+
+/// Issue 43 (N43): an environment's path in a tree rendered once for every environment
+/// (a per-cluster Flux file under `files/clusters/[[ environment ]]/`) is refused at the
+/// name in the path, not at `1:1`.
+#[test]
+fn an_environment_path_in_a_shared_tree_is_refused_at_its_place() {
+    let env = Env::new();
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: acme-ca\n";
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/clusters/[[ environment ]]/05-acme-ca.yaml",
+            config_map,
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("files/clusters/[[ environment ]]/05-acme-ca.yaml:1:19: error: in the file name: `environment` is an environment's own value, but `files/` renders once for every environment; move it to an environment-scoped tree"),
+        "{out}"
+    );
+    assert!(!env.path("out").exists());
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(!env.path("out").exists());
+}
