@@ -472,6 +472,16 @@ pub(crate) fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifes
                 }
                 let keys = questions.iter().map(|q| q.key.as_str());
                 let hint = crate::suggest::did_you_mean(anchor, keys);
+                if *anchor == question.key {
+                    return Err(MergeError {
+                        section: "questions",
+                        key: question.key.clone(),
+                        message: format!(
+                            "question `{}`: after: names the question itself; name the question it is asked after (one before it, or an inherited one)",
+                            question.key
+                        ),
+                    });
+                }
                 let later_own =
                     own_keys.contains(anchor) && !questions.iter().any(|q| &q.key == anchor);
                 if later_own {

@@ -1030,6 +1030,29 @@ fn after_naming_a_later_question_of_the_layer_says_so() {
     );
 }
 
+/// Issue 43 (N14): `after:` naming the question itself says so, not "list `team` after
+/// `team`".
+#[test]
+fn after_naming_the_question_itself_says_so() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "questions:
+  - key: team
+    after: team
+    prompt: Team
+    type: string
+    default: platform
+",
+        &[],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:6:5: error: question `team`: after: names the question itself; name the question it is asked after (one before it, or an inherited one)",
+    );
+}
+
 #[test]
 fn a_patch_of_the_kops_go_template_says_what_to_change_instead() {
     let env = Env::new();
