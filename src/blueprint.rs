@@ -314,6 +314,24 @@ impl Blueprint {
                 ));
                 continue;
             }
+            // Each alternative of a brace glob must match on its own: one matching nothing
+            // (an `[[ environment ]]` segment, a character class) would go unnoticed.
+            let alternatives = overrides::alternatives(pattern);
+            for alternative in alternatives.iter().filter(|_| alternatives.len() > 1) {
+                if overrides::glob_matching(&merged_tree, alternative).is_ok_and(|m| m.is_empty()) {
+                    let hint = match alternative.contains('[') {
+                        true => {
+                            " (`[` starts a character class: write `*` for an `[[ environment ]]` segment)"
+                        }
+                        false => "",
+                    };
+                    found.push(at(
+                        "remove_files",
+                        pattern,
+                        format!("remove_files: `{pattern}`: its alternative `{alternative}` matches no file of the base blueprint{hint}"),
+                    ));
+                }
+            }
             for path in removed {
                 removed_files.insert(path.clone(), label.clone());
                 merged_tree.remove(&path);

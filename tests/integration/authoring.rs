@@ -2465,3 +2465,20 @@ fn an_environment_path_in_a_shared_tree_is_refused_at_its_place() {
     assert_eq!(out.code, 5, "{}", out.stderr);
     assert!(!env.path("out").exists());
 }
+
+/// Issue 43 (m1, N44b): each alternative of a brace glob in `remove_files` must match on
+/// its own; an `[[ environment ]]` segment (a character class) is named as the cause.
+#[test]
+fn each_alternative_of_a_brace_glob_must_match_something() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "remove_files:\n  - \"env-files/apps/{*/podinfo/source.yaml,[[ environment ]]/podinfo/release.yaml}\"\n",
+        &[],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:5:5: error: remove_files: `env-files/apps/{*/podinfo/source.yaml,[[ environment ]]/podinfo/release.yaml}`: its alternative `env-files/apps/[[ environment ]]/podinfo/release.yaml` matches no file of the base blueprint (`[` starts a character class: write `*` for an `[[ environment ]]` segment)"),
+        "{out}"
+    );
+}
