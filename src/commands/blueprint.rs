@@ -617,7 +617,9 @@ pub fn test(selector: &str, as_json: bool, out: &Reporter) -> Result<ExitStatus>
             report.failed += 1;
         }
         if !as_json {
-            if passed {
+            if let (true, Some(refused)) = (passed, &verdict.refused) {
+                out.line(format!("PASS {name} (refused as expected: {refused})"));
+            } else if passed {
                 out.line(format!("PASS {name} ({} files)", verdict.files));
             } else {
                 let problems: Vec<String> =

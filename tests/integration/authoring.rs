@@ -148,7 +148,8 @@ fn a_question_may_read_only_questions_before_it() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stdout,
-        "blueprint.yaml:12:5: error: question `region`: `when` reads `zone`, which is asked after `region` (order: name, region, zone); move `region` below it, e.g. with `after: zone`\n"
+        "blueprint.yaml:12:5: error: question `region`: `when` reads `zone`, which is asked after `region` (order: name, region, zone); move `region` below it, e.g. with `after: zone`\n\
+         blueprint.yaml:16:5: error: question `zone`: `default` reads `regoin`, which is not a question asked before `zone` (did you mean `region`?)\n"
     );
     let out = new(&env, &dir);
     assert_eq!(out.code, 5);
@@ -158,7 +159,7 @@ fn a_question_may_read_only_questions_before_it() {
         "{}",
         out.stderr
     );
-    // Once in order, the misspelt name of the next question is found, with a suggestion.
+    // Both are found in one run (issue 43, m7); once in order, the misspelt name remains.
     std::fs::write(
         dir.join("blueprint.yaml"),
         manifest.replace("    when: \"zone != ''\"\n", ""),
@@ -1026,6 +1027,29 @@ fn after_naming_a_later_question_of_the_layer_says_so() {
         &env,
         &dir,
         "blueprint.yaml:6:5: error: question `team`: after: `squad` is a question of this layer listed below `team`; list `team` after `squad` instead",
+    );
+}
+
+/// Issue 43 (N14): `after:` naming the question itself says so, not "list `team` after
+/// `team`".
+#[test]
+fn after_naming_the_question_itself_says_so() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "questions:
+  - key: team
+    after: team
+    prompt: Team
+    type: string
+    default: platform
+",
+        &[],
+    );
+    lint_says(
+        &env,
+        &dir,
+        "blueprint.yaml:6:5: error: question `team`: after: names the question itself; name the question it is asked after (one before it, or an inherited one)",
     );
 }
 
@@ -2200,5 +2224,261 @@ fn lint_refuses_a_catalog_patch_of_a_shared_file_from_an_optional_addon() {
         &env,
         &dir,
         "addons/extra.yaml:24:11: error: patches: `files/renovate.json` renders once for every environment, so this patch lands in environments that do not run extra; patch a file of an environment-scoped tree (applied only where the addon runs), or make the addon `always`",
+    );
+}
+
+/// Issue 43: a partial that reads an environment's value, included by a file rendered once
+/// for every environment, is refused at the include (the partial alone is no error).
+#[test]
+fn lint_refuses_a_partial_reading_an_environment_value_in_a_shared_file() {
+    let env = Env::new();
+    let script = "#!/bin/sh\n# preflight\n[% include \"partials/want.tera\" %]\n";
+    let want = ("partials/want.tera", "want_region=\"[[ region ]]\"\n");
+    let dir = layered(
+        &env,
+        "",
+        &[("files/scripts/preflight.sh.tera", script), want],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "files/scripts/preflight.sh.tera:3:12: error: `partials/want.tera`, included here, reads `region`, an environment's own value, but this file renders once for every environment (tree `files`); move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)"
+        ]
+    );
+    // The same include in an environment's own file is fine.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            ("env-files/envs/[[ environment ]]/preflight.sh.tera", script),
+            want,
+        ],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 43 (N49b): an environment's file, or an addon's shared one, that names an
+/// environment out of the environment list is refused at its line; a repo file may.
+#[test]
+fn lint_refuses_the_environment_list_where_one_environment_is_meant() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addon-env-files/docs/[[ environment ]]/[[ addon.name ]].md.tera",
+            "# [[ addon.name ]]\nPromoted to [[ environments | last ]] in [[ region ]].\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("addon-env-files/docs/[[ environment ]]/[[ addon.name ]].md.tera:2:16: error: `environments` lists every environment, but this file renders once per environment (tree `addon-env-files`): this file is one environment's: name it with `environment`"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "addon-files/docs/[[ addon.name ]].md.tera",
+            "# [[ addon.name ]]\nFirst in [[ environments | first ]].\n",
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("addon-files/docs/[[ addon.name ]].md.tera:2:13: error: `environments` lists every environment, but this file renders once per addon (tree `addon-files`): an addon's shared file renders for the environments that run it: name the first of them with `first_environment_of[addon.name]`"),
+        "{out}"
+    );
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/docs/ENVIRONMENTS.md.tera",
+            "[[ environments | join(sep=\", \") ]]; Renovate updates [[ environments | first ]]\n",
+        )],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 43: lint renders every per-environment answer anew for all environments (each
+/// environment's own kept): a shared file that then reads otherwise takes such an answer,
+/// here through a layer's patch, which no template's text shows.
+#[test]
+fn lint_finds_a_shared_file_that_reads_an_environment_answer_by_rendering() {
+    let env = Env::new();
+    let files = [
+        ("files/ci/settings.yaml", "lint: true\n"),
+        (
+            "files/ci/settings.yaml.patch.yaml",
+            "lint: true\nregion: \"[[ region ]]\"\n",
+        ),
+    ];
+    let dir = layered(&env, "", &files);
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("files/ci/settings.yaml.patch.yaml:2:1: error: `ci/settings.yaml` renders once for every environment but reads a per-environment answer (which it takes as that question's default, not any environment's answer): given other values for every environment alike, each environment's own kept, its line `region: eu-west-1` changes;"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // A patch of an environment's own file may read it.
+    let dir = layered(
+        &env,
+        "",
+        &[
+            (
+                "env-files/envs/[[ environment ]]/ci/settings.yaml",
+                "lint: true\n",
+            ),
+            (
+                "env-files/envs/[[ environment ]]/ci/settings.yaml.patch.yaml",
+                "lint: true\nregion: \"[[ region ]]\"\n",
+            ),
+        ],
+    );
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 43 (E21): an include of a partial written with other delimiters says so, at the
+/// include, rather than "Unknown template"; the same delimiters for both lint clean.
+#[test]
+fn an_include_of_a_partial_under_other_delimiters_names_the_real_cause() {
+    let env = Env::new();
+    let by_glob = |glob: &str| {
+        format!(
+            "{MANIFEST}delimiters_by_glob:\n  - glob: \"{glob}\"\n    variable: [\"<<\", \">>\"]\n    block: [\"<%\", \"%>\"]\n    comment: [\"<#\", \"#>\"]\n"
+        )
+    };
+    let files = [
+        ("partials/cost-labels.tera", "cost: << name >>\n"),
+        (
+            "files/docs/COST.md.tera",
+            "cost\n[% include \"partials/cost-labels.tera\" %]\n",
+        ),
+    ];
+    let dir = blueprint(&env, &by_glob("partials/**"), &files);
+    assert_eq!(
+        lint_out(&env, &dir, 1),
+        "files/docs/COST.md.tera:2:12: error: `partials/cost-labels.tera` exists, but is written with other delimiters (`<< >>`) than this template (`[[ ]]`), and a template includes only partials of its own delimiters: give both the same (one `delimiters_by_glob` entry matching both, or none)\n"
+    );
+    let files = [
+        ("partials/cost-labels.tera", "cost: << name >>\n"),
+        (
+            "files/docs/COST.md.tera",
+            "cost\n<% include \"partials/cost-labels.tera\" %>\n",
+        ),
+    ];
+    let dir = blueprint(&env, &by_glob("{partials,files/docs}/**"), &files);
+    assert_eq!(lint_out(&env, &dir, 0), "");
+}
+
+/// Issue 43 (m4): `expect_error` pinned to an answer passes only for an error about that
+/// answer, and PASS says which error refused the case.
+#[test]
+fn expect_error_pinned_to_a_key_wants_an_error_about_that_answer() {
+    let env = Env::new();
+    let case = |key: &str, text: &str| {
+        format!("answers:\n  environment: prod\nexpect_error:\n  key: {key}\n  text: \"{text}\"\n")
+    };
+    let wrong = case("region", "prod");
+    let dir = layered(&env, "", &[("tests/bad-environment.yaml", &wrong)]);
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("FAIL bad-environment.yaml: tests/bad-environment.yaml: [blueprint.test-expect-error] refused with `environment: each environment answers it with its own name; name the environments with environments (e.g. --set environments=staging)`, but an error on `region` containing `prod` was expected"),
+        "{}",
+        out.stdout
+    );
+    let right = case("environment", "its own name");
+    let dir = layered(&env, "", &[("tests/bad-environment.yaml", &right)]);
+    let out = scaffold(&env, &["blueprint", "test"], &dir);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("PASS bad-environment.yaml (refused as expected: environment: each environment answers it with its own name;"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Issue 43 (m7): lint reports every wrong entry of a layer's manifest in one run, in line
+/// order, and `new` refuses with all of them, writing nothing.
+#[test]
+fn lint_reports_every_manifest_error_in_one_run() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "extends_version: \">=0.1, <0.2\"\nremove_files:\n  - \"files/apps/[[ environment ]]/podinfo\"\nexecutable:\n  - \"scripts/*.sh\"\nremove_addons:\n  - nosuch\n",
+        &[],
+    );
+    let out = lint_out(&env, &dir, 1);
+    let places: Vec<&str> = out
+        .lines()
+        .map(|line| line.split(": error: ").next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        places,
+        [
+            "blueprint.yaml:4:1",
+            "blueprint.yaml:6:5",
+            "blueprint.yaml:8:5",
+            "blueprint.yaml:10:5"
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("executable: `scripts/*.sh` matches no file"),
+        "{out}"
+    );
+    let refused = new(&env, &dir);
+    assert_eq!(refused.code, 5, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("remove_addons: `nosuch` is not an addon of the base blueprint"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!env.path("out").exists());
+}
+
+/// Issue 43 (N43): an environment's path in a tree rendered once for every environment
+/// (a per-cluster Flux file under `files/clusters/[[ environment ]]/`) is refused at the
+/// name in the path, not at `1:1`.
+#[test]
+fn an_environment_path_in_a_shared_tree_is_refused_at_its_place() {
+    let env = Env::new();
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: acme-ca\n";
+    let dir = layered(
+        &env,
+        "",
+        &[(
+            "files/clusters/[[ environment ]]/05-acme-ca.yaml",
+            config_map,
+        )],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("files/clusters/[[ environment ]]/05-acme-ca.yaml:1:19: error: in the file name: `environment` is an environment's own value, but `files/` renders once for every environment; move it to an environment-scoped tree"),
+        "{out}"
+    );
+    assert!(!env.path("out").exists());
+    let out = new(&env, &dir);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(!env.path("out").exists());
+}
+
+/// Issue 43 (m1, N44b): each alternative of a brace glob in `remove_files` must match on
+/// its own; an `[[ environment ]]` segment (a character class) is named as the cause.
+#[test]
+fn each_alternative_of_a_brace_glob_must_match_something() {
+    let env = Env::new();
+    let dir = layered(
+        &env,
+        "remove_files:\n  - \"env-files/apps/{*/podinfo/source.yaml,[[ environment ]]/podinfo/release.yaml}\"\n",
+        &[],
+    );
+    let out = lint_out(&env, &dir, 1);
+    assert!(
+        out.starts_with("blueprint.yaml:5:5: error: remove_files: `env-files/apps/{*/podinfo/source.yaml,[[ environment ]]/podinfo/release.yaml}`: its alternative `env-files/apps/[[ environment ]]/podinfo/release.yaml` matches no file of the base blueprint (`[` starts a character class: write `*` for an `[[ environment ]]` segment)"),
+        "{out}"
     );
 }

@@ -27,6 +27,8 @@ pub mod rule {
 pub struct Verdict {
     pub problems: Vec<Diagnostic>,
     pub files: usize,
+    /// The error a case that expects one was refused with.
+    pub refused: Option<String>,
 }
 
 impl Verdict {
@@ -39,14 +41,18 @@ impl Verdict {
 
     /// A rendering that failed: at the blueprint file and place it names, if it names one.
     fn failed(&mut self, name: &str, error: &Error) {
-        match error {
-            Error::Located(at) => self.problems.push(Diagnostic::new(
+        let located = |at: &crate::error::Located| {
+            Diagnostic::new(
                 crate::lint::rule::RENDER,
                 Severity::Error,
                 at.file.clone(),
                 (at.line, at.column),
                 at.message.clone(),
-            )),
+            )
+        };
+        match error {
+            Error::Located(at) => self.problems.push(located(at)),
+            Error::LocatedMany(places) => self.problems.extend(places.iter().map(located)),
             other => self.add(crate::lint::rule::RENDER, name, other.to_string()),
         }
     }
@@ -115,6 +121,51 @@ fn settle_expected(verdict: &mut Verdict, name: &str, expected: &[ExpectedFindin
     }
 }
 
+/// The error a case must be refused with: its text contains `text`, and with a `key`, it
+/// is about that answer (`expect_error: TEXT` or `expect_error: {key: KEY, text: TEXT}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ExpectedError {
+    key: Option<String>,
+    text: String,
+}
+
+impl ExpectedError {
+    fn of(value: &Json) -> Result<Self, String> {
+        let text = |v: Option<&Json>| v.and_then(Json::as_str).map(String::from);
+        match value {
+            Json::String(expected) => Ok(ExpectedError {
+                key: None,
+                text: expected.clone(),
+            }),
+            Json::Object(map) if map.keys().all(|k| k == "key" || k == "text") => {
+                Ok(ExpectedError {
+                    key: Some(
+                        text(map.get("key")).ok_or("expect_error: `key` must name an answer")?,
+                    ),
+                    text: text(map.get("text")).unwrap_or_default(),
+                })
+            }
+            _ => Err("expect_error must be a text, or {key: ANSWER, text: TEXT}".into()),
+        }
+    }
+
+    fn matches(&self, error: &Error) -> bool {
+        self.key
+            .as_deref()
+            .is_none_or(|key| error.answer_key() == Some(key))
+            && error.to_string().contains(&self.text)
+    }
+}
+
+impl std::fmt::Display for ExpectedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "an error on `{key}` containing `{}`", self.text),
+            None => write!(f, "an error containing `{}`", self.text),
+        }
+    }
+}
+
 /// A case file is either the answers themselves, or `answers:` plus `expect_error:` (a
 /// text the error must contain) for a case that must be refused, and/or
 /// `expect_findings:` (check errors the rendering must have, as `RULE@PATH`).
@@ -127,6 +178,7 @@ pub fn run_case(
     let mut verdict = Verdict {
         problems: Vec::new(),
         files: 0,
+        refused: None,
     };
     let parsed: Json = match crate::yaml::from_slice(text) {
         Ok(v) => v,
@@ -150,9 +202,13 @@ pub fn run_case(
         {
             (
                 map.get("answers").cloned().unwrap_or(Json::Null),
-                map.get("expect_error")
-                    .and_then(|v| v.as_str())
-                    .map(String::from),
+                match map.get("expect_error").map(ExpectedError::of).transpose() {
+                    Ok(expected) => expected,
+                    Err(message) => {
+                        verdict.add(rule::CASE, name, message);
+                        return (verdict, None);
+                    }
+                },
             )
         }
         other => (other.clone(), None),
@@ -189,9 +245,14 @@ pub fn run_case(
         (Ok(_), Some(expected)) => verdict.add(
             rule::EXPECT_ERROR,
             name,
-            format!("rendered, but an error containing `{expected}` was expected"),
+            format!("rendered, but {expected} was expected"),
         ),
-        (Err(e), Some(expected)) if e.to_string().contains(&expected) => {}
+        (Err(e), Some(expected)) if expected.matches(&e) => verdict.refused = Some(e.to_string()),
+        (Err(e), Some(expected)) if expected.key.is_some() => verdict.add(
+            rule::EXPECT_ERROR,
+            name,
+            format!("refused with `{e}`, but {expected} was expected"),
+        ),
         (Err(e), _) => verdict.failed(name, &e),
         (Ok(rendered), None) => {
             verdict.files = rendered.plan.files.len();

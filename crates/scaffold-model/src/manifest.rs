@@ -167,8 +167,8 @@ impl TreeSpec {
     }
 }
 
-/// How often a tree renders. A repo has one environment today, so `environment` renders
-/// like `repo` and `addon-environment` like `addon`, with the environment's answers.
+/// How often a tree renders: `repo` and `addon` once for every environment (with the
+/// shared answers), `environment` and `addon-environment` once per environment (with its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TreeScope {
@@ -472,6 +472,16 @@ pub fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, Merg
                 }
                 let keys = questions.iter().map(|q| q.key.as_str());
                 let hint = crate::suggest::did_you_mean(anchor, keys);
+                if *anchor == question.key {
+                    return Err(MergeError {
+                        section: "questions",
+                        key: question.key.clone(),
+                        message: format!(
+                            "question `{}`: after: names the question itself; name the question it is asked after (one before it, or an inherited one)",
+                            question.key
+                        ),
+                    });
+                }
                 let later_own =
                     own_keys.contains(anchor) && !questions.iter().any(|q| &q.key == anchor);
                 if later_own {

@@ -176,18 +176,54 @@ pub fn matching(tree: &FileTree, pattern: &str) -> std::result::Result<Vec<Strin
         .cloned()
         .collect();
     if found.is_empty() && pattern.contains(['*', '?', '{']) {
-        let glob = globset::GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("`{pattern}` is not a glob: {}", e.kind()))?
-            .compile_matcher();
-        found = tree
-            .keys()
-            .filter(|p| glob.is_match(p.as_str()))
-            .cloned()
-            .collect();
+        found = glob_matching(tree, pattern)?;
     }
     Ok(found)
+}
+
+/// The paths of `tree` that `pattern` matches as a glob (`[` a character class).
+pub fn glob_matching(tree: &FileTree, pattern: &str) -> std::result::Result<Vec<String>, String> {
+    let glob = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("`{pattern}` is not a glob: {}", e.kind()))?
+        .compile_matcher();
+    Ok(tree
+        .keys()
+        .filter(|p| glob.is_match(p.as_str()))
+        .cloned()
+        .collect())
+}
+
+/// The globs a brace glob stands for, each alternative of every `{a,b}` spelled out
+/// (`a/{b,c}/d` → `a/b/d`, `a/c/d`); a glob without braces is itself.
+pub fn alternatives(pattern: &str) -> Vec<String> {
+    let Some(open) = pattern.find('{') else {
+        return vec![pattern.to_string()];
+    };
+    let mut depth = 0;
+    let mut parts = Vec::new();
+    let mut start = open + 1;
+    for (at, c) in pattern.char_indices().skip_while(|(i, _)| *i <= open) {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&pattern[start..at]);
+                start = at + 1;
+            }
+            '}' => {
+                parts.push(&pattern[start..at]);
+                let (head, tail) = (&pattern[..open], &pattern[at + 1..]);
+                return parts
+                    .into_iter()
+                    .flat_map(|part| alternatives(&format!("{head}{part}{tail}")))
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    vec![pattern.to_string()] // unclosed: the glob's own error says so
 }
 
 /// Whether any of the globs matches `path`.
@@ -447,6 +483,18 @@ fn is_go_template(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_brace_glob_stands_for_each_alternative() {
+        assert_eq!(alternatives("a/*.sh"), ["a/*.sh"]);
+        assert_eq!(alternatives("a/{b,c}/d"), ["a/b/d", "a/c/d"]);
+        assert_eq!(
+            alternatives("{a,b}/{c,d{e,f}}"),
+            ["a/c", "a/de", "a/df", "b/c", "b/de", "b/df"]
+        );
+        assert_eq!(alternatives("a/{b,c"), ["a/{b,c"]);
+    }
+
     use super::*;
 
     #[test]

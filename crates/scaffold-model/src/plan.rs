@@ -214,7 +214,7 @@ pub fn apply_addon_patches(
 }
 
 /// A catalog entry's `patches`: `[{file, patch}]`, each applied to the files rendered from
-/// the blueprint file `file` (an output path, `files/2-kops/values.yaml`); `patch` is a
+/// the blueprint file `file` (an output path, `env-files/envs/[[ environment ]]/2-kops/values.yaml`); `patch` is a
 /// template over the answers and `addon`, then a merge patch as for `.patch.yaml` files.
 fn apply_entry_patches(
     plan: &mut Plan,

@@ -44,9 +44,29 @@ pub enum Error {
     /// A blueprint bug at a place in one of its files (a template, the manifest, an entry).
     #[error("blueprint {0}")]
     Located(Located),
+    /// Several independent blueprint bugs found in one pass (a manifest's entries), each
+    /// at its place: lint reports every one, not the first only.
+    #[error("{}", .0.iter().map(|at| format!("blueprint {at}")).collect::<Vec<_>>().join("\n"))]
+    LocatedMany(Vec<Located>),
 }
 
 impl Error {
+    /// The answer (question key) a bad-input error is about, when it says.
+    pub fn answer_key(&self) -> Option<&str> {
+        match self {
+            Error::Input(problem) => problem.key.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The blueprint bugs at `places` (at least one) as one error.
+    pub fn located_all(mut places: Vec<Located>) -> Error {
+        match places.len() {
+            1 => Error::Located(places.remove(0)),
+            _ => Error::LocatedMany(places),
+        }
+    }
+
     /// Bad input (a flag, an answer, a `--values` file): exit 2.
     pub fn input(problem: impl Into<Problem>) -> Error {
         Error::Input(problem.into())
@@ -93,7 +113,7 @@ impl Error {
             Error::Io { .. } | Error::Git { .. } => 4,
             Error::Interrupted(_) => 130,
             Error::Unfinished { cause, .. } => cause.exit_code(),
-            Error::Blueprint(_) | Error::Located(_) => 5,
+            Error::Blueprint(_) | Error::Located(_) | Error::LocatedMany(_) => 5,
         }
     }
 
@@ -139,6 +159,9 @@ impl From<git2::Error> for Error {
 pub struct Problem {
     pub what: String,
     pub fix: Option<String>,
+    /// The answer (question key) it is about, when it is about one: what a `blueprint
+    /// test` case's `expect_error: {key: …}` pins.
+    pub key: Option<String>,
 }
 
 impl Problem {
@@ -146,7 +169,14 @@ impl Problem {
         Problem {
             what: what.into(),
             fix: None,
+            key: None,
         }
+    }
+
+    /// Says which answer it is about.
+    pub fn about(mut self, key: impl Into<String>) -> Problem {
+        self.key = Some(key.into());
+        self
     }
 
     pub fn fix(mut self, fix: impl Into<String>) -> Problem {

@@ -50,10 +50,10 @@ pub(super) fn check(blueprint: &Blueprint, manifest_text: &str, found: &mut Find
     let Ok(mut scanner) = Scanner::new(&delimiters) else {
         return; // bad delimiters are reported when the renderer is built
     };
+    let mut scan = |source: &str| scanner.variables(source).unwrap_or_default();
+    check_environment_list(blueprint, &mut scan, found);
     let mut reads = |source: &str| -> Vec<String> {
-        scanner
-            .variables(source)
-            .unwrap_or_default()
+        scan(source)
             .into_iter()
             .filter(|v| names.contains(v))
             .collect()
@@ -76,12 +76,15 @@ fn check_files(
     {
         for path in tree.files.keys() {
             let name = format!("{}{path}", tree.prefix);
+            let paths = blueprint.manifest.delimiters.clone().unwrap_or_default();
             for var in reads(path) {
                 let message = format!(
                     "in the file name: `{var}` is an environment's own value, but `{}` renders once for every environment; {FIX}",
                     tree.prefix
                 );
-                found.error(&name, (1, 1), message);
+                let at =
+                    super::templates::variable(&name, &var, &paths.variable[0], &paths.block[0]);
+                found.error(&name, at, message);
             }
             let Some(text) = blueprint
                 .file(&name)
@@ -103,6 +106,104 @@ fn check_files(
                 );
                 found.error(&name, at, message);
             }
+            for (partial, at) in super::templates::includes(&text, &delimiters.block[0]) {
+                for var in partial_reads(blueprint, &partial, reads) {
+                    let message = format!(
+                        "`{partial}`, included here, reads `{var}`, an environment's own value, but this file renders once for every environment (tree `{}`); {FIX}",
+                        tree.prefix.trim_end_matches('/')
+                    );
+                    found.error(&name, at, message);
+                }
+            }
+        }
+    }
+}
+
+/// The environment names `partial` reads, itself or through the partials it includes.
+fn partial_reads(
+    blueprint: &Blueprint,
+    partial: &str,
+    reads: &mut dyn FnMut(&str) -> Vec<String>,
+) -> Vec<String> {
+    let mut seen = vec![partial.to_string()];
+    let mut names = Vec::new();
+    let mut at = 0;
+    while let Some(name) = seen.get(at).cloned() {
+        at += 1;
+        let Some(text) = blueprint
+            .file(&name)
+            .filter(|_| name.starts_with("partials/"))
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+        else {
+            continue;
+        };
+        for var in reads(&text) {
+            if !names.contains(&var) {
+                names.push(var);
+            }
+        }
+        let block = blueprint.delimiters_for(&name).block[0].clone();
+        for (next, _) in super::templates::includes(&text, &block) {
+            if !seen.contains(&next) {
+                seen.push(next);
+            }
+        }
+    }
+    names
+}
+
+/// The environments answer (every environment's name) read where one environment's name
+/// is meant: an environment's own file, or an addon's shared file (rendered for the
+/// environments that run the addon, which need not be the first nor the last). A repo
+/// file may list them, or name the first (as Renovate's rules do).
+fn check_environment_list(
+    blueprint: &Blueprint,
+    scan: &mut dyn FnMut(&str) -> Vec<String>,
+    found: &mut Findings,
+) {
+    let Some(list) = blueprint.manifest.environments_answer.as_deref() else {
+        return;
+    };
+    for tree in blueprint
+        .trees
+        .iter()
+        .filter(|t| !matches!(t.scope, TreeScope::Repo))
+    {
+        let fix = match tree.scope {
+            TreeScope::Addon => format!(
+                "an addon's shared file renders for the environments that run it: name the first of them with `{}[addon.name]`, or move the file to an `addon-environment` tree and name its own with `environment`",
+                crate::generate::FIRST_ENVIRONMENT_OF
+            ),
+            _ => "this file is one environment's: name it with `environment` (its templates see only their own environment's answers); what concerns every environment belongs in a `repo`-scoped file".to_string(),
+        };
+        for path in tree.files.keys() {
+            let name = format!("{}{path}", tree.prefix);
+            let Some(text) = blueprint
+                .file(&name)
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+            else {
+                continue;
+            };
+            if !scan(&text).iter().any(|v| v == list) {
+                continue;
+            }
+            let delimiters = blueprint.delimiters_for(&name);
+            let at = super::templates::variable(
+                &text,
+                list,
+                &delimiters.variable[0],
+                &delimiters.block[0],
+            );
+            let message = format!(
+                "`{list}` lists every environment, but this file renders once per {} (tree `{}`): {fix}",
+                if matches!(tree.scope, TreeScope::Addon) {
+                    "addon"
+                } else {
+                    "environment"
+                },
+                tree.prefix.trim_end_matches('/')
+            );
+            found.error(&name, at, message);
         }
     }
 }

@@ -141,12 +141,17 @@ impl Findings {
     /// messages without a place) where its text names a blueprint file.
     fn report_error(&mut self, err: &crate::error::Error) {
         match err {
-            crate::error::Error::Located(at) => {
-                let file = at.file.strip_prefix(self.root.as_str()).unwrap_or(&at.file);
-                self.error(file, (at.line, at.column), at.message.clone());
+            crate::error::Error::Located(at) => self.error_at(at),
+            crate::error::Error::LocatedMany(places) => {
+                places.iter().for_each(|at| self.error_at(at))
             }
             other => self.error_text("blueprint.yaml", &other.to_string()),
         }
+    }
+
+    fn error_at(&mut self, at: &crate::error::Located) {
+        let file = at.file.strip_prefix(self.root.as_str()).unwrap_or(&at.file);
+        self.error(file, (at.line, at.column), at.message.clone());
     }
 
     /// An error message naming a blueprint file, maybe with `:LINE:COL`: reported there.
@@ -316,7 +321,7 @@ fn lint_dir(
             }
             Err(e) => {
                 found.report_error(&e);
-                return Ok(found.found.into());
+                return Ok(sorted(found.found).into());
             }
         },
     };

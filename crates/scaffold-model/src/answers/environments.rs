@@ -159,7 +159,8 @@ pub fn gather_each(
             ))
             .fix(format!(
                 "name the environments with {list_key} (e.g. --set {list_key}=staging)"
-            )),
+            ))
+            .about(ENVIRONMENT),
         ));
     }
     // One environment needs no naming in messages.

@@ -147,7 +147,8 @@ impl<'a> Pass<'a> {
             if self.set.contains_key(key) || sources.values.contains_key(key) {
                 return Err(Error::input(
                     Problem::new(format!("{key}: only applies when {when}"))
-                        .fix("drop it or change the answers it depends on"),
+                        .fix("drop it or change the answers it depends on")
+                        .about(key),
                 ));
             }
             return Ok(Outcome::Settled(empty_of(question.kind)));
@@ -298,11 +299,14 @@ impl<'a> Pass<'a> {
         match default {
             // Re-rendering a repo: its files hold the real secret's output, and a default
             // would silently replace it.
-            Some(_) if question.secret && !self.recorded.is_empty() => Err(Error::input(format!(
-                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
-                question.prompt,
-                secret_env(key)
-            ))),
+            Some(_) if question.secret && !self.recorded.is_empty() => Err(Error::input(
+                Problem::new(format!(
+                    "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… with the value this repo was made with (secrets are never recorded, and the default would replace what the files hold)",
+                    question.prompt,
+                    secret_env(key)
+                ))
+                .about(key),
+            )),
             // The shared pass's stand-in for a per-environment answer: each environment's
             // pass renders and checks its own.
             Some(value) if per_environment && self.shared_pass => defaulted(value),
@@ -310,15 +314,21 @@ impl<'a> Pass<'a> {
             // The shared pass of a blueprint with environments: each environment's own pass
             // asks for it (environments::gather_each).
             None if per_environment && self.shared_pass => defaulted(empty_of(question.kind)),
-            None if question.secret => Err(Error::input(format!(
-                "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
-                question.prompt,
-                secret_env(key)
-            ))),
-            None => Err(Error::input(format!(
-                "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
-                question.prompt
-            ))),
+            None if question.secret => Err(Error::input(
+                Problem::new(format!(
+                    "missing secret answer `{key}` ({}): set {} or pass --secret {key}=… (secrets are never recorded)",
+                    question.prompt,
+                    secret_env(key)
+                ))
+                .about(key),
+            )),
+            None => Err(Error::input(
+                Problem::new(format!(
+                    "missing answer `{key}` ({}): pass --set {key}=… or put `{key}:` in a --values file",
+                    question.prompt
+                ))
+                .about(key),
+            )),
         }
     }
 
@@ -341,7 +351,7 @@ impl<'a> Pass<'a> {
                 let value = answers.values.get(&check.key).map(show).unwrap_or_default();
                 let line = format!("{}: `{value}` {message}", check.key);
                 if check.severity.is_error() {
-                    return Err(Error::input(line));
+                    return Err(Error::input(Problem::new(line).about(&check.key)));
                 }
                 warnings.push(line);
             }
@@ -502,7 +512,7 @@ pub(super) fn bad(key: &str, message: &str, source: &str) -> Error {
     } else {
         String::new()
     };
-    Error::input(format!("{key}: {message} (from {source}{fix})"))
+    Error::input(Problem::new(format!("{key}: {message} (from {source}{fix})")).about(key))
 }
 
 pub(super) fn choices_of(question: &Question, blueprint: &Blueprint) -> Vec<String> {

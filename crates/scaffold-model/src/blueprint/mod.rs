@@ -159,28 +159,31 @@ impl Blueprint {
             None => None,
         };
         let extends_version_at = || Places::of(layer.text()).at(&["extends_version"]);
-        if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base)
-            && !crate::version::matches(range, &base.manifest.version).map_err(|e| {
-                Error::Located(Located::new(
+        let mut found = Vec::new();
+        if let (Some(range), Some(base)) = (&layer.manifest.extends_version, &base) {
+            match crate::version::matches(range, &base.manifest.version) {
+                Ok(true) => {}
+                Ok(false) => found.push(Located::new(
+                    layer.manifest_file(),
+                    extends_version_at(),
+                    format!(
+                        "extends_version `{range}`: the base is {} {}; use a scaffold that ships a matching {}, or widen the range",
+                        base.manifest.name, base.manifest.version, base.manifest.name
+                    ),
+                )),
+                Err(e) => found.push(Located::new(
                     layer.manifest_file(),
                     extends_version_at(),
                     e.to_string(),
-                ))
-            })?
-        {
-            return Err(Error::Located(Located::new(
-                layer.manifest_file(),
-                extends_version_at(),
-                format!(
-                    "extends_version `{range}`: the base is {} {}; use a scaffold that ships a matching {}, or widen the range",
-                    base.manifest.name, base.manifest.version, base.manifest.name
-                ),
-            )));
+                )),
+            }
         }
-        Self::resolve(layer, base)
+        Self::resolve(layer, base, found)
     }
 
-    fn resolve(layer: Layer, base: Option<Blueprint>) -> Result<Self> {
+    /// `found`: what is already known wrong with the layer; the manifest's independent
+    /// entries are each checked, and every one wrong is reported together.
+    fn resolve(layer: Layer, base: Option<Blueprint>, mut found: Vec<Located>) -> Result<Self> {
         let manifest_file = layer.manifest_file();
         let text = layer.text().to_string();
         let manifest_source = text.clone().into_bytes();
@@ -194,11 +197,7 @@ impl Blueprint {
             ..
         } = layer;
         let at_key = |key: &str, message: String| {
-            Error::Located(Located::new(
-                manifest_file.clone(),
-                Places::of(&text).at(&[key]),
-                message,
-            ))
+            Located::new(manifest_file.clone(), Places::of(&text).at(&[key]), message)
         };
         for (key, value) in [
             ("version", Some(&manifest.version)),
@@ -210,7 +209,7 @@ impl Blueprint {
             if let Some(value) = value
                 && !crate::version::is_exact(value)
             {
-                return Err(at_key(
+                found.push(at_key(
                     key,
                     format!(
                         "{key}: `{value}` is not a version MAJOR.MINOR.PATCH (e.g. `{}`)",
@@ -222,7 +221,7 @@ impl Blueprint {
         if let Some(min) = &manifest.min_scaffold_version
             && crate::version::tuple(min) > crate::version::tuple(env!("CARGO_PKG_VERSION"))
         {
-            return Err(at_key(
+            found.push(at_key(
                 "min_scaffold_version",
                 format!(
                     "min_scaffold_version: the blueprint needs scaffold {min} or newer (this is {}); update scaffold",
@@ -237,11 +236,11 @@ impl Blueprint {
                 "questions" => places.item_field(section, "key", key, "after"),
                 _ => None,
             };
-            Error::Located(Located::new(
+            Located::new(
                 manifest_file.clone(),
                 place.unwrap_or_else(|| places.section_key(section, key)),
                 message,
-            ))
+            )
         };
         let base_id = base.as_ref().map(Blueprint::id);
         let digest = known_digest.map_or_else(|| layer_digest(&tree), String::from);
@@ -295,10 +294,15 @@ impl Blueprint {
         .collect();
         let mut removed_files = base_removed;
         for pattern in &manifest.remove_files {
-            let removed = overrides::matching(&merged_tree, pattern)
-                .map_err(|m| at("remove_files", pattern, format!("remove_files: {m}")))?;
+            let removed = match overrides::matching(&merged_tree, pattern) {
+                Ok(removed) => removed,
+                Err(m) => {
+                    found.push(at("remove_files", pattern, format!("remove_files: {m}")));
+                    continue;
+                }
+            };
             if removed.is_empty() {
-                return Err(at(
+                found.push(at(
                     "remove_files",
                     pattern,
                     format!(
@@ -309,6 +313,25 @@ impl Blueprint {
                         )
                     ),
                 ));
+                continue;
+            }
+            // Each alternative of a brace glob must match on its own: one matching nothing
+            // (an `[[ environment ]]` segment, a character class) would go unnoticed.
+            let alternatives = overrides::alternatives(pattern);
+            for alternative in alternatives.iter().filter(|_| alternatives.len() > 1) {
+                if overrides::glob_matching(&merged_tree, alternative).is_ok_and(|m| m.is_empty()) {
+                    let hint = match alternative.contains('[') {
+                        true => {
+                            " (`[` starts a character class: write `*` for an `[[ environment ]]` segment)"
+                        }
+                        false => "",
+                    };
+                    found.push(at(
+                        "remove_files",
+                        pattern,
+                        format!("remove_files: `{pattern}`: its alternative `{alternative}` matches no file of the base blueprint{hint}"),
+                    ));
+                }
             }
             for path in removed {
                 removed_files.insert(path.clone(), label.clone());
@@ -320,11 +343,12 @@ impl Blueprint {
         for name in &manifest.remove_addons {
             let path = format!("addons/{name}.yaml");
             if merged_tree.remove(&path).is_none() {
-                return Err(at(
+                found.push(at(
                     "remove_addons",
                     name,
                     format!("remove_addons: `{name}` is not an addon of the base blueprint"),
                 ));
+                continue;
             }
             origins.remove(&path);
         }
@@ -338,7 +362,7 @@ impl Blueprint {
                 needs.contains(name).then(|| entry.to_string())
             });
             if let Some(dependant) = dependant {
-                return Err(at(
+                found.push(at(
                     "remove_addons",
                     name,
                     format!(
@@ -357,7 +381,7 @@ impl Blueprint {
                 continue;
             }
             if let Some(stem) = path.strip_suffix(".patch.yml") {
-                return Err(Error::Located(Located::new(
+                found.push(Located::new(
                     format!("{origin}/{path}"),
                     (1, 1),
                     format!(
@@ -365,23 +389,25 @@ impl Blueprint {
                         overrides::PATCH_SUFFIX,
                         overrides::PATCH_SUFFIX
                     ),
-                )));
+                ));
+                continue;
             }
             if let Some(target) = overrides::patch_target(&path, &tree_prefixes)
                 && let Some(output) = target.strip_suffix(".tera")
             {
-                return Err(Error::Located(Located::new(
+                found.push(Located::new(
                     format!("{origin}/{path}"),
                     (1, 1),
                     format!(
                         "a patch is named after the file's output, not its template: rename it to `{output}{}`",
                         overrides::PATCH_SUFFIX
                     ),
-                )));
+                ));
+                continue;
             }
             if let Some(target) = overrides::patch_target(&path, &tree_prefixes) {
                 let Some(base_path) = overrides::source_of(&merged_tree, target) else {
-                    return Err(Error::Located(Located::new(
+                    found.push(Located::new(
                         format!("{origin}/{path}"),
                         (1, 1),
                         format!(
@@ -391,7 +417,8 @@ impl Blueprint {
                                 merged_tree.keys().map(|k| overrides::output_of(k))
                             )
                         ),
-                    )));
+                    ));
+                    continue;
                 };
                 let base_label = origins.get(&base_path).cloned().unwrap_or_default();
                 let base_bytes = merged_tree.get(&base_path).cloned().unwrap_or_default();
@@ -450,7 +477,7 @@ impl Blueprint {
                 }
             }
             if !matched {
-                return Err(at(
+                found.push(at(
                     "executable",
                     glob,
                     format!(
@@ -463,12 +490,17 @@ impl Blueprint {
                 ));
             }
         }
-        overrides::check_replaces(&manifest.replaces, &overridden, &label, &merged_tree)
-            .map_err(|(key, message)| at("replaces", &key, message))?;
+        if let Err((key, message)) =
+            overrides::check_replaces(&manifest.replaces, &overridden, &label, &merged_tree)
+        {
+            found.push(at("replaces", &key, message));
+        }
+        if !found.is_empty() {
+            return Err(Error::located_all(found));
+        }
         let mut manifest = match merged {
-            Some(base) => {
-                merge_manifests(base, manifest).map_err(|e| at(e.section, &e.key, e.message))?
-            }
+            Some(base) => merge_manifests(base, manifest)
+                .map_err(|e| Error::Located(at(e.section, &e.key, e.message)))?,
             None => manifest,
         };
         let name = manifest.name.clone();
@@ -478,13 +510,13 @@ impl Blueprint {
                 continue; // a base's, checked when the base loaded
             }
             if !crate::version::is_exact(&migration.version) {
-                return Err(at_key(
+                return Err(Error::Located(at_key(
                     "migrations",
                     format!(
                         "migrations: version `{}` is not MAJOR.MINOR.PATCH",
                         migration.version
                     ),
-                ));
+                )));
             }
             let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
             let targets = migration
@@ -513,16 +545,17 @@ impl Blueprint {
         // An embedded layer cannot change after the build: its templates' scopes are
         // checked by a test (`embedded_manifests_read_only_their_scope`), not on every run.
         let embedded = origin.starts_with(source::EMBEDDED_ORIGIN);
-        if !embedded
-            && let Some(finding) = crate::scope::manifest_findings(&manifest, &text, &manifest_file)
-                .into_iter()
-                .next()
-        {
-            return Err(Error::Located(finding));
+        let findings = match embedded {
+            true => Vec::new(),
+            false => crate::scope::manifest_findings(&manifest, &text, &manifest_file),
+        };
+        if !findings.is_empty() {
+            return Err(Error::located_all(findings));
         }
         let trees = render_trees(&manifest, &mut merged_tree)
-            .map_err(|(dir, message)| at("trees", &dir, message))?;
-        check_environments(&manifest).map_err(|message| at_key("environments_answer", message))?;
+            .map_err(|(dir, message)| Error::Located(at("trees", &dir, message)))?;
+        check_environments(&manifest)
+            .map_err(|message| Error::Located(at_key("environments_answer", message)))?;
         let partials = take_subtree(&mut merged_tree, "partials/");
         let catalog = Catalog::from_tree(
             &origin,
