@@ -16,7 +16,7 @@ use ipnet::Ipv4Net;
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 
-use super::Findings;
+use super::findings::Findings;
 use crate::answers::{self, Answers, Sources};
 use crate::blueprint::{Blueprint, Delimiters, Question, QuestionType, TreeScope};
 use crate::generate;

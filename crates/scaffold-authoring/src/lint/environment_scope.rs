@@ -9,7 +9,7 @@ use crate::render::Scanner;
 use crate::yaml::Places;
 use serde_json::Value as Json;
 
-use super::{BUILTINS, Findings};
+use super::findings::{BUILTINS, Findings};
 
 /// The fix every finding names.
 const FIX: &str = "move it to an environment-scoped tree (`scope: environment` or `addon-environment` under `trees:`), or substitute a per-cluster value from `cluster-vars` (`${VAR}`, written by each environment's bridge)";

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value as Json};
 
-use super::Findings;
+use super::findings::Findings;
 use crate::answers::{self, Answers};
 use crate::blueprint::Blueprint;
 use crate::plan::RelPath;

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use regex::Regex;
 use serde_json::Value as Json;
 
-use super::{ADDON_BUILTIN, BUILTINS, Findings};
+use super::findings::{ADDON_BUILTIN, BUILTINS, Findings};
 use crate::blueprint::Blueprint;
 use crate::error::Error;
 use crate::plan;
@@ -116,7 +116,7 @@ pub(super) fn check_templates(
             }
         }
     }
-    let rule = std::mem::replace(&mut found.rule, super::rule::FILE_NAME);
+    let rule = std::mem::replace(&mut found.rule, super::findings::rule::FILE_NAME);
     check_path_templates(blueprint, &keys, found);
     found.rule = rule;
     compiled.then_some(plain)
@@ -132,7 +132,7 @@ pub(super) fn includes(text: &str, block_start: &str) -> Vec<(String, (usize, us
         .captures_iter(text)
         .filter_map(|c| {
             let name = c.get(1)?;
-            let at = super::templates::position(text, name.start() - 1);
+            let at = position(text, name.start() - 1);
             Some((name.as_str().to_string(), at))
         })
         .collect()

@@ -10,7 +10,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
-use serde::{Deserialize, Serialize};
 
 use crate::edit::Change;
 use crate::error::{Error, Problem, Result};
@@ -19,8 +18,6 @@ use crate::git_state;
 use crate::plan::{Plan, RelPath};
 use crate::pristine;
 use crate::signals;
-
-const JOURNAL: &str = "scaffold-transaction";
 
 /// A repo cleared for a change.
 pub struct Prepared<'a> {
@@ -37,32 +34,6 @@ pub struct Prepared<'a> {
     eol: crate::attributes::Eol,
     /// What settling an interrupted run did first, for the caller to say.
     pub recovered: Option<Recovered>,
-}
-
-/// What the journal saves: enough to undo the work tree, and to tell rolled-back from
-/// committed. Kept as JSON in `.git/scaffold-transaction/journal.json`.
-#[derive(Serialize, Deserialize)]
-struct Journal {
-    pid: u32,
-    branch: String,
-    old_head: String,
-    tree: String,
-    /// The pristine base the change publishes with it (`pristine::BASE_REF` moves from
-    /// `base_old` to `base_new`); absent when the base does not change.
-    #[serde(default)]
-    base_old: Option<String>,
-    #[serde(default)]
-    base_new: Option<String>,
-    files: Vec<Saved>,
-    /// Directories the run created, outermost first.
-    created_dirs: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Saved {
-    path: String,
-    /// The file's permission bits before the run; None when it did not exist.
-    mode: Option<u32>,
 }
 
 /// Settles what an interrupted run left in the git repository containing `dir`, before
@@ -440,30 +411,6 @@ fn save_json(dir: &Path, journal: &Journal) -> Result<()> {
     fs::rename(&temporary, &path).map_err(|e| Error::io_path("write", &path, e))
 }
 
-fn permissions(meta: &fs::Metadata) -> u32 {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o7777
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        0o644
-    }
-}
-
-fn set_mode(path: &Path, mode: u32) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(path, fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io_path("set permissions of", path, e))?;
-    }
-    let _ = (path, mode);
-    Ok(())
-}
-
 /// Renames a prepared file over `full`; across filesystems (a separate git dir) it writes
 /// in place instead, which the journal can still undo.
 fn move_into_place(temp: &Path, full: &Path, contents: &[u8]) -> Result<()> {
@@ -497,56 +444,10 @@ fn create_parents(root: &Path, full: &Path, journal: &mut Journal, dir: &Path) -
     Ok(())
 }
 
-/// Removes a file and the directories its removal left empty (never the root).
-fn remove_file(root: &Path, full: &Path) -> Result<()> {
-    match fs::remove_file(full) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io_path("remove", full, e)),
-    }
-    let mut dir = full.parent();
-    while let Some(d) = dir {
-        if d == root || fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-    Ok(())
-}
-
-/// Points the index entries of scaffold's paths at the committed blobs, with the stat data
-/// of the files just written; every other entry stays as it was.
-fn update_index<'p>(
-    repo: &Repository,
-    root: &Path,
-    paths: impl Iterator<Item = &'p str>,
-) -> Result<()> {
-    let fail = |e| Error::git("update the index", root, e);
-    let head_tree = repo.head().and_then(|h| h.peel_to_tree()).map_err(fail)?;
-    let mut index = repo.index().map_err(fail)?;
-    for path in paths {
-        match head_tree.get_path(Path::new(path)) {
-            Ok(entry) => {
-                let entry = git::entry_for(root, path, entry.id(), entry.filemode())?;
-                index.add(&entry).map_err(fail)?;
-            }
-            Err(_) => {
-                let _ = index.remove_path(Path::new(path));
-            }
-        }
-    }
-    index.write().map_err(fail)
-}
-
-/// Renames the journal out of the way first, so a kill while deleting it never leaves a
-/// journal that looks complete but is not; the next run deletes what is left.
-fn remove_journal(dir: &Path) {
-    let done = dir.with_extension(format!("done-{}", std::process::id()));
-    if fs::rename(dir, &done).is_ok() {
-        let _ = fs::remove_dir_all(&done);
-    }
-}
-
 mod recovery;
 pub use recovery::Recovered;
 use recovery::{recover, rollback};
+mod journal;
+mod work_tree;
+use journal::{JOURNAL, Journal, Saved, remove_journal};
+use work_tree::{permissions, remove_file, set_mode, update_index};

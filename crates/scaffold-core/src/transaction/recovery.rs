@@ -5,7 +5,8 @@ use std::path::Path;
 
 use git2::{Oid, Repository};
 
-use super::{JOURNAL, Journal, remove_file, remove_journal, set_mode, update_index};
+use super::journal::{JOURNAL, Journal, remove_journal};
+use super::work_tree::{permissions, remove_file, set_mode, update_index};
 use crate::error::{Error, Problem, Result};
 use crate::lock::process_alive;
 use crate::pristine;
@@ -177,7 +178,7 @@ pub(super) fn rollback(
 /// Whether `full` still has the saved copy's bytes and mode.
 fn unchanged(saved: &Path, full: &Path, mode: u32) -> bool {
     let same_mode = fs::symlink_metadata(full)
-        .is_ok_and(|meta| meta.file_type().is_file() && super::permissions(&meta) == mode);
+        .is_ok_and(|meta| meta.file_type().is_file() && permissions(&meta) == mode);
     same_mode
         && match (fs::read(saved), fs::read(full)) {
             (Ok(a), Ok(b)) => a == b,
