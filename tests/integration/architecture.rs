@@ -17,7 +17,6 @@ const LEFT_TO_MEND: &[&str] = &[
     "scaffold-check: crates/scaffold-check/src/rules/helm_values.rs: fn run",
     "scaffold-check: crates/scaffold-check/src/schema.rs: fn walk",
     "scaffold-core: crates/scaffold-core/src/update.rs: fn prepare",
-    "scaffold-model: cycle: blueprint",
     "scaffold-model: crates/scaffold-model/src/blueprint/mod.rs: fn resolve",
     "scaffold-model: crates/scaffold-model/src/manifest.rs: fn merge_manifests",
 ];

@@ -16,12 +16,14 @@ use crate::overrides::{self, Override, Patches};
 use crate::record::BlueprintId;
 use crate::yaml::Places;
 
+mod digest;
 pub mod facts;
 mod source;
 pub use source::{EMBEDDED_ORIGIN, available, embedded_names, search_path};
 use source::{Layer, read_layer};
 
 pub use crate::tree::FileTree;
+pub use digest::{VERSION_PIN, layer_digest};
 
 /// One rendered tree of a blueprint: where its files sit and how often they render.
 #[derive(Debug)]
@@ -86,44 +88,6 @@ fn content_digest(
         listing.extend_from_slice(base.content_digest.as_bytes());
     }
     crate::tree::blob_id(&listing)
-}
-
-/// The file of an embedded blueprint that pins its content digest to its version (a test
-/// checks it); not part of the content.
-pub const VERSION_PIN: &str = "VERSION-DIGEST";
-
-/// A layer's content digest: every file but its answer sets (`tests/`) and the version
-/// pin, by path and bytes; 12 hex digits, as `replaces` records them.
-pub fn layer_digest(tree: &FileTree) -> String {
-    let files: Vec<(&String, &Vec<u8>)> = tree
-        .iter()
-        .filter(|(path, _)| in_layer_digest(path))
-        .collect();
-    // Each file's digest on every core: the layer's bytes are hashed in full.
-    let digests = crate::parallel::map(&files, |(_, bytes)| overrides::digest(bytes));
-    layer_digest_of(
-        files
-            .iter()
-            .zip(&digests)
-            .map(|((path, _), digest)| (path.as_str(), digest.as_str())),
-    )
-}
-
-/// Whether `path` (layer-relative) counts in its layer's digest.
-pub(super) fn in_layer_digest(path: &str) -> bool {
-    !path.starts_with("tests/") && path != VERSION_PIN
-}
-
-/// The layer digest from its counted files' digests (`overrides::digest`), in path order.
-pub(super) fn layer_digest_of<'a>(files: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    let mut listing = Vec::new();
-    for (path, digest) in files {
-        listing.extend_from_slice(path.as_bytes());
-        listing.push(0);
-        listing.extend_from_slice(digest.as_bytes());
-        listing.push(b'\n');
-    }
-    overrides::digest(&listing)
 }
 
 /// The layer digest of the embedded blueprint `name` from its files, for the test that
@@ -776,13 +740,6 @@ fn take_subtree(tree: &mut FileTree, prefix: &str) -> FileTree {
     }
     tree.append(&mut after);
     taken
-}
-
-fn slash_path(path: &Path) -> String {
-    path.components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 #[cfg(test)]

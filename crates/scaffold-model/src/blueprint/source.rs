@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use include_dir::{Dir, include_dir};
 
-use super::{FileTree, slash_path};
+use super::digest::{in_layer_digest, layer_digest_of};
 use crate::error::{Error, Located, Problem, Result};
 use crate::manifest::Manifest;
+use crate::tree::FileTree;
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../blueprints");
 
@@ -174,7 +175,7 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
         if is_executable {
             executable.insert(rel.clone());
         }
-        if super::in_layer_digest(&rel) {
+        if in_layer_digest(&rel) {
             // The layer digest's per-file digest is the blob id's first 12 digits.
             digests.insert(rel.clone(), id[..12].to_string());
         }
@@ -185,7 +186,7 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
     let in_path_order = digests
         .iter()
         .map(|(path, digest)| (path.as_str(), digest.as_str()));
-    layer.digest = Some(Cow::Owned(super::layer_digest_of(in_path_order)));
+    layer.digest = Some(Cow::Owned(layer_digest_of(in_path_order)));
     layer.content = Some(crate::tree::blob_id(&listing));
     Ok(layer)
 }
@@ -266,4 +267,11 @@ fn collect_embedded(dir: &Dir<'static>, root: &Path, tree: &mut FileTree) {
     for sub in dir.dirs() {
         collect_embedded(sub, root, tree);
     }
+}
+
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
