@@ -68,7 +68,7 @@ pub enum Command {
     /// Move chart versions and values of addons from one environment to another, as one
     /// commit that lists what moved (docs/environments.md).
     #[command(
-        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold promote --from dev --to prod karpenter --values karpenter:replicas\n  scaffold promote --from dev --to prod --cluster\n  scaffold promote --from dev --to prod --branch promote/dev-to-prod"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold add-addon cert-manager --env prod --helm-set replicaCount=2\n  scaffold promote --from dev --to prod cert-manager --values cert-manager:replicaCount\n  scaffold promote --from dev --to prod --cluster\n  scaffold promote --from dev --to prod --branch promote/dev-to-prod"
     )]
     Promote(PromoteArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
