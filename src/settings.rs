@@ -123,8 +123,8 @@ pub struct PromoteOptions {
     pub from: String,
     pub to: String,
     pub addons: Vec<String>,
-    /// Move the values `to` owns too.
-    pub values: bool,
+    /// Which values `to` owns move too (`--values`, `--values COMPONENT:KEY`).
+    pub values: crate::promotion::TakeOwned,
     /// Move the cluster's version pins instead of components.
     pub cluster: bool,
     /// `--branch NAME`: the promotion as a commit on that new branch.
@@ -438,7 +438,11 @@ fn promote(args: cli::PromoteArgs) -> Result<PromoteOptions> {
         from: args.from,
         to: args.to,
         addons: args.addons,
-        values: args.values,
+        values: match args.values {
+            None => crate::promotion::TakeOwned::None,
+            Some(keys) if keys.is_empty() => crate::promotion::TakeOwned::All,
+            Some(keys) => crate::promotion::TakeOwned::Keys(keys),
+        },
         cluster: args.cluster,
         branch: args.branch,
         edit,

@@ -68,7 +68,7 @@ pub enum Command {
     /// Move chart versions and values of addons from one environment to another, as one
     /// commit that lists what moved (docs/environments.md).
     #[command(
-        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold promote --from dev --to prod --cluster\n  scaffold promote --from dev --to prod --branch promote/dev-to-prod"
+        after_help = "Examples (inside a repo made by `scaffold new`):\n  scaffold env add dev --from prod\n  scaffold add-addon cert-manager --env dev --helm-set replicaCount=3\n  scaffold promote --from dev --to prod --dry-run\n  scaffold promote --from dev --to prod cert-manager\n  scaffold promote --from dev --to prod karpenter --json\n  scaffold promote --from dev --to prod --values\n  scaffold add-addon cert-manager --env prod --helm-set replicaCount=2\n  scaffold promote --from dev --to prod cert-manager --values cert-manager:replicaCount\n  scaffold promote --from dev --to prod --cluster\n  scaffold promote --from dev --to prod --branch promote/dev-to-prod"
     )]
     Promote(PromoteArgs),
     /// Move the repo around the current directory to a newer blueprint, or to changed
@@ -429,11 +429,12 @@ pub struct PromoteArgs {
     /// component both environments run: addons, always-on components, dependencies, apps).
     pub addons: Vec<String>,
     /// Also move the values --to owns (set with `add-addon --env TO --helm-set`), which
-    /// otherwise stay.
-    #[arg(long)]
-    pub values: bool,
+    /// otherwise stay; with COMPONENT:KEY (repeatable) only that key and what lies below it.
+    #[arg(long, num_args = 0..=1, value_name = "COMPONENT:KEY", value_parser = crate::promotion::OwnedKey::parse)]
+    pub values: Option<Vec<crate::promotion::OwnedKey>>,
     /// Move the cluster's version pins instead (the blueprint's `cluster_pins`: kops, then
-    /// Kubernetes one minor at a time), printing the target's upgrade steps in order.
+    /// Kubernetes one minor at a time, Flux, the Terraform AWS provider), only versions
+    /// --from has applied, writing the target's upgrade steps in order into its runbook.
     #[arg(long, conflicts_with_all = ["addons", "values"])]
     pub cluster: bool,
     /// Write the promotion as a commit on a new branch NAME, leaving the checked-out

@@ -68,7 +68,14 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
                 .insert(name.clone(), settings.clone());
         }
         let components = crate::promotion::components_of(&repo, from)?;
-        crate::promotion::carry_over(&repo, &mut record, from, name, &components, false)?;
+        crate::promotion::carry_over(
+            &repo,
+            &mut record,
+            from,
+            name,
+            &components,
+            &crate::promotion::TakeOwned::None,
+        )?;
         taken = crate::promotion::differing(&repo, &record, name, &components)?;
     }
     names.push(name.clone());

@@ -7,7 +7,7 @@ use crate::edit_session::{change_to, edit_report, open};
 use crate::error::{Error, Problem, Result};
 use crate::outcome::ExitStatus;
 use crate::promotion::{
-    carry_over, changed, check_pair, components, conflicts, env_catalog, outcome,
+    carry_over, changed, check_owned_keys, check_pair, components, conflicts, env_catalog, outcome,
 };
 use crate::report::PromotedEntry;
 use crate::settings::PromoteOptions;
@@ -21,10 +21,11 @@ pub fn promote(args: PromoteOptions, out: &Reporter) -> Result<ExitStatus> {
     let source = env_catalog(&repo, &repo.record, from)?;
     let target = env_catalog(&repo, &repo.record, to)?;
     let names = components(&repo, (from, to), &args.addons, (&source, &target))?;
+    check_owned_keys(&repo.record, to, &names, &args.values)?;
     let mut record = repo.record.clone();
-    carry_over(&repo, &mut record, from, to, &names, args.values)?;
+    carry_over(&repo, &mut record, from, to, &names, &args.values)?;
     let after = env_catalog(&repo, &record, to)?;
-    let entries = outcome(&target, &after, &repo.record, to, &names, args.values);
+    let entries = outcome(&target, &after, &repo.record, to, &names, &args.values);
     let conflicts = conflicts(&repo, to, &entries)?;
     if !conflicts.is_empty() {
         return Err(Error::refused(

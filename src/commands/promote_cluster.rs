@@ -1,8 +1,10 @@
 //! `scaffold promote --from A --to B --cluster`: B takes A's cluster version pins (the
 //! blueprint's `cluster_pins`, per-environment answers such as kops and Kubernetes) in
 //! the order the blueprint lists them, refusing a move backwards, a Kubernetes minor
-//! skipped, or a Kubernetes newer than B's kops would then support; the commit message
-//! and the output give B's upgrade steps in that order.
+//! skipped, a Kubernetes newer than B's kops would then support, or a version A has not
+//! applied (the blueprint's `cluster_pins_applied` file); the commit message and the
+//! output give B's upgrade steps in that order, and B's rendering (its runbook) takes the
+//! new versions.
 use serde_json::{Map, Value as Json};
 
 use crate::answers::Answers;
@@ -54,6 +56,7 @@ pub fn promote_cluster(args: PromoteOptions, out: &Reporter) -> Result<ExitStatu
             .and_then(|p| target.values.get(&p.key).and_then(Json::as_str))
     };
     check_order(&moves, from, to, pinned(PinKind::Kops))?;
+    check_applied(repo, &moves, from, to)?;
     let compared: Vec<&str> = pins.iter().map(|p| p.key.as_str()).collect();
     if moves.is_empty() {
         let mut report = edit_report("promote", &compared.join(","), "", &args.edit, &[]);
@@ -178,6 +181,60 @@ fn check_order(moves: &[Move], from: &str, to: &str, kops_now: Option<&str>) -> 
         }
     }
     Ok(())
+}
+
+/// Refuses a pin the source environment has not applied yet: scaffold is offline, so
+/// what a cluster runs is what the blueprint's `cluster_pins_applied` file of the source
+/// records (the generated make targets write it after each step succeeds).
+fn check_applied(repo: &Repo, moves: &[Move], from: &str, to: &str) -> Result<()> {
+    let Some(template) = &repo.blueprint.manifest.cluster_pins_applied else {
+        return Ok(());
+    };
+    let context = serde_json::json!({ "environment": from });
+    let path = repo.render_text("cluster_pins_applied", template, &context)?;
+    let applied = applied_versions(&repo.root.join(&path), &path)?;
+    for step in moves {
+        let key = &step.pin.key;
+        let recorded = applied.get(key).and_then(Json::as_str);
+        if recorded == Some(step.after.as_str()) {
+            continue;
+        }
+        let records = match recorded {
+            Some(version) => format!("{path} records {version}"),
+            None => format!("{path} records no {key}"),
+        };
+        return Err(Error::refused(
+            Problem::new(format!(
+                "promote {from} → {to} --cluster: {from} has not applied {key} {} yet ({records})",
+                step.after
+            ))
+            .fix(format!(
+                "upgrade {from} first (its runbook's steps record each applied version in {path}), commit {path}, then promote; nothing was changed"
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// The pins an environment's file records (absent: none applied yet).
+fn applied_versions(file: &std::path::Path, path: &str) -> Result<Map<String, Json>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => return Err(Error::io_path("read", file, e)),
+    };
+    match crate::yaml::to_json(&text) {
+        Ok(Json::Object(map)) => Ok(map),
+        Ok(Json::Null) => Ok(Map::new()),
+        _ => Err(Error::input(
+            Problem::new(format!(
+                "{path}: not a map of applied versions (`key: \"version\"` lines)"
+            ))
+            .fix(format!(
+                "restore {path} from git, or delete it and re-run the make targets that record it"
+            )),
+        )),
+    }
 }
 
 /// Keeps only each environment's asked, non-secret answers in the record, as `env add` does.

@@ -53,6 +53,9 @@ fn every_prompt_is_answered_through_a_pty() {
     enter(&mut p, "VPC CIDR", "10.40.0.0/16");
     enter(&mut p, "Kubernetes version", "");
     enter(&mut p, "kops version", "");
+    enter(&mut p, "Flux version", "");
+    enter(&mut p, "Terraform AWS provider version", "");
+    enter(&mut p, "Terraform Kubernetes provider version", "");
     enter(&mut p, "Control-plane instance type", "");
     enter(&mut p, "Node instance type", "m7i.xlarge");
     enter(&mut p, "Most nodes Karpenter may run", "25");

@@ -180,6 +180,82 @@ fn prods_own_sizing_survives_three_promotions_and_a_removed_key_is_removed() {
 }
 
 #[test]
+fn values_with_a_key_moves_that_key_of_the_targets_own_and_keeps_the_rest() {
+    let env = Env::new();
+    let dir = three(&env);
+    for (env_name, value) in [
+        ("prod", "autoscaleMin=5"),
+        ("prod", "autoscaleMax=9"),
+        ("dev", "autoscaleMin=3"),
+    ] {
+        let out = scaffold(
+            &env,
+            &["add-addon", "istio", "--env", env_name, "--helm-set", value],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let head_before = env.git(&dir, &["rev-parse", "HEAD"]);
+    // A key prod does not own, or a component not promoted: refused, naming what it owns.
+    for key in ["istio:replicas", "reloader:autoscaleMin"] {
+        let out = scaffold(
+            &env,
+            &[
+                "promote", "--from", "dev", "--to", "prod", "istio", "--values", key,
+            ],
+        );
+        assert_eq!(out.code, 2, "{key}: {}{}", out.stdout, out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("its own: autoscaleMax, autoscaleMin")
+                || out.stderr.contains("its own: none"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head_before);
+    let out = promote(
+        &env,
+        &[
+            "--from",
+            "dev",
+            "--to",
+            "prod",
+            "istio",
+            "--values",
+            "istio:autoscaleMin",
+            "--json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let istio = report["promoted"]
+        .as_array()
+        .and_then(|all| all.iter().find(|e| e["component"] == "istio"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        istio["moved"],
+        serde_json::json!(["autoscaleMin"]),
+        "{report}"
+    );
+    assert_eq!(
+        istio["kept"],
+        serde_json::json!(["autoscaleMax"]),
+        "{report}"
+    );
+    let prod = text_of(&overlay(&dir, "prod", "infrastructure/addons", "istio"));
+    assert!(prod.contains("autoscaleMin: 3"), "{prod}");
+    assert!(prod.contains("autoscaleMax: 9"), "{prod}");
+    // The key is the source's now: the next promotion keeps only autoscaleMax.
+    let out = promote(&env, &["--from", "dev", "--to", "prod", "istio"]);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("kept (the target's own): autoscaleMax"),
+        "{said}"
+    );
+    assert!(!said.contains("autoscaleMax, autoscaleMin"), "{said}");
+}
+
+#[test]
 fn a_hand_edit_in_the_target_makes_no_empty_commit() {
     let env = Env::new();
     let dir = three(&env);
@@ -316,8 +392,55 @@ fn kubernetes_of(dir: &Path, env: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The value of `VAR := value` in one of an environment's Makefiles.
+fn make_pin(dir: &Path, env: &str, makefile: &str, var: &str) -> String {
+    let text =
+        std::fs::read_to_string(dir.join(format!("envs/{env}/{makefile}"))).expect("Makefile");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{var} := ")))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What the environment's runbook records in `envs/ENV/applied-versions.yaml` once its
+/// cluster runs the versions its files pin (2-kops and 3-bridge make targets), committed.
+fn record_applied(env: &Env, dir: &Path, name: &str) {
+    let provider = |root: &str| {
+        let versions = std::fs::read_to_string(dir.join(format!("envs/{name}/{root}/versions.tf")))
+            .expect("versions.tf");
+        versions
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("version = \""))
+            .map(|v| v.trim_end_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let text = format!(
+        "aws_provider_version: \"{}\"\nflux_version: \"{}\"\nkops_version: \"{}\"\nkubernetes_provider_version: \"{}\"\nkubernetes_version: \"{}\"\n",
+        provider("2-kops"),
+        make_pin(dir, name, "3-bridge/Makefile", "FLUX_VERSION"),
+        make_pin(dir, name, "2-kops/Makefile", "KOPS_VERSION"),
+        provider("3-bridge"),
+        kubernetes_of(dir, name)
+    );
+    std::fs::write(dir.join(format!("envs/{name}/applied-versions.yaml")), text).expect("write");
+    env.git(dir, &["add", "-A"]);
+    env.git(
+        dir,
+        &["commit", "-qm", &format!("{name}: applied its pins")],
+    );
+}
+
+/// Where each line appears in `text` (in order), or a panic naming the missing one.
+fn positions(text: &str, lines: &[&str]) -> Vec<usize> {
+    lines
+        .iter()
+        .map(|l| text.find(l).unwrap_or_else(|| panic!("{l}: {text}")))
+        .collect()
+}
+
 #[test]
-fn a_kubernetes_minor_moves_dev_staging_prod_in_order_and_an_unsafe_order_is_refused() {
+fn a_kubernetes_minor_and_a_flux_bump_move_dev_staging_prod_in_order_and_an_unsafe_order_is_refused()
+ {
     let env = Env::new();
     let out = run(env.scaffold().args([
         "new",
@@ -327,9 +450,17 @@ fn a_kubernetes_minor_moves_dev_staging_prod_in_order_and_an_unsafe_order_is_ref
         "--set",
         "environments=dev,staging,prod",
         "--set",
+        "dev.addons=istio,metrics-server",
+        "--set",
+        "staging.addons=metrics-server",
+        "--set",
+        "prod.addons=istio,reloader",
+        "--set",
         "dev.kubernetes_version=1.35.0",
         "--set",
         "dev.kops_version=1.35.0",
+        "--set",
+        "dev.flux_version=2.10.0",
         "--set",
         "prod.kubernetes_version=1.33.5",
     ]));
@@ -338,41 +469,84 @@ fn a_kubernetes_minor_moves_dev_staging_prod_in_order_and_an_unsafe_order_is_ref
     let cluster = |from: &str, to: &str| {
         scaffold(&env, &["promote", "--from", from, "--to", to, "--cluster"])
     };
-    let head_before = env.git(&dir, &["rev-parse", "HEAD"]);
-    // dev is two minors ahead of prod: refused, nothing written.
-    let out = cluster("dev", "prod");
-    assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
-    assert!(out.stderr.contains("skips a minor"), "{}", out.stderr);
-    // Backwards is refused too.
-    let out = cluster("prod", "staging");
-    assert_eq!(out.code, 3, "{}", out.stderr);
-    assert!(out.stderr.contains("newer than"), "{}", out.stderr);
-    assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head_before);
-    assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    let refused = |from: &str, to: &str, why: &str| {
+        let head_before = env.git(&dir, &["rev-parse", "HEAD"]);
+        let out = cluster(from, to);
+        assert_eq!(out.code, 3, "{from} → {to}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains(why), "{why}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert_eq!(env.git(&dir, &["rev-parse", "HEAD"]), head_before);
+        assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
+    };
+    // dev is two minors ahead of prod; backwards is refused too.
+    refused("dev", "prod", "skips a minor");
+    refused("prod", "staging", "newer than");
+    // dev's cluster does not run its pins yet: nothing recorded, nothing moves.
+    refused(
+        "dev",
+        "staging",
+        "dev has not applied kops_version 1.35.0 yet",
+    );
+    record_applied(&env, &dir, "dev");
+    refused("staging", "prod", "staging has not applied");
+    record_applied(&env, &dir, "staging");
 
-    // staging → prod: one minor (1.33 → 1.34); then dev → staging → prod: 1.35 with kops.
+    // staging → prod: one minor (1.33 → 1.34); then dev → staging → prod: kops,
+    // Kubernetes 1.35 and Flux 2.10, each applied in the source first.
     let out = cluster("staging", "prod");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(kubernetes_of(&dir, "prod"), "1.34.1");
+    record_applied(&env, &dir, "prod");
     for (from, to) in [("dev", "staging"), ("staging", "prod")] {
+        if from == "staging" {
+            refused(from, to, "staging has not applied kops_version 1.35.0 yet");
+            record_applied(&env, &dir, from);
+        }
         let out = cluster(from, to);
         assert_eq!(out.code, 0, "{from} → {to}: {}", out.stderr);
         assert_eq!(kubernetes_of(&dir, to), "1.35.0");
+        assert_eq!(
+            make_pin(&dir, to, "3-bridge/Makefile", "FLUX_VERSION"),
+            "2.10.0"
+        );
         let message = head(&env, &dir);
-        let kops = message
-            .find("1. kops 1.34.0 → 1.35.0")
-            .unwrap_or(usize::MAX);
-        let kubernetes = message.find("2. Kubernetes 1.34.1 → 1.35.0").unwrap_or(0);
-        assert!(kops < kubernetes, "kops first: {message}");
-        assert!(message.contains(&format!("envs/{to}/2-kops")), "{message}");
+        let at = positions(
+            &message,
+            &[
+                "1. kops 1.34.0 → 1.35.0",
+                "2. Kubernetes 1.34.1 → 1.35.0",
+                "3. Flux 2.9.4 → 2.10.0",
+            ],
+        );
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "in order: {message}");
+        assert!(
+            message.contains(&format!("envs/{to}/3-bridge")),
+            "{message}"
+        );
+        // The runbook of the target is written with the new versions, in order.
+        let readme =
+            std::fs::read_to_string(dir.join(format!("envs/{to}/README.md"))).expect("README.md");
+        let at = positions(
+            &readme,
+            &[
+                "### Upgrading the cluster",
+                "1. kops 1.35.0",
+                "2. Kubernetes 1.35.0",
+                "3. Flux 2.10.0",
+                "4. hashicorp/aws 6.69.1",
+            ],
+        );
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "in order: {readme}");
     }
-    let makefile =
-        std::fs::read_to_string(dir.join("envs/prod/2-kops/Makefile")).expect("Makefile");
-    assert!(makefile.contains("1.35.0"), "{makefile}");
+    // dev's own pins and runbook are untouched by its promotions.
+    assert_eq!(
+        make_pin(&dir, "dev", "2-kops/Makefile", "KOPS_VERSION"),
+        "1.35.0"
+    );
     let out = cluster("staging", "prod");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout.contains("nothing to do") && out.stdout.contains("kubernetes_version"),
+        out.stdout.contains("nothing to do") && out.stdout.contains("flux_version"),
         "{}",
         out.stdout
     );
@@ -475,13 +649,20 @@ fn renovate_updates_each_component_once_in_the_first_environment_that_runs_it() 
         );
     }
     for (env_name, want) in [("dev", true), ("staging", false), ("prod", false)] {
-        for (dep, file) in [
-            ("kubernetes/kubernetes", "2-kops/values.yaml"),
-            ("kubernetes/kops", "2-kops/Makefile"),
+        // The cluster pins, by the manager and dependency name Renovate extracts them
+        // with (the terraform manager names a provider by its local name, `aws`:
+        // renovatebot/renovate lib/modules/manager/terraform/base.ts).
+        for (manager, dep, file) in [
+            ("regex", "kubernetes/kubernetes", "2-kops/values.yaml"),
+            ("regex", "kubernetes/kops", "2-kops/Makefile"),
+            ("regex", "fluxcd/flux2", "3-bridge/Makefile"),
+            ("terraform", "aws", "1-prerequisites/versions.tf"),
+            ("terraform", "aws", "2-kops/versions.tf"),
+            ("terraform", "kubernetes", "3-bridge/versions.tf"),
         ] {
             let file = format!("envs/{env_name}/{file}");
             assert_eq!(
-                renovate_updates(&rules, "regex", dep, &file),
+                renovate_updates(&rules, manager, dep, &file),
                 want,
                 "{dep} in {file}"
             );
@@ -500,4 +681,107 @@ fn renovate_updates_each_component_once_in_the_first_environment_that_runs_it() 
         "istio",
         "infrastructure/addons/istio/release.yaml"
     ));
+}
+
+/// Renovate's own run over a three-environment repo, offline (`--platform=local`, lookups
+/// fail without network): every dependency whose rules Renovate settles (`skipReason`
+/// absent, or `disabled` by a packageRule) is updated in exactly one environment, the
+/// first that runs it, and nowhere in the shared bases. Dependencies Renovate leaves
+/// undecided offline (a `github-releases` lookup stops at `github-token-required` before
+/// the rules) are held by `renovate_updates_each_component_once_…` above.
+#[test]
+fn renovate_itself_extracts_each_component_once_in_the_first_environment_that_runs_it() {
+    let validator = std::env::var("RENOVATE_CONFIG_VALIDATOR")
+        .unwrap_or_else(|_| "renovate-config-validator".into());
+    // .ci/run installs renovate@41 and names its validator; renovate sits beside it.
+    let renovate = match validator.rsplit_once('/') {
+        Some((bin, _)) => format!("{bin}/renovate"),
+        None => "renovate".to_string(),
+    };
+    if !crate::support::require_tool(&renovate) {
+        return;
+    }
+    let env = Env::new();
+    let dir = three(&env);
+    let base = env.path("renovate-base");
+    let out = std::process::Command::new(&renovate)
+        .current_dir(&dir)
+        .env("RENOVATE_PLATFORM", "local")
+        .env("RENOVATE_DRY_RUN", "lookup")
+        .env("RENOVATE_ONBOARDING", "false")
+        .env("RENOVATE_REQUIRE_CONFIG", "optional")
+        .env("RENOVATE_BASE_DIR", &base)
+        .env("LOG_LEVEL", "debug")
+        .env("LOG_FORMAT", "json")
+        .output()
+        .expect("renovate runs");
+    let log = String::from_utf8_lossy(&out.stdout);
+    let files = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["msg"] == "packageFiles with updates")
+        .map(|l| l["config"].clone())
+        .unwrap_or_else(|| panic!("no packageFiles in Renovate's log: {log}"));
+    let order = ["dev", "staging", "prod"];
+    // (manager, dependency, file with its environment as ENV) → environments that update it / that have it.
+    type Key = (String, String, String);
+    let mut updated: std::collections::BTreeMap<Key, Vec<&str>> = Default::default();
+    let mut present: std::collections::BTreeMap<Key, Vec<&str>> = Default::default();
+    let managers = files.as_object().cloned().unwrap_or_default();
+    for (manager, package_files) in &managers {
+        for file in package_files.as_array().into_iter().flatten() {
+            let path = file["packageFile"].as_str().unwrap_or_default();
+            let parts: Vec<&str> = path.split('/').collect();
+            let in_env = ["environments", "apps", "envs", "clusters"].contains(&parts[0]);
+            for dep in file["deps"].as_array().into_iter().flatten() {
+                let skip = dep["skipReason"].as_str();
+                if !matches!(skip, None | Some("disabled")) {
+                    continue;
+                }
+                let name = dep["depName"].as_str().unwrap_or_default().to_string();
+                if !in_env {
+                    let shared = parts[0] == "infrastructure" || parts[..2] == ["apps", "base"];
+                    assert!(
+                        !shared || skip.is_some(),
+                        "{manager} {name} updated in the shared base {path}"
+                    );
+                    continue;
+                }
+                let Some(env_name) = order.iter().find(|e| **e == parts[1]) else {
+                    continue;
+                };
+                let mut generic = parts.clone();
+                generic[1] = "ENV";
+                let key = (manager.clone(), name, generic.join("/"));
+                present.entry(key.clone()).or_default().push(env_name);
+                if skip.is_none() {
+                    updated.entry(key).or_default().push(env_name);
+                }
+            }
+        }
+    }
+    for want in [
+        ("flux", "reloader"),
+        ("flux", "metrics-server"),
+        ("flux", "istiod"),
+        ("terraform", "aws"),
+    ] {
+        assert!(
+            present
+                .keys()
+                .any(|(m, d, _)| (m.as_str(), d.as_str()) == want),
+            "{want:?} not extracted: {present:?}"
+        );
+    }
+    for (key, envs) in &present {
+        let first = order
+            .iter()
+            .find(|e| envs.contains(e))
+            .expect("an environment");
+        assert_eq!(
+            updated.get(key).map(Vec::as_slice).unwrap_or_default(),
+            &[*first][..],
+            "{key:?}: present in {envs:?}"
+        );
+    }
 }

@@ -31,6 +31,127 @@ const PROMOTED: &str = "promoted";
 const OWNED_VALUES: &str = "values";
 const VERSION: &str = "version";
 
+/// Which values the target owns (`add-addon --env TO --helm-set`) a promotion replaces
+/// with the source's; the others stay.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TakeOwned {
+    /// None: all stay (the default).
+    #[default]
+    None,
+    /// All of them (`--values`).
+    All,
+    /// These keys (`--values COMPONENT:KEY`, repeated), each with what lies below it.
+    Keys(Vec<OwnedKey>),
+}
+
+/// One value the target owns, by component and dotted key path (`karpenter:replicas`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedKey {
+    pub component: String,
+    pub path: Vec<String>,
+}
+
+impl OwnedKey {
+    /// `COMPONENT:KEY` with a dotted KEY, as `--values` takes it.
+    pub fn parse(text: &str) -> std::result::Result<OwnedKey, String> {
+        let malformed = || {
+            format!(
+                "`{text}` is no COMPONENT:KEY (such as karpenter:replicas or istiod:pilot.resources)"
+            )
+        };
+        let (component, key) = text.split_once(':').ok_or_else(malformed)?;
+        let path: Vec<String> = key.split('.').map(String::from).collect();
+        if component.is_empty() || path.iter().any(String::is_empty) {
+            return Err(malformed());
+        }
+        Ok(OwnedKey {
+            component: component.to_string(),
+            path,
+        })
+    }
+
+    fn dotted(&self) -> String {
+        format!("{}:{}", self.component, self.path.join("."))
+    }
+}
+
+impl TakeOwned {
+    /// `owned` (the target's own values of `component`) without what this takes.
+    fn left_of(&self, component: &str, owned: &Json) -> Json {
+        match self {
+            TakeOwned::None => owned.clone(),
+            TakeOwned::All => Json::Null,
+            TakeOwned::Keys(keys) => {
+                let mut left = owned.clone();
+                for key in keys.iter().filter(|k| k.component == component) {
+                    json_merge::remove_path(&mut left, &key.path);
+                }
+                prune_empty(&mut left);
+                match left.as_object().is_some_and(Map::is_empty) {
+                    true => Json::Null,
+                    false => left,
+                }
+            }
+        }
+    }
+}
+
+/// Drops the mappings left empty once their keys were taken.
+fn prune_empty(value: &mut Json) {
+    if let Json::Object(map) = value {
+        for inner in map.values_mut() {
+            prune_empty(inner);
+        }
+        map.retain(|_, v| !v.as_object().is_some_and(Map::is_empty));
+    }
+}
+
+/// Refuses a `--values COMPONENT:KEY` that names a component not promoted, or a key `to`
+/// does not own: a typo would otherwise move nothing and say nothing.
+pub fn check_owned_keys(
+    record: &Record,
+    to: &str,
+    names: &[String],
+    take: &TakeOwned,
+) -> Result<()> {
+    let TakeOwned::Keys(keys) = take else {
+        return Ok(());
+    };
+    for key in keys {
+        let owned = record
+            .environment_addon_settings
+            .get(to)
+            .and_then(|s| s.get(&key.component))
+            .and_then(|s| s.get(OWNED_VALUES))
+            .cloned()
+            .unwrap_or(Json::Null);
+        let paths = owned_paths(&owned);
+        let dotted = key.path.join(".");
+        let below = format!("{dotted}.");
+        if names.contains(&key.component)
+            && paths.iter().any(|p| *p == dotted || p.starts_with(&below))
+        {
+            continue;
+        }
+        let owns = match paths.is_empty() {
+            true => "none".to_string(),
+            false => paths.join(", "),
+        };
+        return Err(Error::input(
+            Problem::new(format!(
+                "--values {}: {to} owns no value {dotted} of {} in this promotion (its own: {owns})",
+                key.dotted(),
+                key.component
+            ))
+            .fix(format!(
+                "name a value {to} owns (set with `scaffold add-addon {} --env {to} --helm-set KEY=VALUE`), or drop it",
+                key.component
+            )),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a promotion that names one environment twice, or one the repo lacks, or a repo
 /// of one environment.
 pub fn check_pair(repo: &Repo, from: &str, to: &str) -> Result<()> {
@@ -58,7 +179,7 @@ pub fn carry_over(
     from: &str,
     to: &str,
     names: &[String],
-    take_owned: bool,
+    take_owned: &TakeOwned,
 ) -> Result<()> {
     let source = env_catalog(repo, &repo.record, from)?;
     for name in names {
@@ -207,7 +328,7 @@ fn promote_one(
     to: &str,
     name: &str,
     desired: (String, Json),
-    take_owned: bool,
+    take_owned: &TakeOwned,
 ) -> Result<()> {
     let mut setting = record
         .environment_addon_settings
@@ -247,8 +368,11 @@ fn promote_one(
         let delta = serde_json::to_value(&delta).map_err(|e| Error::blueprint(e.to_string()))?;
         setting.insert(PROMOTED.into(), delta);
     }
-    if take_owned {
-        setting.remove(OWNED_VALUES);
+    if let Some(owned) = setting.get(OWNED_VALUES) {
+        match take_owned.left_of(name, owned) {
+            Json::Null => setting.remove(OWNED_VALUES),
+            left => setting.insert(OWNED_VALUES.into(), left),
+        };
     }
     let settings = record
         .environment_addon_settings
@@ -273,7 +397,7 @@ pub fn outcome(
     record: &Record,
     to: &str,
     names: &[String],
-    take_owned: bool,
+    take_owned: &TakeOwned,
 ) -> Vec<PromotedEntry> {
     let mut entries = Vec::new();
     for name in names {
@@ -289,11 +413,7 @@ pub fn outcome(
             .and_then(|s| s.get(OWNED_VALUES))
             .cloned()
             .unwrap_or(Json::Null);
-        let kept = if take_owned {
-            Vec::new()
-        } else {
-            owned_paths(&owned)
-        };
+        let kept = owned_paths(&take_owned.left_of(name, &owned));
         entries.push(PromotedEntry {
             component: name.clone(),
             version_before,

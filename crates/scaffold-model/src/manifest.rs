@@ -88,6 +88,11 @@ pub struct Manifest {
     /// upgrade applies them: `promote --cluster` moves them and prints each one's step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_pins: Vec<ClusterPin>,
+    /// Where an environment records the cluster pins it has applied (a template over
+    /// `environment`; a YAML map of pin key to version that the generated make targets
+    /// write): `promote --cluster` moves only a version its source has applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_pins_applied: Option<String>,
     /// Names the blueprint derives from the answers for a cloud whose names are global or
     /// per account (buckets, roles, queues): computed once per environment, given to
     /// templates as `aws_names.KEY`, and refused over their limit or shared by two
@@ -577,6 +582,7 @@ pub fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, Merg
         } else {
             child.cluster_pins
         },
+        cluster_pins_applied: child.cluster_pins_applied.or(base.cluster_pins_applied),
         aws_names: merge_aws_names(base.aws_names, child.aws_names),
     })
 }
