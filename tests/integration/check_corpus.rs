@@ -1199,7 +1199,10 @@ fn check_renders_kops_templates_as_kops_render_does() {
         let rendered = kops::render_all(&repo);
         assert_eq!(rendered.len(), 1, "{name}: one kops template");
         let ours: Vec<Json> = match &rendered[0].result {
-            Ok(docs) => docs.iter().map(|d| d.value.clone()).collect(),
+            Ok(docs) => docs
+                .iter()
+                .map(|d| serde_json::Value::clone(&d.value))
+                .collect(),
             Err(e) => panic!(
                 "{name}: check does not render: {} (line {})",
                 e.message, e.line

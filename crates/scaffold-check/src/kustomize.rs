@@ -177,7 +177,7 @@ fn patch_paths(repo: &Repo) -> Vec<(String, String, Vec<String>)> {
             .yaml
             .get(&file)
             .and_then(|d| d.first())
-            .map(|d| &d.value)
+            .map(|d| d.value.as_ref())
         else {
             continue;
         };
@@ -246,13 +246,13 @@ pub fn apply_patches(repo: &mut Repo) {
                         .push((path.clone(), line, what));
                     continue;
                 };
-                let mut value = repo.objects[t].doc.value.clone();
+                let mut value = Json::clone(&repo.objects[t].doc.value);
                 // A strategic merge patch on an object kustomize has no schema for: a
                 // JSON merge patch (RFC 7386).
                 crate::json_merge::merge_patch(&mut value, &patch.doc.value);
                 let overlay = (patch.file.clone(), patch.doc.clone());
                 let object = &mut repo.objects[t];
-                object.doc.value = value;
+                object.doc.value = std::sync::Arc::new(value);
                 object.overlay = Some(overlay);
                 patch_files.insert(p);
             }

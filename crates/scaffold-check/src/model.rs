@@ -139,7 +139,8 @@ pub struct Repo {
     /// Parsed plain YAML files (Go templates excepted), by path.
     pub yaml: BTreeMap<String, Vec<Doc>>,
     pub objects: Vec<Object>,
-    pub terraform: Vec<TfModule>,
+    /// Shared (Arc) with every environment's view, as the YAML values are.
+    pub terraform: Vec<std::sync::Arc<TfModule>>,
     /// Text files holding merge conflict markers, with the line of each `<<<<<<<`; they are
     /// not parsed (the markers, not the syntax, are what to fix).
     pub conflicts: BTreeMap<String, Vec<usize>>,
@@ -279,7 +280,7 @@ impl Repo {
         }
         repo.terraform = modules
             .into_iter()
-            .map(|(dir, files)| TfModule { dir, files })
+            .map(|(dir, files)| std::sync::Arc::new(TfModule { dir, files }))
             .collect();
         repo
     }

@@ -16,7 +16,9 @@ pub struct Doc {
     /// The document with the place of every key and value (shared: objects and each
     /// environment's view copy their documents).
     pub node: Arc<Node>,
-    pub value: Json,
+    /// Its JSON value, shared like the node: an object, its file's document and every
+    /// environment's view hold the one value (copies were most of a model's memory).
+    pub value: Arc<Json>,
 }
 
 /// Where and why a file does not parse (YAML, JSON or HCL).
@@ -47,7 +49,7 @@ pub fn parse(text: &str) -> Result<Vec<Doc>, ParseError> {
         }
         docs.push(Doc {
             line: document.start,
-            value: document.root.to_json()?,
+            value: Arc::new(document.root.to_json()?),
             node: Arc::new(document.root),
         });
     }
@@ -59,7 +61,7 @@ pub fn parse_one(text: &str) -> Result<Json, ParseError> {
     Ok(parse(text)?
         .into_iter()
         .next()
-        .map_or(Json::Null, |d| d.value))
+        .map_or(Json::Null, |d| Arc::unwrap_or_clone(d.value)))
 }
 
 impl Doc {

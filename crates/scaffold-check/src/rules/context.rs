@@ -135,7 +135,7 @@ impl Context<'_> {
         self.kops.iter().flat_map(|r| {
             r.result.iter().flatten().filter_map(move |d| {
                 (yaml::str_at(&d.value, "kind") == Some("Cluster"))
-                    .then_some((r.template.as_str(), &d.value))
+                    .then_some((r.template.as_str(), d.value.as_ref()))
             })
         })
     }
