@@ -534,3 +534,118 @@ mod catalog {
         );
     }
 }
+
+#[cfg(test)]
+mod run_tests {
+    use super::super::testing::{found, run_in_context};
+    use super::run;
+
+    const CHART_VALUES: &str = "replicas: 1\nservice:\n  port: 80\nextra: {}\n";
+
+    fn release(chart: &str, version: &str, values: &str) -> String {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  chart:\n    spec:\n      chart: {chart}\n      version: \"{version}\"\n{values}"
+        )
+    }
+
+    #[test]
+    fn an_inline_value_a_local_chart_lacks_is_found_at_its_line() {
+        let web = release(
+            "./charts/web",
+            "1.0.0",
+            "  values:\n    replicas: 2\n    service:\n      prot: 81\n    extra:\n      anything: 1\n",
+        );
+        let findings = run_in_context(
+            &[
+                ("apps/web.yaml", &web),
+                ("charts/web/values.yaml", CHART_VALUES),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "helm.values"),
+            [("apps/web.yaml".to_string(), 14)]
+        );
+        assert!(
+            findings.0[0].message.contains("service.prot"),
+            "{:?}",
+            findings.0
+        );
+    }
+
+    #[test]
+    fn values_from_a_configmap_and_from_terraform_are_checked_where_written() {
+        let web = release(
+            "./charts/web",
+            "1.0.0",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: web-values\n    - kind: ConfigMap\n      name: web-tf\n",
+        );
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-values\n  namespace: apps\ndata:\n  values.yaml: |\n    replicas: 2\n    replica: 3\n";
+        let tf = "resource \"kubernetes_config_map_v1\" \"web\" {\n  metadata {\n    name      = \"web-tf\"\n    namespace = \"apps\"\n  }\n  data = {\n    \"values.yaml\" = yamlencode({\n      service = {\n        port = 80\n        tls  = true\n      }\n    })\n  }\n}\n";
+        let findings = run_in_context(
+            &[
+                ("apps/web.yaml", &web),
+                ("apps/values.yaml", cm),
+                ("infra/web.tf", tf),
+                ("charts/web/values.yaml", CHART_VALUES),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "helm.values"),
+            [
+                ("apps/values.yaml".to_string(), 9),
+                ("infra/web.tf".to_string(), 10),
+            ]
+        );
+        assert!(
+            findings.0[0]
+                .message
+                .contains("ConfigMap web-values key values.yaml")
+        );
+    }
+
+    #[test]
+    fn vendored_charts_are_judged_at_their_pinned_version_and_others_are_noted() {
+        let known = release(
+            "aws-load-balancer-controller",
+            "3.5.0",
+            "  values:\n    clusterName: dev\n    clusterNmae: dev\n",
+        );
+        let findings = run_in_context(&[("addons/alb.yaml", &known)], run);
+        assert_eq!(
+            found(&findings, "helm.values"),
+            [("addons/alb.yaml".to_string(), 13)]
+        );
+        let unvendored = release(
+            "aws-load-balancer-controller",
+            "0.0.1",
+            "  values:\n    x: 1\n",
+        );
+        let findings = run_in_context(&[("addons/alb.yaml", &unvendored)], run);
+        assert_eq!(
+            found(&findings, "helm.values-unchecked"),
+            [("addons/alb.yaml".to_string(), 1)]
+        );
+        assert!(findings.0[0].message.contains("3.5.0"), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn values_the_chart_has_and_ranges_pass() {
+        let known = release(
+            "aws-load-balancer-controller",
+            "3.5.0",
+            "  values:\n    clusterName: dev\n",
+        );
+        let range = release(
+            "aws-load-balancer-controller",
+            "3.x",
+            "  values:\n    nope: 1\n",
+        );
+        let findings = run_in_context(
+            &[("addons/alb.yaml", &known), ("addons/range.yaml", &range)],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}
