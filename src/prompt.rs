@@ -73,141 +73,159 @@ impl Prompter for Terminal {
             eprintln!("  {help}");
         }
         let theme = self.theme.as_ref();
-        let label = question.prompt.as_str();
         match question.kind {
             QuestionType::Choice | QuestionType::Int if !prompt.choices.is_empty() => {
-                let current = prompt.default.as_ref().map(show);
-                let mut index = prompt
-                    .choices
-                    .iter()
-                    .position(|c| Some(c) == current.as_ref())
-                    .unwrap_or(0);
-                loop {
-                    index = Select::with_theme(theme)
-                        .with_prompt(label)
-                        .items(&prompt.choices)
-                        .default(index)
-                        .interact()
-                        .map_err(failed)?;
-                    match (prompt.check)(&prompt.choices[index]) {
-                        Ok(value) => return Ok(value),
-                        Err(rule) => eprintln!("  {label}: {rule}; choose again"),
-                    }
-                }
+                select(theme, prompt)
             }
-            QuestionType::MultiChoice => {
-                let chosen: Vec<String> = match &prompt.default {
-                    Some(Json::Array(items)) => items.iter().map(show).collect(),
-                    _ => Vec::new(),
-                };
-                let mut checked: Vec<bool> =
-                    prompt.choices.iter().map(|c| chosen.contains(c)).collect();
-                loop {
-                    let picked = MultiSelect::with_theme(theme)
-                        .with_prompt(format!("{label} (space toggles, enter accepts)"))
-                        .items(&prompt.choices)
-                        .defaults(&checked)
-                        .interact()
-                        .map_err(failed)?;
-                    let text = picked
-                        .iter()
-                        .map(|&i| prompt.choices[i].as_str())
-                        .collect::<Vec<_>>()
-                        .join(",");
-                    match (prompt.check)(&text) {
-                        Ok(value) => return Ok(value),
-                        Err(rule) => {
-                            eprintln!("  {label}: {rule}; choose again");
-                            checked = (0..prompt.choices.len())
-                                .map(|i| picked.contains(&i))
-                                .collect();
-                        }
-                    }
-                }
-            }
-            QuestionType::Bool => {
-                let answer = Confirm::with_theme(theme)
-                    .with_prompt(label)
-                    .default(
-                        prompt
-                            .default
-                            .as_ref()
-                            .and_then(Json::as_bool)
-                            .unwrap_or(false),
-                    )
-                    .interact()
-                    .map_err(failed)?;
-                Ok(Json::Bool(answer))
-            }
-            _ if question.secret => {
-                let check = prompt.check;
-                // Enter on a hidden prompt must say what it did: take the default (said in
-                // the prompt), or ask for an answer (said, not a silent re-prompt).
-                let default = prompt
-                    .default
-                    .as_ref()
-                    .map(as_text)
-                    .filter(|d| !d.is_empty());
-                let chosen = |text: &str| -> String {
-                    match &default {
-                        Some(default) if text.is_empty() => default.clone(),
-                        _ => text.to_string(),
-                    }
-                };
-                let text = Password::with_theme(theme)
-                    .with_prompt(if default.is_some() {
-                        format!("{label} (hidden; Enter keeps the blueprint's default)")
-                    } else {
-                        format!("{label} (hidden)")
-                    })
-                    .allow_empty_password(true)
-                    .validate_with(|text: &String| -> std::result::Result<(), String> {
-                        let text = chosen(text);
-                        if text.is_empty() && !question.allow_empty {
-                            return Err("an answer is needed (typing is not shown)".into());
-                        }
-                        // The rule, never the secret: messages quote the value.
-                        check(&text)
-                            .map(|_| ())
-                            .map_err(|m| m.replace(&format!("`{text}`"), "the answer"))
-                    })
-                    .interact()
-                    .map_err(failed)?;
-                check(&chosen(&text))
-                    .map_err(|_| Error::input(format!("{}: invalid", question.key)))
-            }
-            _ => {
-                let check = prompt.check;
-                // An empty answer the default would otherwise shadow gets a word of its own.
-                let empty_word = question.allow_empty
-                    && prompt.default.as_ref().is_some_and(|d| !show(d).is_empty())
-                    && check(EMPTY_WORD).is_err();
-                let read = |text: &str| -> String {
-                    if empty_word && text.trim() == EMPTY_WORD {
-                        String::new()
-                    } else {
-                        text.to_string()
-                    }
-                };
-                if empty_word {
-                    eprintln!("  Type `{EMPTY_WORD}` for an empty answer.");
-                }
-                let mut input = Input::<String>::with_theme(theme)
-                    .with_prompt(label)
-                    .allow_empty(question.allow_empty || prompt.default.is_some());
-                if let Some(default) = &prompt.default {
-                    input = input.default(as_text(default));
-                }
-                let text = input
-                    .validate_with(|text: &String| -> std::result::Result<(), String> {
-                        check(&read(text)).map(|_| ())
-                    })
-                    .interact_text()
-                    .map_err(failed)?;
-                check(&read(&text)).map_err(Error::input)
+            QuestionType::MultiChoice => multi_select(theme, prompt),
+            QuestionType::Bool => yes_or_no(theme, prompt),
+            _ if question.secret => hidden(theme, prompt),
+            _ => typed(theme, prompt),
+        }
+    }
+}
+
+/// One of the choices, chosen again until it passes the check.
+fn select(theme: &dyn Theme, prompt: &Prompt<'_>) -> Result<Json> {
+    let label = prompt.question.prompt.as_str();
+    let current = prompt.default.as_ref().map(show);
+    let mut index = prompt
+        .choices
+        .iter()
+        .position(|c| Some(c) == current.as_ref())
+        .unwrap_or(0);
+    loop {
+        index = Select::with_theme(theme)
+            .with_prompt(label)
+            .items(&prompt.choices)
+            .default(index)
+            .interact()
+            .map_err(failed)?;
+        match (prompt.check)(&prompt.choices[index]) {
+            Ok(value) => return Ok(value),
+            Err(rule) => eprintln!("  {label}: {rule}; choose again"),
+        }
+    }
+}
+
+/// Some of the choices (the default's checked), chosen again, as picked, until they pass.
+fn multi_select(theme: &dyn Theme, prompt: &Prompt<'_>) -> Result<Json> {
+    let label = prompt.question.prompt.as_str();
+    let chosen: Vec<String> = match &prompt.default {
+        Some(Json::Array(items)) => items.iter().map(show).collect(),
+        _ => Vec::new(),
+    };
+    let mut checked: Vec<bool> = prompt.choices.iter().map(|c| chosen.contains(c)).collect();
+    loop {
+        let picked = MultiSelect::with_theme(theme)
+            .with_prompt(format!("{label} (space toggles, enter accepts)"))
+            .items(&prompt.choices)
+            .defaults(&checked)
+            .interact()
+            .map_err(failed)?;
+        let text = picked
+            .iter()
+            .map(|&i| prompt.choices[i].as_str())
+            .collect::<Vec<_>>()
+            .join(",");
+        match (prompt.check)(&text) {
+            Ok(value) => return Ok(value),
+            Err(rule) => {
+                eprintln!("  {label}: {rule}; choose again");
+                checked = (0..prompt.choices.len())
+                    .map(|i| picked.contains(&i))
+                    .collect();
             }
         }
     }
+}
+
+fn yes_or_no(theme: &dyn Theme, prompt: &Prompt<'_>) -> Result<Json> {
+    let answer = Confirm::with_theme(theme)
+        .with_prompt(prompt.question.prompt.as_str())
+        .default(
+            prompt
+                .default
+                .as_ref()
+                .and_then(Json::as_bool)
+                .unwrap_or(false),
+        )
+        .interact()
+        .map_err(failed)?;
+    Ok(Json::Bool(answer))
+}
+
+/// A secret answer, typed without echo; refusals say the rule, never the secret.
+fn hidden(theme: &dyn Theme, prompt: &Prompt<'_>) -> Result<Json> {
+    let question = prompt.question;
+    let label = question.prompt.as_str();
+    let check = prompt.check;
+    // Enter on a hidden prompt must say what it did: take the default (said in
+    // the prompt), or ask for an answer (said, not a silent re-prompt).
+    let default = prompt
+        .default
+        .as_ref()
+        .map(as_text)
+        .filter(|d| !d.is_empty());
+    let chosen = |text: &str| -> String {
+        match &default {
+            Some(default) if text.is_empty() => default.clone(),
+            _ => text.to_string(),
+        }
+    };
+    let text = Password::with_theme(theme)
+        .with_prompt(if default.is_some() {
+            format!("{label} (hidden; Enter keeps the blueprint's default)")
+        } else {
+            format!("{label} (hidden)")
+        })
+        .allow_empty_password(true)
+        .validate_with(|text: &String| -> std::result::Result<(), String> {
+            let text = chosen(text);
+            if text.is_empty() && !question.allow_empty {
+                return Err("an answer is needed (typing is not shown)".into());
+            }
+            // The rule, never the secret: messages quote the value.
+            check(&text)
+                .map(|_| ())
+                .map_err(|m| m.replace(&format!("`{text}`"), "the answer"))
+        })
+        .interact()
+        .map_err(failed)?;
+    check(&chosen(&text)).map_err(|_| Error::input(format!("{}: invalid", question.key)))
+}
+
+/// A typed answer, validated as it is typed.
+fn typed(theme: &dyn Theme, prompt: &Prompt<'_>) -> Result<Json> {
+    let question = prompt.question;
+    let check = prompt.check;
+    // An empty answer the default would otherwise shadow gets a word of its own.
+    let empty_word = question.allow_empty
+        && prompt.default.as_ref().is_some_and(|d| !show(d).is_empty())
+        && check(EMPTY_WORD).is_err();
+    let read = |text: &str| -> String {
+        if empty_word && text.trim() == EMPTY_WORD {
+            String::new()
+        } else {
+            text.to_string()
+        }
+    };
+    if empty_word {
+        eprintln!("  Type `{EMPTY_WORD}` for an empty answer.");
+    }
+    let mut input = Input::<String>::with_theme(theme)
+        .with_prompt(question.prompt.as_str())
+        .allow_empty(question.allow_empty || prompt.default.is_some());
+    if let Some(default) = &prompt.default {
+        input = input.default(as_text(default));
+    }
+    let text = input
+        .validate_with(|text: &String| -> std::result::Result<(), String> {
+            check(&read(text)).map(|_| ())
+        })
+        .interact_text()
+        .map_err(failed)?;
+    check(&read(&text)).map_err(Error::input)
 }
 
 /// Ctrl-C while a prompt waits: restore the terminal (echo, cursor), say that nothing

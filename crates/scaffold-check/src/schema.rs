@@ -220,85 +220,50 @@ fn type_ok(value: &Json, ty: &str) -> bool {
 
 fn walk(value: &Json, schema: &Json, path: &mut Vec<String>, out: &mut Vec<Violation>) {
     let schema = resolve(schema);
-    let mut fail = |path: &Vec<String>, message: String| {
+    let fail = |out: &mut Vec<Violation>, path: &[String], message: String| {
         out.push(Violation {
-            path: path.clone(),
+            path: path.to_vec(),
             message,
         })
     };
     if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
         if !(value.is_string() || value.is_i64() || value.is_u64()) {
-            fail(path, "must be an integer or a string".into());
+            fail(out, path, "must be an integer or a string".into());
         }
         return;
     }
     if is_substituted(value) {
         return;
     }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Json::Array(options)) = schema.get(key) {
-            // Structural CRDs use anyOf/oneOf for validation only; Kubernetes' own schemas for
-            // int-or-string and quantities: accept the value if any branch's type fits.
-            let typed = options.iter().any(|o| resolve(o).get("type").is_some());
-            if typed && !options.iter().any(|o| validate(value, o).is_empty()) {
-                fail(path, format!("matches none of the allowed forms of {key}"));
-                return;
-            }
-        }
+    if let Some(message) = no_alternative_fits(value, schema) {
+        fail(out, path, message);
+        return;
     }
     if let Some(Json::Array(all)) = schema.get("allOf") {
         for s in all {
             walk(value, s, path, out);
         }
     }
-    let types: Vec<&str> = match schema.get("type") {
-        Some(Json::String(t)) => vec![t.as_str()],
-        Some(Json::Array(ts)) => ts.iter().filter_map(Json::as_str).collect(),
-        _ => Vec::new(),
-    };
+    let types = declared_types(schema);
     let nullable = schema.get("nullable") == Some(&Json::Bool(true));
     if value.is_null() && (nullable || types.is_empty() || types.contains(&"null")) {
         return;
     }
     if !types.is_empty() && !types.iter().any(|t| type_ok(value, t)) {
-        let found = match value {
-            Json::Null => "null",
-            Json::Bool(_) => "boolean",
-            Json::Number(_) => "number",
-            Json::String(_) => "string",
-            Json::Array(_) => "array",
-            Json::Object(_) => "object",
-        };
-        out.push(Violation {
-            path: path.clone(),
-            message: format!("is {found}, must be {}", types.join(" or ")),
-        });
+        let message = format!("is {}, must be {}", type_name(value), types.join(" or "));
+        fail(out, path, message);
         return;
     }
     if let Some(Json::Array(allowed)) = schema.get("enum")
         && !allowed.contains(value)
     {
-        out.push(Violation {
-            path: path.clone(),
-            message: format!("{value} is not one of {}", Json::Array(allowed.clone())),
-        });
+        let message = format!("{value} is not one of {}", Json::Array(allowed.clone()));
+        fail(out, path, message);
     }
     match value {
         // Flux substitutes `${VAR}`s inside a string before the API server validates it.
         Json::String(s) if s.contains("${") => {}
-        Json::String(s) => {
-            if let Some(p) = schema.get("pattern").and_then(Json::as_str)
-                && !matches(p, s)
-            {
-                out.push(Violation {
-                    path: path.clone(),
-                    message: format!("\"{s}\" does not match {p}"),
-                });
-            }
-            let len = s.chars().count() as f64;
-            let limits = [("maxLength", "is too long"), ("minLength", "is too short")];
-            bounds(schema, len, limits, path, out);
-        }
+        Json::String(s) => walk_string(s, schema, path, out),
         Json::Number(n) => {
             let limits = [
                 ("maximum", "is above the maximum"),
@@ -306,66 +271,206 @@ fn walk(value: &Json, schema: &Json, path: &mut Vec<String>, out: &mut Vec<Viola
             ];
             bounds(schema, n.as_f64().unwrap_or(0.0), limits, path, out);
         }
-        Json::Array(items) => {
-            if schema
-                .get("maxItems")
-                .and_then(Json::as_u64)
-                .is_some_and(|m| items.len() as u64 > m)
-            {
-                out.push(Violation {
-                    path: path.clone(),
-                    message: "has too many items".into(),
-                });
-            }
-            if let Some(item_schema) = schema.get("items") {
-                for (i, item) in items.iter().enumerate() {
-                    path.push(i.to_string());
-                    walk(item, item_schema, path, out);
-                    path.pop();
-                }
-            }
-        }
-        Json::Object(map) => {
-            for key in schema
-                .get("required")
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_str)
-            {
-                if !map.contains_key(key) {
-                    out.push(Violation {
-                        path: path.clone(),
-                        message: format!("required field `{key}` is missing"),
-                    });
-                }
-            }
-            if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true))
-                && schema.get("properties").is_none()
-            {
-                return;
-            }
-            let properties = schema.get("properties").and_then(Json::as_object);
-            let additional = schema.get("additionalProperties");
-            let preserve =
-                schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true));
-            for (key, child) in map {
-                path.push(key.clone());
-                if let Some(s) = properties.and_then(|p| p.get(key)) {
-                    walk(child, s, path, out);
-                } else if let Some(s) = additional.filter(|a| a.is_object()) {
-                    walk(child, s, path, out);
-                } else if !preserve
-                    && (properties.is_some() || additional == Some(&Json::Bool(false)))
-                {
-                    out.push(Violation {
-                        path: path.clone(),
-                        message: "unknown field".into(),
-                    });
-                }
-                path.pop();
-            }
-        }
+        Json::Array(items) => walk_array(items, schema, path, out),
+        Json::Object(map) => walk_object(map, schema, path, out),
         _ => {}
+    }
+}
+
+/// Structural CRDs use anyOf/oneOf for validation only; Kubernetes' own schemas for
+/// int-or-string and quantities: a value fits when any typed branch accepts it. The
+/// message when none does.
+fn no_alternative_fits(value: &Json, schema: &Json) -> Option<String> {
+    ["anyOf", "oneOf"].into_iter().find_map(|key| {
+        let Some(Json::Array(options)) = schema.get(key) else {
+            return None;
+        };
+        let typed = options.iter().any(|o| resolve(o).get("type").is_some());
+        (typed && !options.iter().any(|o| validate(value, o).is_empty()))
+            .then(|| format!("matches none of the allowed forms of {key}"))
+    })
+}
+
+/// The schema's `type`: one name or a list of them (none when it says nothing).
+fn declared_types(schema: &Json) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Json::String(t)) => vec![t.as_str()],
+        Some(Json::Array(ts)) => ts.iter().filter_map(Json::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The JSON type of `value`, as a schema's `type` names it.
+fn type_name(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+fn walk_string(s: &str, schema: &Json, path: &[String], out: &mut Vec<Violation>) {
+    if let Some(p) = schema.get("pattern").and_then(Json::as_str)
+        && !matches(p, s)
+    {
+        out.push(Violation {
+            path: path.to_vec(),
+            message: format!("\"{s}\" does not match {p}"),
+        });
+    }
+    let len = s.chars().count() as f64;
+    let limits = [("maxLength", "is too long"), ("minLength", "is too short")];
+    bounds(schema, len, limits, path, out);
+}
+
+fn walk_array(items: &[Json], schema: &Json, path: &mut Vec<String>, out: &mut Vec<Violation>) {
+    if schema
+        .get("maxItems")
+        .and_then(Json::as_u64)
+        .is_some_and(|m| items.len() as u64 > m)
+    {
+        out.push(Violation {
+            path: path.clone(),
+            message: "has too many items".into(),
+        });
+    }
+    if let Some(item_schema) = schema.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            path.push(i.to_string());
+            walk(item, item_schema, path, out);
+            path.pop();
+        }
+    }
+}
+
+fn walk_object(
+    map: &serde_json::Map<String, Json>,
+    schema: &Json,
+    path: &mut Vec<String>,
+    out: &mut Vec<Violation>,
+) {
+    for key in schema
+        .get("required")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+    {
+        if !map.contains_key(key) {
+            out.push(Violation {
+                path: path.clone(),
+                message: format!("required field `{key}` is missing"),
+            });
+        }
+    }
+    let preserve = schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Json::Bool(true));
+    let properties = schema.get("properties").and_then(Json::as_object);
+    if preserve && schema.get("properties").is_none() {
+        return;
+    }
+    let additional = schema.get("additionalProperties");
+    for (key, child) in map {
+        path.push(key.clone());
+        if let Some(s) = properties.and_then(|p| p.get(key)) {
+            walk(child, s, path, out);
+        } else if let Some(s) = additional.filter(|a| a.is_object()) {
+            walk(child, s, path, out);
+        } else if !preserve && (properties.is_some() || additional == Some(&Json::Bool(false))) {
+            out.push(Violation {
+                path: path.clone(),
+                message: "unknown field".into(),
+            });
+        }
+        path.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value as Json, json};
+
+    use super::validate;
+
+    /// Each violation as `path: message`.
+    fn found(value: Json, schema: Json) -> Vec<String> {
+        validate(&value, &schema)
+            .into_iter()
+            .map(|v| format!("{}: {}", v.path.join("."), v.message))
+            .collect()
+    }
+
+    fn object_schema() -> Json {
+        json!({
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5},
+                "replicas": {"type": "integer", "minimum": 1, "maximum": 3},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "port": {"x-kubernetes-int-or-string": true},
+                "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "size": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "note": {"type": "string", "nullable": true},
+                "both": {"allOf": [{"type": "object", "required": ["x"]}, {"type": "object", "required": ["y"]}]}
+            }
+        })
+    }
+
+    #[test]
+    fn every_keyword_reports_at_its_path() {
+        let value = json!({
+            "name": "Toolong",
+            "replicas": 9,
+            "mode": "c",
+            "port": true,
+            "tags": ["a", 1, "c"],
+            "labels": {"k": 2},
+            "size": [1],
+            "both": {},
+            "unknown": 1
+        });
+        assert_eq!(
+            found(value, object_schema()),
+            [
+                "name: \"Toolong\" does not match ^[a-z]+$",
+                "name: is too long (7, limit 5)",
+                "replicas: is above the maximum (9, limit 3)",
+                "mode: \"c\" is not one of [\"a\",\"b\"]",
+                "port: must be an integer or a string",
+                "tags: has too many items",
+                "tags.1: is number, must be string",
+                "labels.k: is number, must be string",
+                "size: matches none of the allowed forms of anyOf",
+                "both: required field `x` is missing",
+                "both: required field `y` is missing",
+                "unknown: unknown field",
+            ]
+        );
+        assert_eq!(
+            found(json!({}), object_schema()),
+            [": required field `name` is missing"]
+        );
+    }
+
+    #[test]
+    fn substitutions_nulls_preserved_fields_and_fitting_values_pass() {
+        let value = json!({
+            "name": "${NAME}",
+            "replicas": "${REPLICAS}",
+            "mode": "a",
+            "port": "http",
+            "tags": ["a"],
+            "labels": {"k": "v"},
+            "extra": {"anything": {"goes": 1}},
+            "size": "1Gi",
+            "note": null,
+            "both": {"x": 1, "y": 2}
+        });
+        assert_eq!(found(value, object_schema()), Vec::<String>::new());
     }
 }

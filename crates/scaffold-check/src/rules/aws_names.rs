@@ -184,4 +184,43 @@ mod tests {
             Some(("name_prefix".into(), "${var.name_prefix}".into()))
         );
     }
+
+    fn run_for_two(dev_prefix: &str, prod_prefix: &str) -> crate::Findings {
+        let main = "locals {\n  prefix = var.prefix\n}\n\nresource \"aws_iam_role\" \"karpenter\" {\n  name = \"${local.prefix}-karpenter\"\n}\n";
+        let dev_vars = format!("prefix = \"{dev_prefix}\"\n");
+        let prod_vars = format!("prefix = \"{prod_prefix}\"\n");
+        let repo = super::super::testing::repo(&[
+            ("envs/dev/infra/main.tf", main),
+            ("envs/dev/infra/terraform.tfvars", &dev_vars),
+            ("envs/prod/infra/main.tf", main),
+            ("envs/prod/infra/terraform.tfvars", &prod_vars),
+        ]);
+        let mut findings = crate::Findings::default();
+        run(
+            &repo,
+            &["dev".to_string(), "prod".to_string()],
+            &mut findings,
+        );
+        findings
+    }
+
+    #[test]
+    fn two_environments_resolving_to_one_role_name_are_found_in_the_second() {
+        let findings = run_for_two("shop", "shop");
+        assert_eq!(
+            super::super::testing::found(&findings, "tf.aws-name-shared"),
+            [("envs/prod/infra/main.tf".to_string(), 6)]
+        );
+        assert!(
+            findings.0[0].message.contains("shop-karpenter"),
+            "{:?}",
+            findings.0
+        );
+    }
+
+    #[test]
+    fn environments_whose_names_differ_pass() {
+        let findings = run_for_two("shop-dev", "shop-prod");
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
 }

@@ -188,3 +188,77 @@ fn kms(context: &Context, findings: &mut Findings) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_in_context};
+    use super::run;
+
+    fn ingress(extra: &str) -> String {
+        format!(
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  annotations:\n    alb.ingress.kubernetes.io/scheme: internet-facing\n    alb.ingress.kubernetes.io/listen-ports: '[{{\"HTTPS\":443}}]'\n{extra}spec:\n  ingressClassName: alb\n"
+        )
+    }
+
+    const SECRET: &str = "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: db\nspec:\n  data:\n    - secretKey: password\n      remoteRef:\n        key: shop/dev/db\n";
+
+    #[test]
+    fn an_https_alb_ingress_without_a_certificate_is_found_at_its_listen_ports() {
+        let web = ingress("");
+        let findings = run_in_context(&[("apps/ingress.yaml", &web)], run);
+        assert_eq!(
+            found(&findings, "ingress.certificate"),
+            [("apps/ingress.yaml".to_string(), 7)]
+        );
+    }
+
+    #[test]
+    fn an_https_alb_ingress_with_a_certificate_arn_passes() {
+        let web = ingress(
+            "    alb.ingress.kubernetes.io/certificate-arn: arn:aws:acm:eu-west-1:111122223333:certificate/x\n",
+        );
+        let findings = run_in_context(&[("apps/ingress.yaml", &web)], run);
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn a_remote_key_nothing_creates_is_found_and_one_terraform_creates_passes() {
+        let findings = run_in_context(&[("apps/secret.yaml", SECRET)], run);
+        assert_eq!(
+            found(&findings, "external-secret.remote-key"),
+            [("apps/secret.yaml".to_string(), 9)]
+        );
+        let created =
+            "resource \"aws_secretsmanager_secret\" \"db\" {\n  name = \"shop/${var.env}/db\"\n}\n";
+        let findings = run_in_context(
+            &[("apps/secret.yaml", SECRET), ("infra/secrets.tf", created)],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn s3_access_to_a_kms_encrypted_bucket_needs_the_key() {
+        let bucket = "resource \"aws_s3_bucket\" \"data\" {\n  bucket = \"d\"\n}\n\nresource \"aws_kms_key\" \"k\" {}\n\nresource \"aws_s3_bucket_server_side_encryption_configuration\" \"data\" {\n  bucket = aws_s3_bucket.data.id\n  rule {\n    apply_server_side_encryption_by_default {\n      sse_algorithm     = \"aws:kms\"\n      kms_master_key_id = aws_kms_key.k.arn\n    }\n  }\n}\n";
+        let policy = |actions: &str| {
+            format!(
+                "resource \"aws_iam_policy\" \"reader\" {{\n  policy = jsonencode({{\n    Statement = [{{\n      Action   = [{actions}]\n      Resource = [\"${{aws_s3_bucket.data.arn}}/*\"]\n    }}]\n  }})\n}}\n"
+            )
+        };
+        let without_key = policy("\"s3:GetObject\"");
+        let findings = run_in_context(
+            &[("infra/bucket.tf", bucket), ("infra/iam.tf", &without_key)],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "kms.key-access"),
+            [("infra/iam.tf".to_string(), 1)]
+        );
+        let with_key = policy("\"s3:GetObject\", \"kms:Decrypt\"");
+        let findings = run_in_context(
+            &[("infra/bucket.tf", bucket), ("infra/iam.tf", &with_key)],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

@@ -251,3 +251,81 @@ fn plain_vars(line: &str) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, layer, run_in_context};
+    use super::run;
+
+    fn release(valuesfrom: &str) -> String {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  chart:\n    spec:\n      chart: web\n  valuesFrom:\n{valuesfrom}"
+        )
+    }
+
+    const VALUES: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-values\n  namespace: apps\ndata:\n  values.yaml: |\n    replicas: 2\n";
+
+    #[test]
+    fn values_from_a_configmap_nothing_creates_or_without_the_key_is_found() {
+        let missing = release("    - kind: ConfigMap\n      name: web-values\n");
+        let findings = run_in_context(&[("apps/web.yaml", &missing)], run);
+        assert_eq!(
+            found(&findings, "bridge.values-from"),
+            [("apps/web.yaml".to_string(), 12)]
+        );
+        let other_key =
+            release("    - kind: ConfigMap\n      name: web-values\n      valuesKey: other.yaml\n");
+        let findings = run_in_context(
+            &[("apps/web.yaml", &other_key), ("apps/values.yaml", VALUES)],
+            run,
+        );
+        assert!(
+            findings.0[0].message.contains("other.yaml"),
+            "{:?}",
+            findings.0
+        );
+        assert_eq!(found(&findings, "bridge.values-from").len(), 1);
+    }
+
+    #[test]
+    fn values_from_a_configmap_with_the_key_or_optional_passes() {
+        let present = release("    - kind: ConfigMap\n      name: web-values\n");
+        let optional = release("    - kind: Secret\n      name: extra\n      optional: true\n");
+        let findings = run_in_context(
+            &[
+                ("apps/web.yaml", &present),
+                (
+                    "apps/other.yaml",
+                    &optional.replace("name: web\n", "name: other\n"),
+                ),
+                ("apps/values.yaml", VALUES),
+            ],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn a_variable_the_kustomization_does_not_provide_is_found_where_it_is_used() {
+        let apps = format!(
+            "{}  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-vars\n",
+            layer("apps", &[])
+        );
+        let vars = "resource \"kubernetes_config_map_v1\" \"vars\" {\n  metadata {\n    name      = \"cluster-vars\"\n    namespace = \"flux-system\"\n  }\n  data = {\n    CLUSTER_NAME = \"dev\"\n  }\n}\n";
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: apps\ndata:\n  cluster: ${CLUSTER_NAME}\n  region: ${AWS_REGION}\n";
+        let findings = run_in_context(
+            &[
+                ("clusters/apps.yaml", &apps),
+                ("apps/kustomization.yaml", "resources:\n  - cm.yaml\n"),
+                ("apps/cm.yaml", cm),
+                ("infra/vars.tf", vars),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "bridge.substitution"),
+            [("apps/cm.yaml".to_string(), 8)]
+        );
+        assert!(findings.0[0].message.contains("AWS_REGION"));
+    }
+}

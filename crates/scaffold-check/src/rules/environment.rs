@@ -130,3 +130,85 @@ fn shared_values(context: &Context, scope: &EnvironmentScope, findings: &mut Fin
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::context::Context;
+    use super::super::testing::{found, repo};
+    use super::run;
+    use crate::Findings;
+    use crate::model::EnvironmentScope;
+
+    const SECRET: &str = "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: db\n  namespace: apps\nspec:\n  data:\n    - secretKey: password\n      remoteRef:\n        key: ${ENV}/db\n";
+
+    fn scope(own: &str, values: &[(&str, &str)]) -> EnvironmentScope {
+        EnvironmentScope {
+            own: own.to_string(),
+            all: vec!["dev".to_string(), "prod".to_string()],
+            values: values
+                .iter()
+                .map(|(v, e)| (v.to_string(), e.to_string()))
+                .collect(),
+        }
+    }
+
+    fn findings_of(env: &str, files: &[(&str, &str)], values: &[(&str, &str)]) -> Findings {
+        let mut repo = repo(files);
+        repo.environment = Some(scope(env, values));
+        let mut findings = Findings::default();
+        run(&Context::new(&repo), &mut findings);
+        findings
+    }
+
+    fn vars(env: &str) -> String {
+        format!(
+            "resource \"kubernetes_config_map_v1_data\" \"vars\" {{\n  data = {{\n    ENV = \"{env}\"\n  }}\n}}\n"
+        )
+    }
+
+    #[test]
+    fn a_secret_key_under_another_environments_prefix_is_found() {
+        let infra = vars("prod");
+        let findings = findings_of(
+            "dev",
+            &[("apps/secret.yaml", SECRET), ("dev/infra/main.tf", &infra)],
+            &[],
+        );
+        assert_eq!(
+            found(&findings, "environment.secret-key"),
+            [("apps/secret.yaml".to_string(), 10)]
+        );
+    }
+
+    #[test]
+    fn a_secret_key_under_its_own_prefix_passes() {
+        let infra = vars("dev");
+        let findings = findings_of(
+            "dev",
+            &[("apps/secret.yaml", SECRET), ("dev/infra/main.tf", &infra)],
+            &[],
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn one_environments_value_in_a_shared_file_is_found_not_in_its_own() {
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  zone: dev.example.com\n";
+        let files = [("apps/cm.yaml", cm), ("dev/apps/cm.yaml", cm)];
+        let findings = findings_of("dev", &files, &[("dev.example.com", "dev")]);
+        assert_eq!(
+            found(&findings, "environment.shared-value"),
+            [("apps/cm.yaml".to_string(), 6)]
+        );
+    }
+
+    #[test]
+    fn a_repo_of_one_environment_is_not_judged() {
+        let mut findings = Findings::default();
+        run(
+            &Context::new(&repo(&[("apps/secret.yaml", SECRET)])),
+            &mut findings,
+        );
+        assert!(findings.0.is_empty());
+    }
+}

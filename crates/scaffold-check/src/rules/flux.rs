@@ -311,3 +311,84 @@ fn chart_versions(context: &Context, findings: &mut Findings) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, layer, run_in_context};
+    use super::run;
+
+    fn release(version: &str) -> String {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  chart:\n    spec:\n      chart: web\n      version: \"{version}\"\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n"
+        )
+    }
+
+    const REPOSITORY: &str = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: apps\nspec:\n  url: https://charts.example.com\n";
+
+    #[test]
+    fn a_missing_dependency_path_source_and_loose_version_are_found_at_their_lines() {
+        let apps = layer("apps", &["nowhere"]);
+        let web = release("1.x");
+        let findings = run_in_context(
+            &[("clusters/apps.yaml", &apps), ("charts/web.yaml", &web)],
+            run,
+        );
+        let at = |line| vec![(String::from("clusters/apps.yaml"), line)];
+        assert_eq!(found(&findings, "flux.depends-on"), at(14));
+        assert_eq!(found(&findings, "flux.path"), at(8));
+        assert_eq!(
+            found(&findings, "flux.source-ref"),
+            [("charts/web.yaml".to_string(), 11)]
+        );
+        assert_eq!(
+            found(&findings, "flux.chart-version"),
+            [("charts/web.yaml".to_string(), 10)]
+        );
+    }
+
+    #[test]
+    fn a_cycle_and_a_dependency_that_does_not_wait_are_found() {
+        let (a, b) = (layer("a", &["b"]), layer("b", &["a"]));
+        let findings = run_in_context(
+            &[
+                ("clusters/a.yaml", &a),
+                ("clusters/b.yaml", &b),
+                ("a/kustomization.yaml", "resources: []\n"),
+                ("b/kustomization.yaml", "resources: []\n"),
+            ],
+            run,
+        );
+        let cycle = found(&findings, "flux.cycle");
+        assert!(!cycle.is_empty(), "{:?}", findings.0);
+        assert!(cycle.iter().all(|(_, line)| *line == 13), "{cycle:?}");
+        assert_eq!(
+            found(&findings, "flux.wait"),
+            [
+                ("clusters/a.yaml".to_string(), 1),
+                ("clusters/b.yaml".to_string(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_ordered_pinned_graph_passes() {
+        let crds = format!("{}  wait: true\n", layer("crds", &[]));
+        let apps = layer("apps", &["crds"]);
+        let web = release("1.2.3");
+        let findings = run_in_context(
+            &[
+                ("clusters/crds.yaml", &crds),
+                ("clusters/apps.yaml", &apps),
+                ("crds/kustomization.yaml", "resources: []\n"),
+                (
+                    "apps/kustomization.yaml",
+                    "resources:\n  - web.yaml\n  - repo.yaml\n",
+                ),
+                ("apps/web.yaml", &web),
+                ("apps/repo.yaml", REPOSITORY),
+            ],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

@@ -275,161 +275,228 @@ pub fn run(context: &Context, findings: &mut Findings) {
         let Some(chart) = chart_of(context, release, namespace) else {
             continue;
         };
-        let (tree, origin) = if let Some(dir) = &chart.local_dir {
-            match local_tree(context.repo, dir) {
-                Some(t) => (t, format!("the chart in {dir}")),
-                None => continue,
+        let Some((tree, origin)) = chart_tree(context.repo, release, &chart, findings) else {
+            continue;
+        };
+        let judge = Judge {
+            release,
+            tree,
+            origin,
+        };
+        judge.inline_values(findings);
+        for (name, key) in values_configmaps(release) {
+            let via = format!(" (ConfigMap {name} key {key})");
+            judge.configmap_values(context, name, key, namespace, &via, findings);
+            judge.terraform_values(context.repo, name, key, namespace, &via, findings);
+        }
+    }
+}
+
+/// What the chart of `release` accepts and where that is known from: the chart kept in the
+/// repo, or the vendored values of its exact version. `None` when it cannot be known: a
+/// range or moving tag (`flux.chart-version` reports it), or a version not vendored (a
+/// `helm.values-unchecked` note).
+fn chart_tree(
+    repo: &Repo,
+    release: &Object,
+    chart: &ChartRef,
+    findings: &mut Findings,
+) -> Option<(Tree, String)> {
+    if let Some(dir) = &chart.local_dir {
+        return local_tree(repo, dir).map(|t| (t, format!("the chart in {dir}")));
+    }
+    let version = chart.version.as_deref().filter(|v| is_exact(v))?;
+    if let Some((tree, origin)) = vendored_tree(&chart.name, version) {
+        return Some((tree, format!("chart {} {version} ({origin})", chart.name)));
+    }
+    let others = vendored_versions(&chart.name);
+    let why = if others.is_empty() {
+        "its values are not known offline".to_string()
+    } else {
+        format!(
+            "scaffold vendors its values for {} only: run scripts/vendor-chart-values.py on this version",
+            others.join(", ")
+        )
+    };
+    let (file, doc) = release.source_of("spec/chart/spec/version");
+    findings.add(
+        "helm.values-unchecked",
+        file,
+        doc.line,
+        format!("HelmRelease {} values not checked: chart {} {version} is neither vendored nor kept in the repo ({why})", release.name, chart.name),
+    );
+    None
+}
+
+/// The ConfigMaps whose whole values document `release` reads (`valuesFrom` without a
+/// `targetPath`): their name and key.
+fn values_configmaps(release: &Object) -> Vec<(&str, &str)> {
+    release
+        .spec("valuesFrom")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|from| {
+            yaml::str_at(from, "kind") == Some("ConfigMap")
+                && yaml::str_at(from, "targetPath").is_none()
+        })
+        .filter_map(|from| {
+            let name = yaml::str_at(from, "name")?;
+            Some((
+                name,
+                yaml::str_at(from, "valuesKey").unwrap_or("values.yaml"),
+            ))
+        })
+        .collect()
+}
+
+/// A HelmRelease's values judged against what its chart accepts.
+struct Judge<'a> {
+    release: &'a Object,
+    tree: Tree,
+    /// Where the chart's values are known from, for messages.
+    origin: String,
+}
+
+impl Judge<'_> {
+    fn report(&self, findings: &mut Findings, file: &str, unknown: Unknown, via: &str) {
+        findings.add(
+            "helm.values",
+            file,
+            unknown.line,
+            format!(
+                "HelmRelease {} sets {}{}, which {} does not have{}: Helm ignores it",
+                self.release.name,
+                unknown.path.join("."),
+                via,
+                self.origin,
+                unknown.hint
+            ),
+        );
+    }
+
+    /// The release's inline `spec.values`.
+    fn inline_values(&self, findings: &mut Findings) {
+        let Some(values) = self.release.spec("values") else {
+            return;
+        };
+        let mut path = vec!["spec".to_string(), "values".to_string()];
+        let (file, doc) = self.release.source_of("spec/values");
+        let written = written_json(values, doc, &mut path);
+        for unknown in unknown_paths(&self.tree, &written) {
+            self.report(findings, file, unknown, "");
+        }
+    }
+
+    /// The values document under `key` of the repo's ConfigMap `namespace/name`.
+    fn configmap_values(
+        &self,
+        context: &Context,
+        name: &str,
+        key: &str,
+        namespace: &str,
+        via: &str,
+        findings: &mut Findings,
+    ) {
+        for (object, ns) in context.objects("ConfigMap") {
+            if object.name != name || ns != namespace {
+                continue;
             }
-        } else {
-            // A range or a moving tag names no one chart: `flux.chart-version` reports it.
-            let Some(version) = chart.version.as_deref().filter(|v| is_exact(v)) else {
+            let Some(text) = object
+                .value()
+                .get("data")
+                .and_then(|d| d.get(key))
+                .and_then(Json::as_str)
+            else {
                 continue;
             };
-            match vendored_tree(&chart.name, version) {
-                Some((t, origin)) => (t, format!("chart {} {version} ({origin})", chart.name)),
-                None => {
-                    let others = vendored_versions(&chart.name);
-                    let why = if others.is_empty() {
-                        "its values are not known offline".to_string()
-                    } else {
-                        format!(
-                            "scaffold vendors its values for {} only: run scripts/vendor-chart-values.py on this version",
-                            others.join(", ")
-                        )
-                    };
-                    let (file, doc) = release.source_of("spec/chart/spec/version");
-                    findings.add(
-                        "helm.values-unchecked",
-                        file,
-                        doc.line,
-                        format!("HelmRelease {} values not checked: chart {} {version} is neither vendored nor kept in the repo ({why})", release.name, chart.name),
-                    );
-                    continue;
-                }
-            }
-        };
-        let report = |findings: &mut Findings, file: &str, unknown: Unknown, from: &str| {
-            findings.add(
-                "helm.values",
-                file,
-                unknown.line,
-                format!(
-                    "HelmRelease {} sets {}{}, which {origin} does not have{}: Helm ignores it",
-                    release.name,
-                    unknown.path.join("."),
-                    from,
-                    unknown.hint
-                ),
-            );
-        };
-        if let Some(values) = release.spec("values") {
-            let mut path = vec!["spec".to_string(), "values".to_string()];
-            let (file, doc) = release.source_of("spec/values");
-            let written = written_json(values, doc, &mut path);
-            for unknown in unknown_paths(&tree, &written) {
-                report(findings, file, unknown, "");
+            let Ok(docs) = yaml::parse(text) else {
+                continue;
+            };
+            let Some(doc) = docs.first() else { continue };
+            let base = object.doc.line_of_key(key);
+            let written = written_json(&doc.value, doc, &mut Vec::new());
+            for mut unknown in unknown_paths(&self.tree, &written) {
+                unknown.line += base;
+                self.report(findings, &object.file, unknown, via);
             }
         }
-        for from in release
-            .spec("valuesFrom")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if yaml::str_at(from, "kind") != Some("ConfigMap") {
-                continue;
-            }
-            let Some(name) = yaml::str_at(from, "name") else {
-                continue;
-            };
-            let key = yaml::str_at(from, "valuesKey").unwrap_or("values.yaml");
-            if yaml::str_at(from, "targetPath").is_some() {
-                continue;
-            }
-            let via = format!(" (ConfigMap {name} key {key})");
-            for (object, ns) in context.objects("ConfigMap") {
-                if object.name != name || ns != namespace.as_str() {
-                    continue;
-                }
-                let Some(text) = object
-                    .value()
-                    .get("data")
-                    .and_then(|d| d.get(key))
-                    .and_then(Json::as_str)
-                else {
-                    continue;
-                };
-                let Ok(docs) = yaml::parse(text) else {
-                    continue;
-                };
-                let Some(doc) = docs.first() else { continue };
-                let base = object.doc.line_of_key(key);
-                let mut path = Vec::new();
-                let written = written_json(&doc.value, doc, &mut path);
-                for mut unknown in unknown_paths(&tree, &written) {
-                    unknown.line += base;
-                    report(findings, &object.file, unknown, &via);
-                }
-            }
-            for module in &context.repo.terraform {
-                for kind in ["kubernetes_config_map", "kubernetes_config_map_v1"] {
-                    for (file, label, body) in module.resources(kind) {
-                        let Some(metadata) = body.blocks().find(|b| b.identifier() == "metadata")
-                        else {
-                            continue;
-                        };
-                        let attr = |k: &str| {
-                            metadata
-                                .body()
-                                .attributes()
-                                .find(|a| a.key() == k)
-                                .and_then(|a| match a.expr() {
-                                    Expression::String(s) => Some(s.clone()),
-                                    _ => None,
-                                })
-                        };
-                        if attr("name").as_deref() != Some(name)
-                            || attr("namespace").as_deref().is_some_and(|n| n != namespace)
-                        {
-                            continue;
-                        }
-                        let Some(Expression::Object(data)) = body
-                            .attributes()
-                            .find(|a| a.key() == "data")
-                            .map(|a| a.expr())
-                        else {
-                            continue;
-                        };
-                        for (k, v) in data.iter() {
-                            let k = match k {
-                                ObjectKey::Expression(Expression::String(s)) => s.clone(),
-                                ObjectKey::Identifier(i) => i.to_string(),
-                                _ => continue,
-                            };
-                            if k != key {
-                                continue;
-                            }
-                            let Expression::FuncCall(call) = v else {
-                                continue;
-                            };
-                            if call.name.name.as_str() != "yamlencode" {
-                                continue;
-                            }
-                            let Some(arg) = call.args.first() else {
-                                continue;
-                            };
-                            let mut from_line =
-                                model::line_in(&file.text, &format!("\"{kind}\" \"{label}\""));
-                            let written = written_hcl(arg, &file.text, &mut from_line);
-                            for unknown in unknown_paths(&tree, &written) {
-                                report(findings, &file.path, unknown, &via);
-                            }
-                        }
+    }
+
+    /// The `yamlencode({...})` under `key` of the repo's Terraform ConfigMap
+    /// `namespace/name`.
+    fn terraform_values(
+        &self,
+        repo: &Repo,
+        name: &str,
+        key: &str,
+        namespace: &str,
+        via: &str,
+        findings: &mut Findings,
+    ) {
+        for module in &repo.terraform {
+            for kind in ["kubernetes_config_map", "kubernetes_config_map_v1"] {
+                for (file, label, body) in module.resources(kind) {
+                    if !names_configmap(body, name, namespace) {
+                        continue;
+                    }
+                    let Some(values) = yamlencoded(body, key) else {
+                        continue;
+                    };
+                    let mut from_line =
+                        model::line_in(&file.text, &format!("\"{kind}\" \"{label}\""));
+                    let written = written_hcl(values, &file.text, &mut from_line);
+                    for unknown in unknown_paths(&self.tree, &written) {
+                        self.report(findings, &file.path, unknown, via);
                     }
                 }
             }
         }
     }
+}
+
+/// Whether a Terraform ConfigMap's `metadata` names `name` in `namespace` (a namespace
+/// left out matches any).
+fn names_configmap(body: &hcl::Body, name: &str, namespace: &str) -> bool {
+    let Some(metadata) = body.blocks().find(|b| b.identifier() == "metadata") else {
+        return false;
+    };
+    let attr = |k: &str| {
+        metadata
+            .body()
+            .attributes()
+            .find(|a| a.key() == k)
+            .and_then(|a| match a.expr() {
+                Expression::String(s) => Some(s.clone()),
+                _ => None,
+            })
+    };
+    attr("name").as_deref() == Some(name)
+        && attr("namespace").as_deref().is_none_or(|n| n == namespace)
+}
+
+/// The argument of the `yamlencode(...)` a Terraform ConfigMap's `data` holds under `key`.
+fn yamlencoded<'a>(body: &'a hcl::Body, key: &str) -> Option<&'a Expression> {
+    let Some(Expression::Object(data)) = body
+        .attributes()
+        .find(|a| a.key() == "data")
+        .map(|a| a.expr())
+    else {
+        return None;
+    };
+    data.iter().find_map(|(k, v)| {
+        let k = match k {
+            ObjectKey::Expression(Expression::String(s)) => s.clone(),
+            ObjectKey::Identifier(i) => i.to_string(),
+            _ => return None,
+        };
+        match v {
+            Expression::FuncCall(call) if k == key && call.name.name.as_str() == "yamlencode" => {
+                call.args.first()
+            }
+            _ => None,
+        }
+    })
 }
 
 #[cfg(test)]
@@ -532,5 +599,120 @@ mod catalog {
             vendored_tree("podinfo", tag).is_some(),
             "podinfo {tag} has no schemas/charts data: run scripts/vendor-catalog-charts.sh"
         );
+    }
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::super::testing::{found, run_in_context};
+    use super::run;
+
+    const CHART_VALUES: &str = "replicas: 1\nservice:\n  port: 80\nextra: {}\n";
+
+    fn release(chart: &str, version: &str, values: &str) -> String {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: apps\nspec:\n  chart:\n    spec:\n      chart: {chart}\n      version: \"{version}\"\n{values}"
+        )
+    }
+
+    #[test]
+    fn an_inline_value_a_local_chart_lacks_is_found_at_its_line() {
+        let web = release(
+            "./charts/web",
+            "1.0.0",
+            "  values:\n    replicas: 2\n    service:\n      prot: 81\n    extra:\n      anything: 1\n",
+        );
+        let findings = run_in_context(
+            &[
+                ("apps/web.yaml", &web),
+                ("charts/web/values.yaml", CHART_VALUES),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "helm.values"),
+            [("apps/web.yaml".to_string(), 14)]
+        );
+        assert!(
+            findings.0[0].message.contains("service.prot"),
+            "{:?}",
+            findings.0
+        );
+    }
+
+    #[test]
+    fn values_from_a_configmap_and_from_terraform_are_checked_where_written() {
+        let web = release(
+            "./charts/web",
+            "1.0.0",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: web-values\n    - kind: ConfigMap\n      name: web-tf\n",
+        );
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-values\n  namespace: apps\ndata:\n  values.yaml: |\n    replicas: 2\n    replica: 3\n";
+        let tf = "resource \"kubernetes_config_map_v1\" \"web\" {\n  metadata {\n    name      = \"web-tf\"\n    namespace = \"apps\"\n  }\n  data = {\n    \"values.yaml\" = yamlencode({\n      service = {\n        port = 80\n        tls  = true\n      }\n    })\n  }\n}\n";
+        let findings = run_in_context(
+            &[
+                ("apps/web.yaml", &web),
+                ("apps/values.yaml", cm),
+                ("infra/web.tf", tf),
+                ("charts/web/values.yaml", CHART_VALUES),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "helm.values"),
+            [
+                ("apps/values.yaml".to_string(), 9),
+                ("infra/web.tf".to_string(), 10),
+            ]
+        );
+        assert!(
+            findings.0[0]
+                .message
+                .contains("ConfigMap web-values key values.yaml")
+        );
+    }
+
+    #[test]
+    fn vendored_charts_are_judged_at_their_pinned_version_and_others_are_noted() {
+        let known = release(
+            "aws-load-balancer-controller",
+            "3.5.0",
+            "  values:\n    clusterName: dev\n    clusterNmae: dev\n",
+        );
+        let findings = run_in_context(&[("addons/alb.yaml", &known)], run);
+        assert_eq!(
+            found(&findings, "helm.values"),
+            [("addons/alb.yaml".to_string(), 13)]
+        );
+        let unvendored = release(
+            "aws-load-balancer-controller",
+            "0.0.1",
+            "  values:\n    x: 1\n",
+        );
+        let findings = run_in_context(&[("addons/alb.yaml", &unvendored)], run);
+        assert_eq!(
+            found(&findings, "helm.values-unchecked"),
+            [("addons/alb.yaml".to_string(), 1)]
+        );
+        assert!(findings.0[0].message.contains("3.5.0"), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn values_the_chart_has_and_ranges_pass() {
+        let known = release(
+            "aws-load-balancer-controller",
+            "3.5.0",
+            "  values:\n    clusterName: dev\n",
+        );
+        let range = release(
+            "aws-load-balancer-controller",
+            "3.x",
+            "  values:\n    nope: 1\n",
+        );
+        let findings = run_in_context(
+            &[("addons/alb.yaml", &known), ("addons/range.yaml", &range)],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
     }
 }

@@ -223,3 +223,57 @@ fn placeholders(repo: &Repo, findings: &mut Findings) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_on};
+    use super::run;
+
+    #[test]
+    fn committed_state_keys_placeholders_and_markers_are_found_where_they_are() {
+        let findings = run_on(
+            &[
+                ("infra/terraform.tfstate", "{}"),
+                ("infra/notes.txt", "ok\nkey = AKIAABCDEFGHIJKLMNOP\n"),
+                ("apps/cm.yaml", "data:\n  host: REPLACE_ME\n"),
+                (
+                    "apps/x.yaml",
+                    "a: 1\n<<<<<<< ours\nb: 2\n=======\nb: 3\n>>>>>>> theirs\n",
+                ),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "repo.tracked-output"),
+            [("infra/terraform.tfstate".to_string(), 0)]
+        );
+        assert_eq!(
+            found(&findings, "repo.secrets"),
+            [("infra/notes.txt".to_string(), 2)]
+        );
+        assert_eq!(
+            found(&findings, "repo.placeholders"),
+            [("apps/cm.yaml".to_string(), 2)]
+        );
+        assert_eq!(
+            found(&findings, "repo.conflict-markers"),
+            [("apps/x.yaml".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn example_keys_flux_substitutions_and_go_templates_pass() {
+        let findings = run_on(
+            &[
+                (
+                    "README.md",
+                    "Use AKIAIOSFODNN7EXAMPLE; set REPLACE_ME later.\n",
+                ),
+                ("apps/cm.yaml", "data:\n  host: ${CLUSTER_NAME}\n"),
+                ("charts/x/templates/cm.yaml", "name: {{ .Values.name }}\n"),
+            ],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

@@ -285,4 +285,46 @@ mod tests {
         assert_eq!(rfc1918("UNKNOWN"), None);
         assert_eq!(rfc1918("fd00::/8"), None);
     }
+
+    fn instance_group(metadata: &str) -> String {
+        format!(
+            "apiVersion: kops.k8s.io/v1alpha2\nkind: InstanceGroup\nmetadata:\n  name: nodes\n  labels:\n    kops.k8s.io/cluster: {{{{ .clusterName }}}}\nspec:\n  role: Node\n  machineType: m6i.large\n  minSize: 1\n  maxSize: 3\n  subnets:\n    - eu-west-1a\n{metadata}"
+        )
+    }
+
+    fn findings_of(template: &str) -> crate::Findings {
+        super::super::testing::run_in_context(
+            &[
+                ("kops/ig.yaml", template),
+                ("kops/values.yaml", "clusterName: dev.example.com\n"),
+            ],
+            super::run,
+        )
+    }
+
+    #[test]
+    fn an_instance_group_without_imdsv2_is_found_at_its_kind() {
+        let findings = findings_of(&instance_group(""));
+        assert_eq!(
+            super::super::testing::found(&findings, "kops.imds"),
+            [("kops/ig.yaml".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn a_template_that_does_not_render_is_a_render_finding() {
+        let broken = instance_group("").replace("{{ .clusterName }}", "{{ if .clusterName }}");
+        let findings = findings_of(&broken);
+        let render = super::super::testing::found(&findings, "kops.render");
+        assert_eq!(render.len(), 1, "{:?}", findings.0);
+        assert_eq!(render[0].0, "kops/ig.yaml");
+    }
+
+    #[test]
+    fn an_instance_group_requiring_imdsv2_passes() {
+        let findings = findings_of(&instance_group(
+            "  instanceMetadata:\n    httpTokens: required\n    httpPutResponseHopLimit: 1\n",
+        ));
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
 }

@@ -82,3 +82,28 @@ fn check_command(words: &[&str], path: &str, line: usize, findings: &mut Finding
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_on};
+    use super::run;
+
+    #[test]
+    fn a_flag_the_pinned_tool_lacks_is_reported_at_its_line() {
+        let makefile =
+            "plan:\n\tterraform init -upgrade\n\tterraform plan -var-file=x.tfvars -bogus\n";
+        let findings = run_on(&[("infra/Makefile", makefile)], run);
+        assert_eq!(
+            found(&findings, "make.flags"),
+            [("infra/Makefile".to_string(), 3)]
+        );
+        assert!(findings.0[0].message.contains("-bogus"), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn known_flags_global_flags_and_unlisted_commands_pass() {
+        let makefile = "all:\n\tterraform -chdir=x plan -out=p && kops update cluster --yes --name n\n\tkubectl apply --whatever\nx: -not-a-recipe\n";
+        let findings = run_on(&[("Makefile", makefile)], run);
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

@@ -63,6 +63,64 @@ fn run_all(repo: &Repo, findings: &mut Findings) {
     helm_values::run(&context, findings);
 }
 
+/// What the rules' unit tests share: a repo of file texts, and the findings of one rule.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::Findings;
+    use crate::model::Repo;
+
+    /// The repo of these files (path, text).
+    pub fn repo(files: &[(&str, &str)]) -> Repo {
+        Repo::from_files(
+            files
+                .iter()
+                .map(|(path, text)| (path.to_string(), Some(text.to_string())))
+                .collect(),
+        )
+    }
+
+    /// Where `rule` found something: (file, line), in the order found.
+    pub fn found(findings: &Findings, rule: &str) -> Vec<(String, usize)> {
+        findings
+            .0
+            .iter()
+            .filter(|d| d.rule == rule)
+            .map(|d| (d.file.clone(), d.line))
+            .collect()
+    }
+
+    /// Findings `run` makes of the repo of these files.
+    pub fn run_on(files: &[(&str, &str)], run: impl Fn(&Repo, &mut Findings)) -> Findings {
+        let mut findings = Findings::default();
+        run(&repo(files), &mut findings);
+        findings
+    }
+
+    /// A Flux Kustomization `name` applying `./<name>` after the layers `after`.
+    pub fn layer(name: &str, after: &[&str]) -> String {
+        let depends: String = after.iter().map(|a| format!("    - name: {a}\n")).collect();
+        let depends = if depends.is_empty() {
+            String::new()
+        } else {
+            format!("  dependsOn:\n{depends}")
+        };
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./{name}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n{depends}"
+        )
+    }
+
+    /// Findings `run` makes of the repo's rule context.
+    pub fn run_in_context(
+        files: &[(&str, &str)],
+        run: impl Fn(&super::Context, &mut Findings),
+    ) -> Findings {
+        let repo = repo(files);
+        let mut findings = Findings::default();
+        run(&super::Context::new(&repo), &mut findings);
+        findings
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -224,3 +224,94 @@ fn owners(context: &Context, findings: &mut Findings) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::context::Context;
+    use super::super::testing::{found, layer, repo};
+    use super::run;
+    use crate::Findings;
+    use crate::facts::{CatalogFacts, ChartFacts};
+
+    const WIDGET: &str =
+        "apiVersion: example.team.io/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: apps\n";
+
+    const TEAM_CRDS: &str = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: team-crds\n  namespace: kube-system\nspec:\n  chart:\n    spec:\n      chart: team-crds\n      version: 1.0.0\n";
+
+    /// The catalog's word that the team's chart installs the Widget API.
+    fn facts() -> CatalogFacts {
+        let mut facts = CatalogFacts::default();
+        facts.insert(
+            "team-crds",
+            ChartFacts {
+                entry: "team-crds".into(),
+                provides: vec!["example.team.io".into()],
+                features: Vec::new(),
+            },
+        );
+        facts
+    }
+
+    fn findings_of(apps_after: &[&str], facts: CatalogFacts) -> Findings {
+        let apps = layer("apps", apps_after);
+        let addons = layer("addons", &[]);
+        let repo = repo(&[
+            ("clusters/apps.yaml", &apps),
+            ("clusters/addons.yaml", &addons),
+            ("apps/kustomization.yaml", "resources:\n  - widget.yaml\n"),
+            ("apps/widget.yaml", WIDGET),
+            ("addons/kustomization.yaml", "resources:\n  - crds.yaml\n"),
+            ("addons/crds.yaml", TEAM_CRDS),
+        ])
+        .with_catalog(facts);
+        let mut findings = Findings::default();
+        run(&Context::new(&repo), &mut findings);
+        findings
+    }
+
+    #[test]
+    fn a_group_no_layer_installs_by_the_given_facts_is_a_crd_provider_finding() {
+        let findings = findings_of(&["addons"], CatalogFacts::default());
+        assert_eq!(
+            found(&findings, "order.crd-provider"),
+            [("apps/widget.yaml".to_string(), 1)]
+        );
+        assert!(found(&findings, "order.crd").is_empty());
+    }
+
+    #[test]
+    fn a_group_the_facts_say_an_earlier_layer_installs_passes() {
+        let findings = findings_of(&["addons"], facts());
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn a_group_installed_by_a_layer_not_depended_on_is_found_with_the_layers_out_of_order() {
+        let findings = findings_of(&[], facts());
+        assert_eq!(
+            found(&findings, "order.crd"),
+            [("apps/widget.yaml".to_string(), 1)]
+        );
+        assert_eq!(
+            found(&findings, "order.layers"),
+            [("clusters/apps.yaml".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn a_known_chart_installed_twice_is_an_owner_finding() {
+        let release = |name: &str| {
+            format!(
+                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: kube-system\nspec:\n  chart:\n    spec:\n      chart: velero\n      version: 1.0.0\n"
+            )
+        };
+        let (first, second) = (release("velero"), release("velero-again"));
+        let repo = repo(&[("addons/a.yaml", &first), ("addons/b.yaml", &second)]);
+        let mut findings = Findings::default();
+        run(&Context::new(&repo), &mut findings);
+        assert_eq!(
+            found(&findings, "order.owner"),
+            [("addons/b.yaml".to_string(), 1)]
+        );
+    }
+}

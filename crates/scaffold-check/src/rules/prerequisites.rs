@@ -136,3 +136,119 @@ fn setting_line(release: &crate::model::Object, path: &str, value: &Json) -> usi
         None => doc.line_at(&keys),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::context::Context;
+    use super::super::testing::{found, layer, repo};
+    use super::run;
+    use crate::Findings;
+    use crate::facts::{CatalogFacts, ChartFacts, Feature, Needs, Trigger, Unavailable};
+
+    const GATEWAY: &str = "gateway.networking.k8s.io";
+
+    const DNS: &str = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: external-dns\n  namespace: kube-system\nspec:\n  chart:\n    spec:\n      chart: external-dns\n      version: 1.0.0\n  values:\n    sources:\n      - service\n      - gateway-httproute\n";
+
+    const GATEWAY_CRDS: &str = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gateway-crds\n  namespace: kube-system\nspec:\n  chart:\n    spec:\n      chart: gateway-crds\n      version: 1.0.0\n";
+
+    /// external-dns's `gateway-httproute` source watches the Gateway API (as the catalog
+    /// says), which the `gateway-crds` chart installs.
+    fn facts() -> CatalogFacts {
+        let mut facts = CatalogFacts::default();
+        facts.insert(
+            "external-dns",
+            ChartFacts {
+                entry: "external-dns".into(),
+                provides: Vec::new(),
+                features: vec![Feature {
+                    name: "gateway".into(),
+                    needs: Needs {
+                        api_groups: vec![GATEWAY.into()],
+                        addons: vec!["gateway-api".into()],
+                        answers: Vec::new(),
+                    },
+                    enabled_by: vec![Trigger {
+                        path: "sources".into(),
+                        any_of: vec!["gateway-httproute".into()],
+                    }],
+                }],
+            },
+        );
+        facts.insert(
+            "gateway-crds",
+            ChartFacts {
+                entry: "gateway-api".into(),
+                provides: vec![GATEWAY.into()],
+                features: Vec::new(),
+            },
+        );
+        facts
+    }
+
+    fn findings_of(addons_after: &[&str], facts: CatalogFacts) -> Findings {
+        let addons = layer("addons", addons_after);
+        let crds = layer("crds", &[]);
+        let repo = repo(&[
+            ("clusters/addons.yaml", &addons),
+            ("clusters/crds.yaml", &crds),
+            ("addons/kustomization.yaml", "resources:\n  - dns.yaml\n"),
+            ("addons/dns.yaml", DNS),
+            ("crds/kustomization.yaml", "resources:\n  - gateway.yaml\n"),
+            ("crds/gateway.yaml", GATEWAY_CRDS),
+        ])
+        .with_catalog(facts);
+        let mut findings = Findings::default();
+        run(&Context::new(&repo), &mut findings);
+        findings
+    }
+
+    #[test]
+    fn a_feature_whose_api_no_earlier_layer_installs_is_found_at_its_value() {
+        let findings = findings_of(&[], facts());
+        assert_eq!(
+            found(&findings, "order.watched-api"),
+            [("addons/dns.yaml".to_string(), 14)]
+        );
+        assert!(
+            findings.0[0].message.contains("add-addon gateway-api"),
+            "{:?}",
+            findings.0
+        );
+    }
+
+    #[test]
+    fn a_feature_after_the_layer_the_facts_say_installs_its_api_passes() {
+        let findings = findings_of(&["crds"], facts());
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn without_catalog_facts_no_feature_is_judged() {
+        let findings = findings_of(&[], CatalogFacts::default());
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn an_unavailable_catalog_is_a_check_catalog_note_on_the_record() {
+        let mut facts = CatalogFacts::default();
+        facts.unavailable = Some(Unavailable {
+            file: ".scaffold/answers.yaml".into(),
+            reason: "blueprint `team` 2.0.0 is not installed".into(),
+        });
+        let repo = repo(&[("README.md", "platform\n")]).with_catalog(facts);
+        let findings = crate::run(&repo, &crate::Filter::default());
+        let notes: Vec<_> = findings
+            .iter()
+            .filter(|d| d.rule == "check.catalog")
+            .map(|d| (d.file.as_str(), d.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            notes,
+            [(
+                ".scaffold/answers.yaml",
+                1,
+                "blueprint `team` 2.0.0 is not installed"
+            )]
+        );
+    }
+}

@@ -311,3 +311,61 @@ fn service_monitors(context: &Context, findings: &mut Findings) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_in_context};
+    use super::run;
+
+    const POOL: &str = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef:\n        group: karpenter.k8s.aws\n        kind: EC2NodeClass\n        name: default\n";
+
+    const CLASS: &str =
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\n";
+
+    const SECRET: &str = "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: db\n  namespace: apps\nspec:\n  secretStoreRef:\n    kind: SecretStore\n    name: aws\n";
+
+    const STORE: &str = "apiVersion: external-secrets.io/v1\nkind: SecretStore\nmetadata:\n  name: aws\n  namespace: apps\n";
+
+    #[test]
+    fn a_node_pool_and_an_external_secret_naming_nothing_are_found() {
+        let findings = run_in_context(
+            &[("karpenter/pool.yaml", POOL), ("apps/secret.yaml", SECRET)],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "ref.node-class"),
+            [("karpenter/pool.yaml".to_string(), 11)]
+        );
+        assert_eq!(
+            found(&findings, "ref.secret-store"),
+            [("apps/secret.yaml".to_string(), 9)]
+        );
+    }
+
+    #[test]
+    fn a_store_in_another_namespace_is_not_the_secrets_store() {
+        let elsewhere = STORE.replace("namespace: apps", "namespace: other");
+        let findings = run_in_context(
+            &[
+                ("apps/secret.yaml", SECRET),
+                ("apps/store.yaml", &elsewhere),
+            ],
+            run,
+        );
+        assert_eq!(found(&findings, "ref.secret-store").len(), 1);
+    }
+
+    #[test]
+    fn references_to_objects_the_repo_defines_pass() {
+        let findings = run_in_context(
+            &[
+                ("karpenter/pool.yaml", POOL),
+                ("karpenter/class.yaml", CLASS),
+                ("apps/secret.yaml", SECRET),
+                ("apps/store.yaml", STORE),
+            ],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

@@ -190,3 +190,69 @@ fn patch_files(context: &Context) -> BTreeSet<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_in_context};
+    use super::run;
+
+    const WIDGET: &str = "apiVersion: example.team.io/v1\nkind: Widget\nmetadata:\n  name: w\n";
+
+    #[test]
+    fn bad_yaml_removed_apis_invalid_fields_and_unknown_kinds_are_found() {
+        let findings = run_in_context(
+            &[
+                ("apps/broken.yaml", "a: [1\nb: 2\n"),
+                (
+                    "apps/old.yaml",
+                    "---\napiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: old\n",
+                ),
+                (
+                    "apps/cm.yaml",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  - not-a-map\n",
+                ),
+                ("apps/widget.yaml", WIDGET),
+            ],
+            run,
+        );
+        assert_eq!(found(&findings, "yaml.parse").len(), 1, "{:?}", findings.0);
+        assert_eq!(found(&findings, "yaml.parse")[0].0, "apps/broken.yaml");
+        assert_eq!(
+            found(&findings, "flux.api-removed"),
+            [("apps/old.yaml".to_string(), 2)]
+        );
+        assert_eq!(
+            found(&findings, "k8s.schema"),
+            [("apps/cm.yaml".to_string(), 5)]
+        );
+        assert_eq!(
+            found(&findings, "k8s.unknown-kind"),
+            [("apps/widget.yaml".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn valid_objects_crd_kinds_of_the_repo_and_patches_pass() {
+        let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.team.io\nspec:\n  group: example.team.io\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions: []\n";
+        let findings = run_in_context(
+            &[
+                (
+                    "apps/cm.yaml",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n",
+                ),
+                ("apps/widget.yaml", WIDGET),
+                ("crds/widget.yaml", crd),
+                (
+                    "apps/kustomization.yaml",
+                    "resources:\n  - cm.yaml\npatches:\n  - path: patch.yaml\n",
+                ),
+                (
+                    "apps/patch.yaml",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  - partial\n",
+                ),
+            ],
+            run,
+        );
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

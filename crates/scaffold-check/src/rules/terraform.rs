@@ -294,3 +294,58 @@ fn backend(module: &TfModule, findings: &mut Findings) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_on};
+    use super::run;
+
+    const PINNED: &str = "terraform {\n  backend \"s3\" {\n    bucket       = \"b\"\n    use_lockfile = true\n  }\n  required_providers {\n    aws = {\n      source  = \"hashicorp/aws\"\n      version = \"6.0.0\"\n    }\n  }\n}\n";
+
+    #[test]
+    fn undeclared_refs_unpinned_providers_and_unlocked_backends_are_found() {
+        let main = "terraform {\n  backend \"local\" {}\n}\n\nresource \"aws_s3_bucket\" \"logs\" {\n  bucket = var.missing\n}\n";
+        let findings = run_on(&[("infra/main.tf", main)], run);
+        assert_eq!(
+            found(&findings, "tf.refs"),
+            [("infra/main.tf".to_string(), 6)]
+        );
+        assert_eq!(
+            found(&findings, "tf.providers"),
+            [("infra/main.tf".to_string(), 5)]
+        );
+        assert_eq!(
+            found(&findings, "tf.backend"),
+            [("infra/main.tf".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn a_state_bucket_without_encryption_versioning_or_access_block_is_found() {
+        let main = format!(
+            "{PINNED}\nresource \"aws_s3_bucket\" \"state\" {{\n  bucket = \"team-state\"\n}}\n"
+        );
+        let findings = run_on(&[("infra/main.tf", &main)], run);
+        assert_eq!(
+            found(&findings, "tf.state-bucket"),
+            [("infra/main.tf".to_string(), 14)]
+        );
+        assert_eq!(findings.0.len(), 1, "{:?}", findings.0);
+    }
+
+    #[test]
+    fn a_module_that_does_not_parse_is_one_parse_finding() {
+        let findings = run_on(&[("infra/main.tf", "resource \"x\" {\n")], run);
+        assert_eq!(found(&findings, "tf.parse").len(), 1, "{:?}", findings.0);
+        assert_eq!(found(&findings, "tf.parse")[0].0, "infra/main.tf");
+    }
+
+    #[test]
+    fn a_pinned_locked_module_with_declared_refs_passes() {
+        let main = format!(
+            "{PINNED}\nvariable \"name\" {{}}\n\nlocals {{\n  tag = var.name\n}}\n\nresource \"aws_sqs_queue\" \"q\" {{\n  name = local.tag # var.commented_out\n}}\n"
+        );
+        let findings = run_on(&[("infra/main.tf", &main)], run);
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

@@ -163,3 +163,58 @@ fn check_module(repo: &Repo, module: &TfModule, findings: &mut Findings) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_on};
+    use super::run;
+
+    const VARIABLES: &str = "variable \"region\" {}\n\nvariable \"zone\" {\n  default = \"a\"\n}\n";
+
+    #[test]
+    fn an_undeclared_tfvars_key_and_an_unset_variable_are_found() {
+        let findings = run_on(
+            &[
+                ("infra/variables.tf", VARIABLES),
+                (
+                    "infra/terraform.tfvars",
+                    "zone = \"b\"\nregoin = \"eu-west-1\"\n",
+                ),
+            ],
+            run,
+        );
+        assert_eq!(
+            found(&findings, "tf.vars"),
+            [
+                ("infra/terraform.tfvars".to_string(), 2),
+                ("infra/variables.tf".to_string(), 1),
+            ]
+        );
+        assert!(findings.0[0].message.contains("region"), "{:?}", findings.0);
+    }
+
+    #[test]
+    fn values_from_tfvars_or_the_makefile_pass_and_a_module_nothing_runs_is_skipped() {
+        let given_by_tfvars = run_on(
+            &[
+                ("infra/variables.tf", VARIABLES),
+                ("infra/terraform.tfvars", "region = \"eu-west-1\"\n"),
+            ],
+            run,
+        );
+        assert!(given_by_tfvars.0.is_empty(), "{:?}", given_by_tfvars.0);
+        let given_by_make = run_on(
+            &[
+                ("infra/variables.tf", VARIABLES),
+                (
+                    "infra/Makefile",
+                    "plan:\n\tterraform plan -var region=eu-west-1\n",
+                ),
+            ],
+            run,
+        );
+        assert!(given_by_make.0.is_empty(), "{:?}", given_by_make.0);
+        let library = run_on(&[("modules/x/variables.tf", VARIABLES)], run);
+        assert!(library.0.is_empty(), "{:?}", library.0);
+    }
+}

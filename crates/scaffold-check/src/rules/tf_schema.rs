@@ -310,3 +310,34 @@ fn check_body(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{found, run_on};
+    use super::run;
+
+    #[test]
+    fn an_argument_and_a_type_the_vendored_provider_lacks_are_found() {
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  name        = \"q\"\n  no_such_arg = 1\n}\n\nresource \"aws_sqs_queeu\" \"r\" {\n}\n";
+        let findings = run_on(&[("infra/main.tf", main)], run);
+        assert_eq!(
+            found(&findings, "tf.schema"),
+            [
+                ("infra/main.tf".to_string(), 3),
+                ("infra/main.tf".to_string(), 6),
+            ]
+        );
+        assert!(
+            findings.0[1].message.contains("aws_sqs_queue"),
+            "a suggestion: {:?}",
+            findings.0
+        );
+    }
+
+    #[test]
+    fn arguments_the_provider_has_and_meta_arguments_pass() {
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  count = 1\n  name  = \"q\"\n  tags  = {}\n  lifecycle {\n    prevent_destroy = true\n  }\n}\n";
+        let findings = run_on(&[("infra/main.tf", main)], run);
+        assert!(findings.0.is_empty(), "{:?}", findings.0);
+    }
+}

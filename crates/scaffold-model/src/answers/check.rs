@@ -373,3 +373,178 @@ fn matches(pattern: &str, text: &str) -> std::result::Result<bool, String> {
     crate::pattern::is_match(pattern, text)
         .map_err(|e| format!("blueprint regex `{pattern}` does not compile: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::manifest::Delimiters;
+
+    /// A question of `kind` with the rules in `rules` (the manifest's field names).
+    fn question(kind: &str, rules: Json) -> Question {
+        let mut fields = json!({"key": "k", "prompt": "K", "type": kind});
+        if let (Some(fields), Json::Object(rules)) = (fields.as_object_mut(), rules) {
+            fields.extend(rules);
+        }
+        serde_json::from_value(fields).expect("a question")
+    }
+
+    /// Parses `text` for the question and validates it with `choices` and `answers`.
+    fn judge(
+        question: &Question,
+        text: &str,
+        choices: &[&str],
+        answers: &Answers,
+    ) -> Result<Json, String> {
+        let renderer = Renderer::new(&Delimiters::default(), []).expect("a renderer");
+        let choices: Vec<String> = choices.iter().map(|c| c.to_string()).collect();
+        let value = parse_text(question, text)?;
+        validate(question, value, &choices, answers, &renderer, &json!({}))
+    }
+
+    fn accepts(question: &Question, text: &str) -> Json {
+        judge(question, text, &[], &Answers::default()).expect("accepted")
+    }
+
+    fn refuses(question: &Question, text: &str) -> String {
+        judge(question, text, &[], &Answers::default()).expect_err("refused")
+    }
+
+    #[test]
+    fn strings_are_trimmed_and_held_to_length_pattern_and_emptiness() {
+        let name = question(
+            "string",
+            json!({"regex": "^[a-z][a-z0-9-]*$", "max_length": 8, "error": "lowercase letters, digits and -"}),
+        );
+        assert_eq!(accepts(&name, "  shop-1 "), json!("shop-1"));
+        assert_eq!(
+            refuses(&name, "Shop"),
+            "`Shop` lowercase letters, digits and -"
+        );
+        assert!(refuses(&name, "shop-platform").contains("13 characters long"));
+        assert_eq!(refuses(&name, ""), "must not be empty");
+        let optional = question("string", json!({"allow_empty": true}));
+        assert_eq!(accepts(&optional, ""), json!(""));
+        let branch = question("string", json!({"format": "git-branch"}));
+        assert!(refuses(&branch, "a..b").contains("not a valid git branch name"));
+        assert_eq!(accepts(&branch, "main"), json!("main"));
+    }
+
+    #[test]
+    fn ints_and_bools_parse_their_spellings_and_keep_to_range() {
+        let count = question("int", json!({"min": 1, "max": 5}));
+        assert_eq!(accepts(&count, "3"), json!(3));
+        assert_eq!(refuses(&count, "three"), "`three` is not a whole number");
+        assert_eq!(refuses(&count, "7"), "`7` is out of range 1..=5");
+        let flag = question("bool", json!({}));
+        assert_eq!(accepts(&flag, "Yes"), json!(true));
+        assert_eq!(accepts(&flag, "0"), json!(false));
+        assert!(refuses(&flag, "maybe").contains("is not a boolean"));
+    }
+
+    #[test]
+    fn choices_and_multi_choices_hold_to_the_offered_values() {
+        let mode = question("choice", json!({"choices": ["new", "existing"]}));
+        let answers = Answers::default();
+        assert_eq!(
+            judge(&mode, "new", &["new", "existing"], &answers),
+            Ok(json!("new"))
+        );
+        assert_eq!(
+            judge(&mode, "old", &["new", "existing"], &answers),
+            Err("`old` is not one of new, existing".to_string())
+        );
+        let numbers = question("choice", json!({"choices": [1, 3]}));
+        assert_eq!(judge(&numbers, "3", &["1", "3"], &answers), Ok(json!(3)));
+        let addons = question("multi-choice", json!({}));
+        let offered = ["a", "b"];
+        assert_eq!(
+            judge(&addons, "a, b", &offered, &answers),
+            Ok(json!(["a", "b"]))
+        );
+        assert_eq!(
+            judge(&addons, "a,a", &offered, &answers),
+            Err("`a` is listed twice".to_string())
+        );
+        assert_eq!(
+            judge(&addons, "[c]", &offered, &answers),
+            Err("`c` is not one of a, b".to_string())
+        );
+    }
+
+    #[test]
+    fn cidrs_and_cidr_lists_are_networks_within_the_prefix_bounds() {
+        let vpc = question(
+            "cidr",
+            json!({"min_prefix": 16, "max_prefix": 24, "not_overlapping": ["100.64.0.0/10"]}),
+        );
+        assert_eq!(accepts(&vpc, "10.0.0.0/16"), json!("10.0.0.0/16"));
+        assert_eq!(
+            refuses(&vpc, "10.0.0.1/16"),
+            "`10.0.0.1/16` has host bits set; the network is 10.0.0.0/16"
+        );
+        assert!(refuses(&vpc, "10.0.0.0/8").contains("between /16 and /24"));
+        assert_eq!(
+            refuses(&vpc, "100.64.0.0/16"),
+            "`100.64.0.0/16` overlaps 100.64.0.0/10"
+        );
+        assert!(refuses(&vpc, "ten").contains("not an IPv4 CIDR"));
+        let admins = question(
+            "list",
+            json!({"item_type": "cidr", "min_items": 1, "max_items": 2, "unique": true}),
+        );
+        assert_eq!(
+            accepts(&admins, "10.0.0.0/8,192.168.0.0/16"),
+            json!(["10.0.0.0/8", "192.168.0.0/16"])
+        );
+        assert_eq!(refuses(&admins, ""), "needs at least 1 item(s)");
+        assert!(refuses(&admins, "10.0.0.0/8,10.0.0.0/8").contains("listed twice"));
+        assert!(refuses(&admins, "[1.0.0.0/8, 2.0.0.0/8, 3.0.0.0/8]").contains("at most 2"));
+        assert!(refuses(&admins, "10.0.0.1/8").contains("host bits"));
+    }
+
+    #[test]
+    fn maps_parse_pairs_and_need_one_entry_per_listed_key() {
+        let subnets = question(
+            "map",
+            json!({"keys_from": "zones", "value_regex": "^subnet-[0-9a-f]+$", "value_error": "is not a subnet id"}),
+        );
+        let mut answers = Answers::default();
+        answers
+            .values
+            .insert("zones".into(), json!(["eu-west-1a", "eu-west-1b"]));
+        let judged = |text: &str| judge(&subnets, text, &[], &answers);
+        assert_eq!(
+            judged("eu-west-1a=subnet-1, eu-west-1b=subnet-2"),
+            Ok(json!({"eu-west-1a": "subnet-1", "eu-west-1b": "subnet-2"}))
+        );
+        assert_eq!(
+            judged("eu-west-1a=subnet-1"),
+            Err(
+                "needs exactly one entry per zones (eu-west-1a, eu-west-1b), got eu-west-1a"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            judged("{eu-west-1a: subnet-1, eu-west-1b: vpc-2}"),
+            Err("eu-west-1b: `vpc-2` is not a subnet id".to_string())
+        );
+        assert!(
+            judged("eu-west-1a")
+                .expect_err("not a pair")
+                .contains("is not key=value")
+        );
+    }
+
+    #[test]
+    fn values_file_entries_are_coerced_to_the_questions_type() {
+        let name = question("string", json!({}));
+        assert_eq!(from_yaml(&name, &json!(42)), Ok(json!("42")));
+        let count = question("int", json!({}));
+        assert_eq!(from_yaml(&count, &json!("4")), Ok(json!(4)));
+        let zones = question("list", json!({}));
+        assert_eq!(from_yaml(&zones, &json!([1, "b"])), Ok(json!(["1", "b"])));
+        assert_eq!(from_yaml(&zones, &json!("a,b")), Ok(json!(["a", "b"])));
+    }
+}

@@ -149,3 +149,168 @@ fn gather_shared(
         false,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn default_blueprint() -> (Blueprint, Renderer) {
+        let blueprint = Blueprint::load("default").expect("the default blueprint");
+        let renderer = crate::generate::renderer_for(&blueprint).expect("its renderer");
+        (blueprint, renderer)
+    }
+
+    fn builtins() -> Map<String, Json> {
+        let mut builtins = Map::new();
+        builtins.insert("target_dir_name".into(), json!("shop"));
+        builtins
+    }
+
+    /// The answers from `--set` pairs, `--values` entries and a record, with no prompter.
+    fn gathered(
+        set: &[(&str, &str)],
+        values: Json,
+        recorded: Json,
+    ) -> std::result::Result<Answers, String> {
+        let (blueprint, renderer) = default_blueprint();
+        let sources = Sources {
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            values: serde_json::from_value(values).expect("values"),
+            builtins: builtins(),
+            ..Sources::default()
+        };
+        let recorded: Map<String, Json> = serde_json::from_value(recorded).expect("record");
+        gather_over(&blueprint, &renderer, sources, &recorded).map_err(|e| e.to_string())
+    }
+
+    fn value<'a>(answers: &'a Answers, key: &str) -> &'a Json {
+        answers.values.get(key).unwrap_or(&Json::Null)
+    }
+
+    fn own<'a>(answers: &'a Answers, env: &str, key: &str) -> &'a Json {
+        let (_, own) = answers
+            .environments
+            .iter()
+            .find(|(name, _)| name == env)
+            .expect("the environment");
+        value(own, key)
+    }
+
+    #[test]
+    fn set_beats_values_beats_the_record_beats_the_default() {
+        let record = json!({"git_branch": "recorded"});
+        let values = json!({"git_branch": "from-values"});
+        let all = gathered(
+            &[("git_branch", "from-set")],
+            values.clone(),
+            record.clone(),
+        )
+        .expect("answers");
+        assert_eq!(value(&all, "git_branch"), &json!("from-set"));
+        let no_set = gathered(&[], values, record.clone()).expect("answers");
+        assert_eq!(value(&no_set, "git_branch"), &json!("from-values"));
+        let only_record = gathered(&[], json!({}), record).expect("answers");
+        assert_eq!(value(&only_record, "git_branch"), &json!("recorded"));
+        assert!(!only_record.defaulted.contains(&"git_branch".to_string()));
+        let defaults = gathered(&[], json!({}), json!({})).expect("answers");
+        assert_eq!(value(&defaults, "git_branch"), &json!("main"));
+        assert!(defaults.defaulted.contains(&"git_branch".to_string()));
+        // Defaults render over earlier answers and the built-ins.
+        assert_eq!(value(&defaults, "name"), &json!("shop"));
+        assert_eq!(
+            value(&defaults, "git_url"),
+            &json!("ssh://git@github.com/example-org/shop.git")
+        );
+    }
+
+    #[test]
+    fn a_bad_given_answer_names_its_key_and_source() {
+        let refused =
+            gathered(&[("name", "Shop")], json!({}), json!({})).expect_err("an uppercase name");
+        assert!(refused.contains("name"), "{refused}");
+        assert!(refused.contains("Shop"), "{refused}");
+        let unknown =
+            gathered(&[("nmae", "shop")], json!({}), json!({})).expect_err("an unknown key");
+        assert!(unknown.contains("nmae"), "{unknown}");
+    }
+
+    #[test]
+    fn each_environment_answers_its_own_questions_over_the_shared_answers() {
+        let answers = gathered(
+            &[
+                ("environments", "dev,prod"),
+                ("region", "eu-central-1"),
+                ("prod.region", "us-east-1"),
+            ],
+            json!({"dev": {"node_max": 4}}),
+            json!({}),
+        )
+        .expect("answers");
+        let names: Vec<&str> = answers
+            .environments
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(names, ["dev", "prod"]);
+        assert_eq!(own(&answers, "dev", "environment"), &json!("dev"));
+        assert_eq!(own(&answers, "prod", "environment"), &json!("prod"));
+        // ENV.KEY beats an answer for all; an answer for all beats the default.
+        assert_eq!(own(&answers, "prod", "region"), &json!("us-east-1"));
+        assert_eq!(own(&answers, "dev", "region"), &json!("eu-central-1"));
+        assert_eq!(own(&answers, "dev", "node_max"), &json!(4));
+        assert_eq!(own(&answers, "prod", "node_max"), &json!(10));
+        // Defaults render per environment: the zones follow each one's region.
+        assert_eq!(
+            own(&answers, "prod", "zones"),
+            &json!(["us-east-1a", "us-east-1b", "us-east-1c"])
+        );
+    }
+
+    #[test]
+    fn per_environment_answers_must_name_a_per_environment_question_and_environment() {
+        let shared = gathered(
+            &[("environments", "dev,prod"), ("dev.git_branch", "x")],
+            json!({}),
+            json!({}),
+        )
+        .expect_err("a shared question");
+        assert!(shared.contains("shared by every environment"), "{shared}");
+        let stranger = gathered(
+            &[
+                ("environments", "dev,prod"),
+                ("staging.region", "eu-west-2"),
+            ],
+            json!({}),
+            json!({}),
+        )
+        .expect_err("no such environment");
+        assert!(stranger.contains("not an environment"), "{stranger}");
+        let named = gathered(
+            &[("environments", "dev,prod"), ("environment", "dev")],
+            json!({}),
+            json!({}),
+        )
+        .expect_err("environment is each one's name");
+        assert!(named.contains("its own name"), "{named}");
+    }
+
+    #[test]
+    fn two_environments_may_not_share_a_distinct_answer() {
+        let clash = gathered(
+            &[
+                ("environments", "dev,prod"),
+                ("dev.dns_zone", "example.org"),
+                ("prod.dns_zone", "example.org"),
+            ],
+            json!({}),
+            json!({}),
+        )
+        .expect_err("one zone for two");
+        assert!(clash.contains("dns_zone"), "{clash}");
+    }
+}

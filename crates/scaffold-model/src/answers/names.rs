@@ -100,3 +100,87 @@ fn unshared(declared: &[AwsName], environments: &[(String, Answers)]) -> Result<
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::answers::Sources;
+
+    /// The default blueprint with `aws_names` replaced by one name rendered from `value`.
+    fn with_name(value: &str, max_length: usize) -> (Blueprint, Renderer) {
+        let mut blueprint = Blueprint::load("default").expect("the default blueprint");
+        blueprint.manifest.aws_names = vec![AwsName {
+            key: "prefix".into(),
+            resource: "IAM role prefix".into(),
+            value: value.into(),
+            max_length,
+        }];
+        let renderer = crate::generate::renderer_for(&blueprint).expect("its renderer");
+        (blueprint, renderer)
+    }
+
+    fn gathered(
+        blueprint: &Blueprint,
+        renderer: &Renderer,
+        set: &[(&str, &str)],
+    ) -> Result<Answers> {
+        let mut builtins = Map::new();
+        builtins.insert("target_dir_name".into(), json!("shop"));
+        let sources = Sources {
+            set: set
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            builtins,
+            ..Sources::default()
+        };
+        super::super::gather(blueprint, renderer, sources)
+    }
+
+    #[test]
+    fn each_environment_gets_its_names_from_its_own_answers() {
+        let (blueprint, renderer) = with_name("[[ name ]]-[[ environment ]]", 20);
+        let answers =
+            gathered(&blueprint, &renderer, &[("environments", "dev,prod")]).expect("answers");
+        let prefixes: Vec<(&str, &Json)> = answers
+            .environments
+            .iter()
+            .map(|(env, own)| (env.as_str(), &own.aws_names["prefix"]))
+            .collect();
+        assert_eq!(
+            prefixes,
+            [("dev", &json!("shop-dev")), ("prod", &json!("shop-prod"))]
+        );
+    }
+
+    #[test]
+    fn a_name_over_its_limit_is_refused_naming_the_environment() {
+        let (blueprint, renderer) = with_name("[[ name ]]-[[ environment ]]", 8);
+        let refused = gathered(&blueprint, &renderer, &[("environments", "dev,prod")])
+            .expect_err("shop-prod is 9 characters");
+        let message = refused.to_string();
+        assert!(
+            message.contains(
+                "environment `prod`: IAM role prefix `shop-prod` has 9 characters; AWS takes 1 to 8"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn two_environments_with_one_name_are_refused() {
+        let (blueprint, renderer) = with_name("[[ name ]]", 20);
+        let refused = gathered(&blueprint, &renderer, &[("environments", "dev,prod")])
+            .expect_err("one name for two");
+        let message = refused.to_string();
+        assert!(
+            message
+                .contains("environments `dev` and `prod` both name their IAM role prefix `shop`"),
+            "{message}"
+        );
+        let single = gathered(&blueprint, &renderer, &[("environments", "prod")]).expect("answers");
+        assert_eq!(single.environments[0].1.aws_names["prefix"], json!("shop"));
+    }
+}
