@@ -18,6 +18,7 @@ use crate::yaml::Places;
 
 mod digest;
 pub mod facts;
+mod resolve;
 mod source;
 pub use source::{EMBEDDED_ORIGIN, available, embedded_names, search_path};
 use source::{Layer, read_layer};
@@ -146,11 +147,13 @@ impl Blueprint {
     }
 
     /// `found`: what is already known wrong with the layer; the manifest's independent
-    /// entries are each checked, and every one wrong is reported together.
+    /// entries are each checked, and every one wrong is reported together. A pipeline of
+    /// named passes (`resolve.rs`): the layer's versions, the base it extends, its
+    /// removals, its files laid over the base's, its executables and `replaces`, then the
+    /// merged manifest and what only the whole chain can check.
     fn resolve(layer: Layer, base: Option<Blueprint>, mut found: Vec<Located>) -> Result<Self> {
-        let manifest_file = layer.manifest_file();
-        let text = layer.text().to_string();
-        let manifest_source = text.clone().into_bytes();
+        let places = resolve::ManifestPlaces::of(&layer);
+        let manifest_source = places.text.clone().into_bytes();
         let Layer {
             manifest,
             tree,
@@ -160,56 +163,11 @@ impl Blueprint {
             content,
             ..
         } = layer;
-        let at_key = |key: &str, message: String| {
-            Located::new(manifest_file.clone(), Places::of(&text).at(&[key]), message)
-        };
-        for (key, value) in [
-            ("version", Some(&manifest.version)),
-            (
-                "min_scaffold_version",
-                manifest.min_scaffold_version.as_ref(),
-            ),
-        ] {
-            if let Some(value) = value
-                && !crate::version::is_exact(value)
-            {
-                found.push(at_key(
-                    key,
-                    format!(
-                        "{key}: `{value}` is not a version MAJOR.MINOR.PATCH (e.g. `{}`)",
-                        crate::version::completed(value)
-                    ),
-                ));
-            }
-        }
-        if let Some(min) = &manifest.min_scaffold_version
-            && crate::version::tuple(min) > crate::version::tuple(env!("CARGO_PKG_VERSION"))
-        {
-            found.push(at_key(
-                "min_scaffold_version",
-                format!(
-                    "min_scaffold_version: the blueprint needs scaffold {min} or newer (this is {}); update scaffold",
-                    env!("CARGO_PKG_VERSION")
-                ),
-            ));
-        }
+        resolve::check_versions(&manifest, &places, &mut found);
         let label = format!("{} {} ({origin})", manifest.name, manifest.version);
-        let at = |section: &str, key: &str, message: String| {
-            let places = Places::of(&text);
-            let place = match section {
-                "questions" => places.item_field(section, "key", key, "after"),
-                _ => None,
-            };
-            Located::new(
-                manifest_file.clone(),
-                place.unwrap_or_else(|| places.section_key(section, key)),
-                message,
-            )
-        };
         let base_id = base.as_ref().map(Blueprint::id);
         let digest = known_digest.map_or_else(|| layer_digest(&tree), String::from);
         let content_digest = content_digest(content.as_deref(), &origin, &digest, base.as_ref());
-        let base_removed = base.as_ref().map(|b| b.removed.clone()).unwrap_or_default();
         // Addons this chain removed: other entries may still name them (`values_when`,
         // feature needs), which then never apply.
         let mut removed_addons: BTreeSet<String> = base
@@ -217,313 +175,48 @@ impl Blueprint {
             .map(|b| b.catalog.removed().clone())
             .unwrap_or_default();
         removed_addons.extend(manifest.remove_addons.iter().cloned());
-        let (mut merged_tree, mut origins, merged, mut executable, mut patches, mut overridden) =
-            match base {
-                Some(base) => {
-                    let mut tree = FileTree::new();
-                    for (prefix, t) in base.template_trees() {
-                        for (path, bytes) in t {
-                            tree.insert(format!("{prefix}{path}"), bytes.clone());
-                        }
-                    }
-                    for entry in base.catalog.entries() {
-                        tree.insert(
-                            format!("addons/{}.yaml", entry.spec.name),
-                            entry.source().to_vec(),
-                        );
-                    }
-                    (
-                        tree,
-                        base.origins,
-                        Some(base.manifest),
-                        base.executable,
-                        base.patches,
-                        base.overrides,
-                    )
-                }
-                None => Default::default(),
-            };
-        // The trees after this layer, so its patches may target the files of any of them.
-        let tree_specs = match &merged {
-            Some(base) => crate::manifest::merge_trees(base, &manifest.trees),
-            None => manifest.trees.clone(),
+        let (mut merged, base_manifest) = merged_base(base);
+        let laying = resolve::Laying {
+            manifest: &manifest,
+            label: &label,
+            origin: &origin,
+            places: &places,
+            tree_prefixes: resolve::tree_prefixes(base_manifest.as_ref(), &manifest),
         };
-        let tree_prefixes: Vec<String> = if tree_specs.is_empty() {
-            manifest.tree_specs()
-        } else {
-            tree_specs
-        }
-        .iter()
-        .map(TreeSpec::prefix)
-        .collect();
-        let mut removed_files = base_removed;
-        for pattern in &manifest.remove_files {
-            let removed = match overrides::matching(&merged_tree, pattern) {
-                Ok(removed) => removed,
-                Err(m) => {
-                    found.push(at("remove_files", pattern, format!("remove_files: {m}")));
-                    continue;
-                }
-            };
-            if removed.is_empty() {
-                found.push(at(
-                    "remove_files",
-                    pattern,
-                    format!(
-                        "remove_files: `{pattern}` matches no file of the base blueprint{}",
-                        crate::suggest::did_you_mean(
-                            pattern,
-                            merged_tree.keys().map(String::as_str)
-                        )
-                    ),
-                ));
-                continue;
-            }
-            // Each alternative of a brace glob must match on its own: one matching nothing
-            // (an `[[ environment ]]` segment, a character class) would go unnoticed.
-            let alternatives = overrides::alternatives(pattern);
-            for alternative in alternatives.iter().filter(|_| alternatives.len() > 1) {
-                if overrides::glob_matching(&merged_tree, alternative).is_ok_and(|m| m.is_empty()) {
-                    let hint = match alternative.contains('[') {
-                        true => {
-                            " (`[` starts a character class: write `*` for an `[[ environment ]]` segment)"
-                        }
-                        false => "",
-                    };
-                    found.push(at(
-                        "remove_files",
-                        pattern,
-                        format!("remove_files: `{pattern}`: its alternative `{alternative}` matches no file of the base blueprint{hint}"),
-                    ));
-                }
-            }
-            for path in removed {
-                removed_files.insert(path.clone(), label.clone());
-                merged_tree.remove(&path);
-                origins.remove(&path);
-                patches.remove(overrides::output_of(&path));
-            }
-        }
-        for name in &manifest.remove_addons {
-            let path = format!("addons/{name}.yaml");
-            if merged_tree.remove(&path).is_none() {
-                found.push(at(
-                    "remove_addons",
-                    name,
-                    format!("remove_addons: `{name}` is not an addon of the base blueprint"),
-                ));
-                continue;
-            }
-            origins.remove(&path);
-        }
-        // An addon that stays but depends on one this layer removed: the layer's line is
-        // the one to change, not the inherited entry's `depends_on`.
-        for name in &manifest.remove_addons {
-            let dependant = merged_tree.iter().find_map(|(path, bytes)| {
-                let entry = path.strip_prefix("addons/")?.strip_suffix(".yaml")?;
-                let parsed: serde_json::Value = crate::yaml::from_slice(bytes).ok()?;
-                let needs = crate::json::strings(parsed.get("depends_on"));
-                needs.contains(name).then(|| entry.to_string())
-            });
-            if let Some(dependant) = dependant {
-                found.push(at(
-                    "remove_addons",
-                    name,
-                    format!(
-                        "remove_addons: `{name}` is a dependency of `{dependant}` (its depends_on), which stays: remove `{dependant}` too, or keep `{name}`"
-                    ),
-                ));
-            }
-        }
-        let mut tests = FileTree::new();
-        for (path, bytes) in tree {
-            if path == "blueprint.yaml" {
-                continue;
-            }
-            if let Some(test) = path.strip_prefix("tests/") {
-                tests.insert(test.to_string(), bytes);
-                continue;
-            }
-            if let Some(stem) = path.strip_suffix(".patch.yml") {
-                found.push(Located::new(
-                    format!("{origin}/{path}"),
-                    (1, 1),
-                    format!(
-                        "a patch ends in `{}`, this one would be copied as a file: rename it to `{stem}{}`",
-                        overrides::PATCH_SUFFIX,
-                        overrides::PATCH_SUFFIX
-                    ),
-                ));
-                continue;
-            }
-            if let Some(target) = overrides::patch_target(&path, &tree_prefixes)
-                && let Some(output) = target.strip_suffix(".tera")
-            {
-                found.push(Located::new(
-                    format!("{origin}/{path}"),
-                    (1, 1),
-                    format!(
-                        "a patch is named after the file's output, not its template: rename it to `{output}{}`",
-                        overrides::PATCH_SUFFIX
-                    ),
-                ));
-                continue;
-            }
-            if let Some(target) = overrides::patch_target(&path, &tree_prefixes) {
-                let Some(base_path) = overrides::source_of(&merged_tree, target) else {
-                    found.push(Located::new(
-                        format!("{origin}/{path}"),
-                        (1, 1),
-                        format!(
-                            "patches `{target}`, which no inherited file writes{}",
-                            crate::suggest::did_you_mean(
-                                target,
-                                merged_tree.keys().map(|k| overrides::output_of(k))
-                            )
-                        ),
-                    ));
-                    continue;
-                };
-                let base_label = origins.get(&base_path).cloned().unwrap_or_default();
-                let base_bytes = merged_tree.get(&base_path).cloned().unwrap_or_default();
-                overridden.insert(
-                    base_path.clone(),
-                    Override::patched(
-                        &label,
-                        &base_label,
-                        &base_path,
-                        &base_bytes,
-                        overrides::recorded_digest(&manifest.replaces, &base_path, &path),
-                    ),
-                );
-                patches
-                    .entry(target.to_string())
-                    .or_default()
-                    .push((path.clone(), bytes));
-                origins.insert(path, label.clone());
-                continue;
-            }
-            // A child file replaces the inherited one that writes the same output,
-            // whether or not either is a template.
-            let output = overrides::output_of(&path).to_string();
-            for inherited in [output.clone(), format!("{output}.tera")] {
-                if let Some(old) = merged_tree.remove(&inherited) {
-                    let base_label = origins.remove(&inherited).unwrap_or_default();
-                    overridden.insert(
-                        path.clone(),
-                        Override::replaced(
-                            &label,
-                            &base_label,
-                            &inherited,
-                            &old,
-                            overrides::recorded_digest(&manifest.replaces, &inherited, &path),
-                        ),
-                    );
-                    executable.remove(&inherited);
-                }
-            }
-            if executable_on_disk.contains(&path) {
-                executable.insert(path.clone());
-            }
-            origins.insert(path.clone(), label.clone());
-            merged_tree.insert(path, bytes);
-        }
-        for glob in &manifest.executable {
-            let globs = std::slice::from_ref(glob);
-            let mut matched = false;
-            for path in merged_tree.keys() {
-                // `*.sh` means the scripts written, `x.sh.tera` included.
-                if overrides::matches_any(globs, path)
-                    || overrides::matches_any(globs, overrides::output_of(path))
-                {
-                    executable.insert(path.clone());
-                    matched = true;
-                }
-            }
-            if !matched {
-                found.push(at(
-                    "executable",
-                    glob,
-                    format!(
-                        "executable: `{glob}` matches no file of the blueprint{}",
-                        crate::suggest::did_you_mean(
-                            glob,
-                            merged_tree.keys().map(|k| overrides::output_of(k))
-                        )
-                    ),
-                ));
-            }
-        }
+        merged.remove_files(&laying, &mut found);
+        merged.remove_addons(&laying, &mut found);
+        let tests = merged.lay_over(tree, &executable_on_disk, &laying, &mut found);
+        merged.mark_executable(&laying, &mut found);
         if let Err((key, message)) =
-            overrides::check_replaces(&manifest.replaces, &overridden, &label, &merged_tree)
+            overrides::check_replaces(&manifest.replaces, &merged.overrides, &label, &merged.tree)
         {
-            found.push(at("replaces", &key, message));
+            found.push(places.at("replaces", &key, message));
         }
         if !found.is_empty() {
             return Err(Error::located_all(found));
         }
-        let mut manifest = match merged {
+        let mut manifest = match base_manifest {
             Some(base) => merge_manifests(base, manifest)
-                .map_err(|e| Error::Located(at(e.section, &e.key, e.message)))?,
+                .map_err(|e| Error::Located(places.at(e.section, &e.key, e.message)))?,
             None => manifest,
         };
-        let name = manifest.name.clone();
-        for migration in &mut manifest.migrations {
-            migration.blueprint.get_or_insert_with(|| name.clone());
-            if migration.blueprint.as_deref() != Some(name.as_str()) {
-                continue; // a base's, checked when the base loaded
-            }
-            if !crate::version::is_exact(&migration.version) {
-                return Err(Error::Located(at_key(
-                    "migrations",
-                    format!(
-                        "migrations: version `{}` is not MAJOR.MINOR.PATCH",
-                        migration.version
-                    ),
-                )));
-            }
-            let keys: Vec<&str> = manifest.questions.iter().map(|q| q.key.as_str()).collect();
-            let targets = migration
-                .rename
-                .values()
-                .chain(migration.values.keys())
-                .find(|k| !keys.contains(&k.as_str()));
-            if let Some(target) = targets {
-                return Err(Error::Located(Located::new(
-                    manifest_file.clone(),
-                    {
-                        let places = Places::of(&text);
-                        places
-                            .item("migrations", "version", &migration.version)
-                            .and_then(|item| item.find_scalar(target))
-                            .map_or_else(|| places.at(&["migrations"]), |at| at.pair())
-                    },
-                    format!(
-                        "migrations {}: `{target}` is not a question of the blueprint{}",
-                        migration.version,
-                        crate::suggest::did_you_mean(target, keys.iter().copied())
-                    ),
-                )));
-            }
-        }
+        resolve::check_migrations(&mut manifest, &places)?;
         // An embedded layer cannot change after the build: its templates' scopes are
         // checked by a test (`embedded_manifests_read_only_their_scope`), not on every run.
-        let embedded = origin.starts_with(source::EMBEDDED_ORIGIN);
-        let findings = match embedded {
-            true => Vec::new(),
-            false => crate::scope::manifest_findings(&manifest, &text, &manifest_file),
-        };
-        if !findings.is_empty() {
-            return Err(Error::located_all(findings));
+        if !origin.starts_with(source::EMBEDDED_ORIGIN) {
+            let findings = crate::scope::manifest_findings(&manifest, &places.text, &places.file);
+            if !findings.is_empty() {
+                return Err(Error::located_all(findings));
+            }
         }
-        let trees = render_trees(&manifest, &mut merged_tree)
-            .map_err(|(dir, message)| Error::Located(at("trees", &dir, message)))?;
+        let trees = render_trees(&manifest, &mut merged.tree)
+            .map_err(|(dir, message)| Error::Located(places.at("trees", &dir, message)))?;
         check_environments(&manifest)
-            .map_err(|message| Error::Located(at_key("environments_answer", message)))?;
-        let partials = take_subtree(&mut merged_tree, "partials/");
+            .map_err(|message| Error::Located(places.at_key("environments_answer", message)))?;
+        let partials = take_subtree(&mut merged.tree, "partials/");
         let catalog = Catalog::from_tree(
             &origin,
-            &take_subtree(&mut merged_tree, "addons/"),
+            &take_subtree(&mut merged.tree, "addons/"),
             removed_addons,
         )?;
         Ok(Blueprint {
@@ -531,16 +224,16 @@ impl Blueprint {
             trees,
             partials,
             catalog,
-            origins,
+            origins: merged.origins,
             origin,
             tests,
-            executable,
-            patches,
-            overrides: overridden,
+            executable: merged.executable,
+            patches: merged.patches,
+            overrides: merged.overrides,
             base: base_id,
             manifest_source,
             digest,
-            removed: removed_files,
+            removed: merged.removed,
             content_digest,
         })
     }
@@ -740,6 +433,35 @@ fn take_subtree(tree: &mut FileTree, prefix: &str) -> FileTree {
     }
     tree.append(&mut after);
     taken
+}
+
+/// The base's files and records (nothing for a blueprint that extends none), and its
+/// manifest to merge this layer's into.
+fn merged_base(base: Option<Blueprint>) -> (resolve::Merged, Option<Manifest>) {
+    let Some(base) = base else {
+        return (resolve::Merged::default(), None);
+    };
+    let mut tree = FileTree::new();
+    for (prefix, t) in base.template_trees() {
+        for (path, bytes) in t {
+            tree.insert(format!("{prefix}{path}"), bytes.clone());
+        }
+    }
+    for entry in base.catalog.entries() {
+        tree.insert(
+            format!("addons/{}.yaml", entry.spec.name),
+            entry.source().to_vec(),
+        );
+    }
+    let merged = resolve::Merged {
+        tree,
+        origins: base.origins,
+        executable: base.executable,
+        patches: base.patches,
+        overrides: base.overrides,
+        removed: base.removed,
+    };
+    (merged, Some(base.manifest))
 }
 
 #[cfg(test)]
