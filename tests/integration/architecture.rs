@@ -14,7 +14,6 @@ const LEFT_TO_MEND: &[&str] = &[
     "scaffold: src/commands/new.rs: fn run",
     "scaffold: src/commands/update/mod.rs: fn run",
     "scaffold-core: crates/scaffold-core/src/update.rs: fn prepare",
-    "scaffold-model: crates/scaffold-model/src/manifest.rs: fn merge_manifests",
 ];
 
 /// A problem line without what moves as code changes (line numbers, lengths, the rest of

@@ -436,100 +436,18 @@ pub struct MergeError {
 
 /// The child's questions replace same-key questions in place and are appended otherwise
 /// (or placed `after` a named one); everything else the child sets wins.
-pub fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, MergeError> {
+pub fn merge_manifests(base: Manifest, mut child: Manifest) -> Result<Manifest, MergeError> {
     let trees = merge_trees(&base, &child.trees);
-    let mut questions = base.questions;
-    let own_keys: Vec<String> = child.questions.iter().map(|q| q.key.clone()).collect();
-    let has_environments = child
+    let environments_answer = child
         .environments_answer
-        .as_ref()
-        .or(base.environments_answer.as_ref())
-        .is_some();
-    for mut question in child.questions {
-        let after = question.after.take();
-        let existing = questions.iter().position(|q| q.key == question.key);
-        // Each environment answers `environment` with its own name; a layer's question
-        // would give question defaults another value than the environment's trees see.
-        if has_environments && existing.is_some() && question.key == ENVIRONMENT {
-            return Err(MergeError {
-                section: "questions",
-                key: question.key.clone(),
-                message: format!(
-                    "question `{}` replaces the inherited one, which each environment answers with its own name: remove it, and restrict the environment names with `item_regex` on `{}` instead",
-                    question.key,
-                    child
-                        .environments_answer
-                        .as_deref()
-                        .or(base.environments_answer.as_deref())
-                        .unwrap_or_default()
-                ),
-            });
-        }
-        let slot = match (&after, existing) {
-            (None, Some(i)) => {
-                questions[i] = question;
-                continue;
-            }
-            (None, None) => questions.len(),
-            (Some(anchor), _) => {
-                if let Some(i) = existing {
-                    questions.remove(i);
-                }
-                let keys = questions.iter().map(|q| q.key.as_str());
-                let hint = crate::suggest::did_you_mean(anchor, keys);
-                if *anchor == question.key {
-                    return Err(MergeError {
-                        section: "questions",
-                        key: question.key.clone(),
-                        message: format!(
-                            "question `{}`: after: names the question itself; name the question it is asked after (one before it, or an inherited one)",
-                            question.key
-                        ),
-                    });
-                }
-                let later_own =
-                    own_keys.contains(anchor) && !questions.iter().any(|q| &q.key == anchor);
-                if later_own {
-                    return Err(MergeError {
-                        section: "questions",
-                        key: question.key.clone(),
-                        message: format!(
-                            "question `{}`: after: `{anchor}` is a question of this layer listed below `{}`; list `{}` after `{anchor}` instead",
-                            question.key, question.key, question.key
-                        ),
-                    });
-                }
-                questions
-                    .iter()
-                    .position(|q| &q.key == anchor)
-                    .map(|i| i + 1)
-                    .ok_or_else(|| MergeError {
-                        section: "questions",
-                        key: question.key.clone(),
-                        message: format!(
-                            "question `{}`: after: `{anchor}` is not a question of this blueprint or its base{hint}",
-                            question.key
-                        ),
-                    })?
-            }
-        };
-        questions.insert(slot, question);
-    }
-    for (key, default) in &child.defaults {
-        let keys: Vec<String> = questions.iter().map(|q| q.key.clone()).collect();
-        let question = questions
-            .iter_mut()
-            .find(|q| &q.key == key)
-            .ok_or_else(|| MergeError {
-                section: "defaults",
-                key: key.clone(),
-                message: format!(
-                    "defaults: `{key}` is not a question of this blueprint or its base{}",
-                    crate::suggest::did_you_mean(key, keys.iter().map(String::as_str))
-                ),
-            })?;
-        question.default = Some(default.clone());
-    }
+        .clone()
+        .or(base.environments_answer.clone());
+    let mut questions = merge_questions(
+        base.questions,
+        std::mem::take(&mut child.questions),
+        environments_answer.as_deref(),
+    )?;
+    apply_defaults(&mut questions, &child.defaults)?;
     let mut layers = base.layers;
     layers.extend(child.layers);
     let mut catalog_fields = base.catalog_fields;
@@ -585,6 +503,110 @@ pub fn merge_manifests(base: Manifest, child: Manifest) -> Result<Manifest, Merg
         cluster_pins_applied: child.cluster_pins_applied.or(base.cluster_pins_applied),
         aws_names: merge_aws_names(base.aws_names, child.aws_names),
     })
+}
+
+/// The child's questions laid into the base's: in place of a same-key one, after their
+/// `after` anchor, else at the end.
+fn merge_questions(
+    mut questions: Vec<Question>,
+    child: Vec<Question>,
+    environments_answer: Option<&str>,
+) -> Result<Vec<Question>, MergeError> {
+    let own_keys: Vec<String> = child.iter().map(|q| q.key.clone()).collect();
+    for mut question in child {
+        let after = question.after.take();
+        let existing = questions.iter().position(|q| q.key == question.key);
+        // Each environment answers `environment` with its own name; a layer's question
+        // would give question defaults another value than the environment's trees see.
+        if let Some(list) = environments_answer
+            && existing.is_some()
+            && question.key == ENVIRONMENT
+        {
+            return Err(MergeError {
+                section: "questions",
+                key: question.key.clone(),
+                message: format!(
+                    "question `{}` replaces the inherited one, which each environment answers with its own name: remove it, and restrict the environment names with `item_regex` on `{list}` instead",
+                    question.key
+                ),
+            });
+        }
+        let slot = match (&after, existing) {
+            (None, Some(i)) => {
+                questions[i] = question;
+                continue;
+            }
+            (None, None) => questions.len(),
+            (Some(anchor), _) => {
+                if let Some(i) = existing {
+                    questions.remove(i);
+                }
+                slot_after(&questions, &question.key, anchor, &own_keys)?
+            }
+        };
+        questions.insert(slot, question);
+    }
+    Ok(questions)
+}
+
+/// Where a question asked `after: anchor` goes: right after the anchor, which must be an
+/// inherited question or one of this layer listed before it.
+fn slot_after(
+    questions: &[Question],
+    key: &str,
+    anchor: &str,
+    own_keys: &[String],
+) -> Result<usize, MergeError> {
+    let refused = |message: String| MergeError {
+        section: "questions",
+        key: key.to_string(),
+        message,
+    };
+    if anchor == key {
+        return Err(refused(format!(
+            "question `{key}`: after: names the question itself; name the question it is asked after (one before it, or an inherited one)"
+        )));
+    }
+    let later_own =
+        own_keys.iter().any(|k| k == anchor) && !questions.iter().any(|q| q.key == anchor);
+    if later_own {
+        return Err(refused(format!(
+            "question `{key}`: after: `{anchor}` is a question of this layer listed below `{key}`; list `{key}` after `{anchor}` instead"
+        )));
+    }
+    questions
+        .iter()
+        .position(|q| q.key == anchor)
+        .map(|i| i + 1)
+        .ok_or_else(|| {
+            let hint = crate::suggest::did_you_mean(anchor, questions.iter().map(|q| q.key.as_str()));
+            refused(format!(
+                "question `{key}`: after: `{anchor}` is not a question of this blueprint or its base{hint}"
+            ))
+        })
+}
+
+/// A layer's `defaults`: new defaults of questions the chain asks.
+fn apply_defaults(
+    questions: &mut [Question],
+    defaults: &BTreeMap<String, serde_json::Value>,
+) -> Result<(), MergeError> {
+    for (key, default) in defaults {
+        let keys: Vec<String> = questions.iter().map(|q| q.key.clone()).collect();
+        let question = questions
+            .iter_mut()
+            .find(|q| &q.key == key)
+            .ok_or_else(|| MergeError {
+                section: "defaults",
+                key: key.clone(),
+                message: format!(
+                    "defaults: `{key}` is not a question of this blueprint or its base{}",
+                    crate::suggest::did_you_mean(key, keys.iter().map(String::as_str))
+                ),
+            })?;
+        question.default = Some(default.clone());
+    }
+    Ok(())
 }
 
 /// The child's names replace the base's of the same key and are appended otherwise.
