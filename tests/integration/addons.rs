@@ -54,7 +54,7 @@ fn new_with_addons_equals_new_then_add_addon() {
         [
             "scaffold: add addon istio 1.30.3",
             "scaffold: add addon velero 12.1.0",
-            "scaffold: new platform from blueprint default 0.4.0",
+            "scaffold: new platform from blueprint default 0.5.0",
         ]
     );
 }

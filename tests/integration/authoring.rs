@@ -431,7 +431,7 @@ fn blueprint_files_and_cat_show_the_default_blueprint() {
         out.stdout
             .lines()
             .any(|l| l.starts_with("files/.gitignore ")
-                && l.ends_with("own        default 0.4.0 (embedded:default)")),
+                && l.ends_with("own        default 0.5.0 (embedded:default)")),
         "{}",
         out.stdout
     );
@@ -1232,7 +1232,7 @@ fn export_writes_a_blueprint_as_stored_and_init_pins_the_base() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let manifest = std::fs::read_to_string(env.path("team/blueprint.yaml")).expect("manifest");
     assert!(
-        manifest.contains("\nextends_version: \">=0.4.0, <0.5\"\n"),
+        manifest.contains("\nextends_version: \">=0.5.0, <0.6\"\n"),
         "{manifest}"
     );
 }
@@ -1721,7 +1721,7 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(
-            "files/GONE.md: not carried (default 0.4.0 has no such file, and no move or rename of it was found)"
+            "files/GONE.md: not carried (default 0.5.0 has no such file, and no move or rename of it was found)"
         ),
         "{}",
         out.stdout
@@ -1735,15 +1735,15 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
     for path in old_files.iter().filter(|p| *p != "GONE.md") {
         let old = format!("files/{path}");
         let said = out.stdout.lines().any(|l| {
-            l.starts_with(&format!("{old}: merged the base's changes (0.4.0)"))
-                || l.starts_with(&format!("{old}: unchanged in 0.4.0"))
+            l.starts_with(&format!("{old}: merged the base's changes (0.5.0)"))
+                || l.starts_with(&format!("{old}: unchanged in 0.5.0"))
         });
         assert!(said, "{old} not carried:\n{}", out.stdout);
         let moved = out.stdout.contains(&format!("{old}: ")) && !dir.join(&old).exists();
         let stayed = dir.join(&old).exists()
             && !out
                 .stdout
-                .contains(&format!("{old}: merged the base's changes (0.4.0) (moved"));
+                .contains(&format!("{old}: merged the base's changes (0.5.0) (moved"));
         assert!(moved || stayed, "{old}");
     }
     // The team's lines follow their files to the new places, over the new base's text.
@@ -1769,7 +1769,7 @@ fn rebase_carries_forks_of_the_old_default_across_the_environment_move() {
     }
     // A fork the new base moved without a migration is found by its name and text.
     assert!(
-        out.stdout.contains("files/apps/[[ environment ]]/podinfo/release.yaml: unchanged in 0.4.0 (moved to env-files/apps/[[ environment ]]/podinfo/release.yaml)"),
+        out.stdout.contains("files/apps/[[ environment ]]/podinfo/release.yaml: unchanged in 0.5.0 (moved to env-files/apps/[[ environment ]]/podinfo/release.yaml)"),
         "{}",
         out.stdout
     );

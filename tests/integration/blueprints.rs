@@ -306,7 +306,7 @@ fn a_blueprint_extending_the_default_changes_adds_and_removes() {
     assert!(
         out.stdout
             .lines()
-            .any(|l| l.starts_with("files/README.md.tera") && l.contains("default 0.4.0"))
+            .any(|l| l.starts_with("files/README.md.tera") && l.contains("default 0.5.0"))
     );
     assert!(out.stdout.contains("- key: team"));
 

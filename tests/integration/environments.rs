@@ -653,7 +653,7 @@ fn a_single_environment_repo_migrates_through_update() {
     assert_eq!(env.git(&dir, &["status", "--porcelain"]), "");
     let message = env.git(&dir, &["log", "-1", "--format=%B"]);
     assert!(
-        message.contains("scaffold: update default 0.2.1 → 0.4.0")
+        message.contains("scaffold: update default 0.2.1 → 0.5.0")
             && message.contains("- moved 1-prerequisites/ → envs/prod/1-prerequisites/"),
         "{message}"
     );
@@ -814,7 +814,7 @@ fn env_remove_in_a_default_repo_names_the_teardown_in_one_line() {
 /// environment shares: in a `prod,dev` repo running authentik and metrics-server only in
 /// dev, authentik's ExternalSecret read `<name>/prod/platform/authentik` (prod's secret,
 /// which dev's store may not read) and istio's Gateway took an HPA in prod, which runs no
-/// metrics-server. `update` to 0.4.0 takes each environment's value from its own
+/// metrics-server. `update` to 0.5.0 takes each environment's value from its own
 /// cluster-vars, and `check` (which finds the old key) passes. Today's lint refuses 0.3.0
 /// for `new`, so the repo is made with 0.2.1 and updated to 0.3.0 first, as users did.
 #[test]

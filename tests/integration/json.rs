@@ -153,7 +153,7 @@ fn new_reports_files_as_a_list_in_dry_and_real_runs() {
             real.blueprint.name.as_str(),
             real.blueprint.version.as_str()
         ),
-        ("default", "0.4.0")
+        ("default", "0.5.0")
     );
     let head = env.git(&env.path("j"), &["rev-parse", "HEAD"]);
     assert_eq!(real.commit.as_deref(), Some(head.trim()));

@@ -17,7 +17,7 @@ fn defaults_write_one_clean_commit_on_main() {
     assert_eq!(
         env.git(&dir, &["log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"])
             .trim(),
-        "Test Author <test@example.org>|Test Author <test@example.org>|scaffold: new platform from blueprint default 0.4.0"
+        "Test Author <test@example.org>|Test Author <test@example.org>|scaffold: new platform from blueprint default 0.5.0"
     );
     // Every file on disk is in the commit, and nothing else is left beside the repo.
     let tracked: Vec<String> = env
@@ -48,7 +48,7 @@ fn defaults_write_one_clean_commit_on_main() {
 
     let record = answers(&dir);
     assert_eq!(record["blueprint"]["name"], "default");
-    assert_eq!(record["blueprint"]["version"], "0.4.0");
+    assert_eq!(record["blueprint"]["version"], "0.5.0");
     assert_eq!(record["answers"]["name"], "acme-platform");
     assert_eq!(
         record["environments"]["prod"]["cluster_name"],

@@ -298,7 +298,7 @@ fn a_changed_answer_rerenders_every_dependent_file_and_keeps_edits() {
     );
     assert_eq!(
         env.git(&dir, &["log", "-1", "--format=%B"]).trim_end(),
-        "scaffold: update default 0.4.0 (region, zones)\n\nAnswers:\n- region: eu-west-1 → us-east-1\n- zones: eu-west-1a,eu-west-1b → us-east-1a,us-east-1b"
+        "scaffold: update default 0.5.0 (region, zones)\n\nAnswers:\n- region: eu-west-1 → us-east-1\n- zones: eu-west-1a,eu-west-1b → us-east-1a,us-east-1b"
     );
     // Every file is what `new` makes with the new answers, plus the user's line.
     let files = env.git(&fresh, &["ls-files"]);
@@ -355,7 +355,7 @@ fn newer_default(root: &Path) {
         assert!(text.contains(from), "{rel}: {from}");
         fs::write(&path, text.replacen(from, to, 1)).expect("write");
     };
-    edit("blueprint.yaml", "version: 0.4.0", "version: 0.5.0");
+    edit("blueprint.yaml", "version: 0.5.0", "version: 0.6.0");
     edit(
         "addons/metrics-server.yaml",
         "version: 3.13.1",
@@ -386,14 +386,14 @@ fn a_newer_default_blueprint_comes_in_through_update_before_add_addon() {
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
-        "error: this repo is at blueprint default 0.4.0, but scaffold has default 0.5.0: run `scaffold update` first (it keeps your edits), or pass --blueprint with version 0.4.0\n"
+        "error: this repo is at blueprint default 0.5.0, but scaffold has default 0.6.0: run `scaffold update` first (it keeps your edits), or pass --blueprint with version 0.5.0\n"
     );
 
     let out = scaffold(&["update"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         env.git(&dir, &["log", "-1", "--format=%s"]).trim_end(),
-        "scaffold: update default 0.4.0 → 0.5.0"
+        "scaffold: update default 0.5.0 → 0.6.0"
     );
     let release = fs::read_to_string(dir.join(RELEASE)).expect("release");
     assert!(release.contains("version: \"3.13.2\""), "{release}");
@@ -668,11 +668,11 @@ fn update_dry_run_takes_a_fleet_of_repos() {
     assert_eq!(lines.len(), 4, "{}", out.stdout);
     assert_eq!(
         lines[0],
-        format!("{}: default 0.4.0: up to date", repos[0].display())
+        format!("{}: default 0.5.0: up to date", repos[0].display())
     );
     assert!(
         lines[1].starts_with(&format!(
-            "{}: default 0.2.1 → default 0.4.0: ",
+            "{}: default 0.2.1 → default 0.5.0: ",
             repos[1].display()
         )) && lines[1].ends_with(" file(s) would change"),
         "{}",
