@@ -311,7 +311,7 @@ fn refusals() {
         ");
     insta::assert_snapshot!(refusal(&env, work, &["new", "a", "--defaults", "--set", "regoin=eu-west-1"]), @r"
         exit 2
-        error: unknown answer key `regoin`: the blueprint asks name, environments, environment, dns_zone, cluster_name, region, aws_account_id, zones, control_plane_count, vpc_mode, vpc_cidr, vpc_id, private_subnet_ids, utility_subnet_ids, nat_gateway_ids, kubernetes_version, kops_version, flux_version, aws_provider_version, kubernetes_provider_version, control_plane_machine_type, node_machine_type, node_max, admin_cidrs, imds_hop_limit, git_url, git_branch, addons
+        error: unknown answer key `regoin`: the blueprint asks name, environments, environment, dns_zone, cluster_name, region, aws_account_id, zones, control_plane_count, vpc_mode, vpc_cidr, vpc_id, private_subnet_ids, utility_subnet_ids, nat_gateway_ids, kubernetes_version, kops_version, flux_version, aws_provider_version, kubernetes_provider_version, control_plane_machine_type, node_machine_type, node_max, admin_cidrs, imds_hop_limit, git_url, git_branch, scaffold_home, addons
         ");
     insta::assert_snapshot!(refusal(&env, work, &["new", "a", "--defaults", "--set", "control_plane_count=2"]), @r"
         exit 2

@@ -24,6 +24,8 @@ fn every_prompt_is_answered_through_a_pty() {
         "https://git.example.org/platform/pty.git",
     );
     enter(&mut p, "Git branch Flux syncs", "");
+    // Empty: no scaffold-update workflow.
+    enter(&mut p, "scaffold's repository", "");
     enter(&mut p, "Route53 DNS zone", "platform.example.org");
     enter(&mut p, "Cluster name", "");
     // An invalid region is refused and asked again.

@@ -31,6 +31,7 @@ fn sets_except(skip: &[&str]) -> Vec<String> {
         ("imds_hop_limit", "1"),
         ("git_url", "https://git.example.org/platform/pty.git"),
         ("git_branch", "main"),
+        ("scaffold_home", ""),
         ("addons", "reloader"),
     ]
     .iter()

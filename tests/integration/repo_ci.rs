@@ -45,6 +45,27 @@ fn repo(env: &Env, name: &str, addons: &str) -> std::path::PathBuf {
     env.path(name)
 }
 
+/// Where the tests' repos say scaffold is released (the `scaffold_home` answer).
+const SCAFFOLD_HOME: &str = "https://github.com/acme/scaffold";
+
+/// A repo that knows scaffold's home: Renovate proposes its releases and the
+/// scaffold-update workflow is generated.
+fn repo_with_home(env: &Env, name: &str) -> std::path::PathBuf {
+    let out = run(env
+        .scaffold()
+        .args([
+            "new",
+            name,
+            "--defaults",
+            "--set",
+            "addons=reloader",
+            "--set",
+        ])
+        .arg(format!("scaffold_home={SCAFFOLD_HOME}")));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    env.path(name)
+}
+
 fn all_addons(env: &Env) -> String {
     let out = run(env.scaffold().args(["list", "addons", "--json"]));
     let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("json");
@@ -101,25 +122,304 @@ fn workflow_runs_make_validate_with_pinned_actions_and_no_secrets() {
                 "{name} checks nothing out"
             );
         }
-        for action in steps.iter().filter_map(|s| s["uses"].as_str()) {
-            let (action_name, commit) = action.split_once('@').expect("pinned");
-            let (_, pinned, tag) = ACTIONS
-                .iter()
-                .find(|(known, _, _)| *known == action_name)
-                .unwrap_or_else(|| panic!("{action_name} is not a recorded action"));
-            assert_eq!(
-                commit, *pinned,
-                "{action_name} is pinned to its {tag} commit"
-            );
-            assert!(
-                text.contains(&format!("uses: {action} # {tag}\n")),
-                "{action_name}: the tag comment must say {tag}"
-            );
-        }
+        assert_pinned_actions(&text, steps);
     }
     assert!(
         jobs.contains_key("diff") && jobs.contains_key("comment"),
         "the pull-request diff jobs"
+    );
+}
+
+/// Every action a workflow's steps use is one of [`ACTIONS`], at its commit, with its tag
+/// as the comment.
+fn assert_pinned_actions(text: &str, steps: &[serde_norway::Value]) {
+    for action in steps.iter().filter_map(|s| s["uses"].as_str()) {
+        let (action_name, commit) = action.split_once('@').expect("pinned");
+        let (_, pinned, tag) = ACTIONS
+            .iter()
+            .find(|(known, _, _)| *known == action_name)
+            .unwrap_or_else(|| panic!("{action_name} is not a recorded action"));
+        assert_eq!(
+            commit, *pinned,
+            "{action_name} is pinned to its {tag} commit"
+        );
+        assert!(
+            text.contains(&format!("uses: {action} # {tag}\n")),
+            "{action_name}: the tag comment must say {tag}"
+        );
+    }
+}
+
+/// The scaffold-update workflow exists only where the repo names scaffold's home; only
+/// its `push` job may write, and that job runs nothing of the pull request: git alone
+/// reads what `prepare` (read-only) made.
+#[test]
+fn scaffold_update_workflow_writes_only_from_a_job_that_runs_no_pull_request_code() {
+    let env = Env::new();
+    let homeless = repo(&env, "homeless", "reloader");
+    assert!(
+        !homeless
+            .join(".github/workflows/scaffold-update.yml")
+            .exists(),
+        "no scaffold_home, no upgrade workflow"
+    );
+    let dir = repo_with_home(&env, "u");
+    let text = std::fs::read_to_string(dir.join(".github/workflows/scaffold-update.yml"))
+        .expect("workflow");
+    let workflow: serde_norway::Value = serde_norway::from_str(&text).expect("YAML");
+    for trigger in ["pull_request", "schedule", "workflow_dispatch"] {
+        assert!(workflow["on"].get(trigger).is_some(), "runs on {trigger}");
+    }
+    assert_eq!(workflow["on"]["pull_request"]["paths"][0], "Makefile");
+    assert!(!text.contains("pull_request_target"));
+    assert_eq!(
+        workflow["permissions"],
+        serde_norway::Value::Mapping(Default::default()),
+        "nothing granted workflow-wide"
+    );
+    let jobs = workflow["jobs"].as_mapping().expect("jobs");
+    for (name, job) in jobs {
+        let name = name.as_str().expect("job name");
+        let writes = job["permissions"]["contents"] == "write";
+        assert_eq!(writes, name == "push", "{name}: contents permission");
+        let steps = job["steps"].as_sequence().expect("steps");
+        assert_pinned_actions(&text, steps);
+        for step in steps {
+            if step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/checkout"))
+            {
+                assert_eq!(step["with"]["persist-credentials"], false, "{name}");
+            }
+            let script = step["run"].as_str().unwrap_or_default();
+            assert!(
+                !script.contains("${{"),
+                "{name}: expressions go through env"
+            );
+            if writes {
+                for code in ["make ", "scaffold update --", ".tools/"] {
+                    assert!(!script.contains(code), "{name} runs {code}");
+                }
+            }
+        }
+    }
+}
+
+/// The `run` script of the step `step` of job `job` in a generated workflow.
+fn step_script(workflow: &serde_norway::Value, job: &str, step: &str) -> String {
+    workflow["jobs"][job]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .find(|s| s["name"] == step)
+        .and_then(|s| s["run"].as_str())
+        .unwrap_or_else(|| panic!("{job}: no step {step}"))
+        .to_string()
+}
+
+/// Runs a workflow step's script as GitHub's runner does (`bash -eo pipefail`), with the
+/// test's hermetic git configuration and the step's `env`.
+fn run_step(env: &Env, dir: &Path, script: &str, vars: &[(&str, &Path)]) -> crate::support::Output {
+    let mut cmd = Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+        .current_dir(dir)
+        .env("HOME", env.home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GITHUB_REPOSITORY", "acme/platform")
+        .env("GH_TOKEN", "read-only")
+        .env("TOKEN", "writer");
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    run(&mut cmd)
+}
+
+/// One pull request through the workflow's `prepare` and `push` scripts: a branch of
+/// `origin` whose commit `edit` makes, `scaffold update` run there (a stand-in for the
+/// new release: the real binary, with an answer changed as a newer blueprint would change
+/// the rendering), its bundle fetched into a fresh shallow clone and pushed. Returns the
+/// runner's temporary directory (`update/`: the bundle, update.json, conflicts.txt).
+fn update_pull_request(
+    env: &Env,
+    workflow: &serde_norway::Value,
+    branch: &str,
+    edit: impl Fn(&Path),
+) -> std::path::PathBuf {
+    let case = branch.replace('/', "-");
+    let checkout = env.path(&format!("pr-{case}"));
+    env.git(
+        env.work.path(),
+        &["clone", "-q", "--branch", "main", "origin.git", &case],
+    );
+    std::fs::rename(env.path(&case), &checkout).expect("rename");
+    env.git(&checkout, &["checkout", "-q", "-b", branch]);
+    edit(&checkout);
+    env.git(
+        &checkout,
+        &["commit", "-q", "-am", "Update scaffold to 9.9.9"],
+    );
+    env.git(&checkout, &["push", "-q", "origin", branch]);
+
+    let tools = checkout.join(".tools/bin");
+    std::fs::create_dir_all(&tools).expect("mkdir");
+    std::fs::write(
+        tools.join("scaffold"),
+        format!(
+            "#!/bin/sh\nexec '{}' \"$@\" --set scaffold_home={SCAFFOLD_HOME}-next\n",
+            env!("CARGO_BIN_EXE_scaffold")
+        ),
+    )
+    .expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(tools.join("scaffold"))
+        .status()
+        .expect("chmod");
+    let runner = env.path(&format!("runner-{case}"));
+    std::fs::create_dir(&runner).expect("mkdir");
+    let vars: &[(&str, &Path)] = &[("RUNNER_TEMP", &runner), ("BRANCH", Path::new(branch))];
+    for step in ["Fetch refs/scaffold/base", "scaffold update"] {
+        let out = run_step(
+            env,
+            &checkout,
+            &step_script(workflow, "prepare", step),
+            vars,
+        );
+        assert_eq!(out.code, 0, "{step}: {}{}", out.stdout, out.stderr);
+    }
+    push_update(env, workflow, branch, &runner, "push")
+        .unwrap_or_else(|stderr| panic!("push: {stderr}"));
+    runner
+}
+
+/// The `push` job's script in a fresh clone of the branch as `origin` has it now.
+fn push_update(
+    env: &Env,
+    workflow: &serde_norway::Value,
+    branch: &str,
+    runner: &Path,
+    clone: &str,
+) -> Result<(), String> {
+    let origin = format!("file://{}", env.path("origin.git").display());
+    let name = format!("{clone}-{}", branch.replace('/', "-"));
+    env.git(
+        env.work.path(),
+        &[
+            "clone", "-q", "--depth", "1", "--branch", branch, &origin, &name,
+        ],
+    );
+    let script = step_script(workflow, "push", "Push the update commit");
+    let vars: &[(&str, &Path)] = &[("RUNNER_TEMP", runner), ("BRANCH", Path::new(branch))];
+    let out = run_step(env, &env.path(&name), &script, vars);
+    (out.code == 0).then_some(()).ok_or(out.stderr)
+}
+
+/// Upgrades as pull requests, end to end through the generated workflow's own scripts:
+/// the update commit lands on the pull request's branch with the pristine base; a
+/// conflict is committed as the conflict file and listed; a stale bundle is refused.
+#[test]
+fn scaffold_update_workflow_commits_the_update_and_its_conflicts_onto_the_branch() {
+    if !require_tool("jq") || !require_tool("bash") {
+        return;
+    }
+    let env = Env::new();
+    let dir = repo_with_home(&env, "platform");
+    let text = std::fs::read_to_string(dir.join(".github/workflows/scaffold-update.yml"))
+        .expect("workflow");
+    let workflow: serde_norway::Value = serde_norway::from_str(&text).expect("YAML");
+    env.git(env.work.path(), &["init", "-q", "--bare", "origin.git"]);
+    env.git(&dir, &["remote", "add", "origin", "../origin.git"]);
+    env.git(
+        &dir,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "HEAD:refs/heads/main",
+            "refs/scaffold/*",
+        ],
+    );
+    let origin = env.path("origin.git");
+    let at = |rev: &str| env.git(&origin, &["rev-parse", rev]).trim().to_string();
+
+    // Renovate's change: the pin moves.
+    let renovate = |checkout: &Path| {
+        let makefile = checkout.join("Makefile");
+        let text = std::fs::read_to_string(&makefile).expect("Makefile");
+        let pin = format!("SCAFFOLD_VERSION    := {}\n", env!("CARGO_PKG_VERSION"));
+        assert!(text.contains(&pin), "the pin");
+        std::fs::write(
+            &makefile,
+            text.replace(&pin, "SCAFFOLD_VERSION    := 9.9.9\n"),
+        )
+        .expect("write");
+    };
+    let pr_head = |branch: &str| at(&format!("refs/heads/{branch}"));
+    // The branch also edits the line the update changes: committed with markers, listed.
+    let edited = |checkout: &Path| {
+        renovate(checkout);
+        let makefile = checkout.join("Makefile");
+        let text = std::fs::read_to_string(&makefile).expect("Makefile");
+        let fork = text.replace(
+            &format!("?= {SCAFFOLD_HOME}\n"),
+            "?= https://github.com/acme/scaffold-fork\n",
+        );
+        std::fs::write(&makefile, fork).expect("write");
+    };
+    let before = at("refs/scaffold/base");
+    let runner = update_pull_request(&env, &workflow, "renovate/scaffold-edited", edited);
+    let conflicts = std::fs::read_to_string(runner.join("update/conflicts.txt")).expect("list");
+    assert_eq!(conflicts, "Makefile\n");
+    let head = pr_head("renovate/scaffold-edited");
+    let makefile = env.git(&origin, &["show", &format!("{head}:Makefile")]);
+    assert!(
+        makefile.contains("<<<<<<< "),
+        "the conflict is in the commit"
+    );
+    let moved = at("refs/scaffold/base");
+    assert_ne!(moved, before, "the base moved with it");
+    assert!(
+        env.git(&origin, &["show", &format!("{moved}:Makefile")])
+            .contains("-next"),
+        "origin's pristine base is the new rendering"
+    );
+
+    // The same bundle again: the branch is no longer where it was made.
+    let stale = push_update(
+        &env,
+        &workflow,
+        "renovate/scaffold-edited",
+        &runner,
+        "again",
+    );
+    assert!(stale.is_err(), "a stale update must not be pushed");
+    assert_eq!(
+        pr_head("renovate/scaffold-edited"),
+        head,
+        "the branch did not move"
+    );
+
+    // Renovate's change alone: the update applies cleanly on top.
+    let runner = update_pull_request(&env, &workflow, "renovate/scaffold", renovate);
+    let head = pr_head("renovate/scaffold");
+    let subject = env.git(&origin, &["log", "-1", "--format=%s", &head]);
+    assert!(subject.starts_with("scaffold: update"), "{subject}");
+    let makefile = env.git(&origin, &["show", &format!("{head}:Makefile")]);
+    assert!(
+        makefile.contains("SCAFFOLD_VERSION    := 9.9.9\n"),
+        "Renovate's pin kept"
+    );
+    assert!(
+        makefile.contains(&format!("?= {SCAFFOLD_HOME}-next\n")),
+        "the update"
+    );
+    let conflicts = std::fs::read_to_string(runner.join("update/conflicts.txt")).expect("list");
+    assert_eq!(conflicts, "", "no conflicts");
+    // The conflicting branch recorded this rendering already: the base stays.
+    assert_eq!(
+        at("refs/scaffold/base"),
+        moved,
+        "the same rendering, the same base"
     );
 }
 
@@ -195,7 +495,7 @@ fn kustomization_dirs(dir: &Path) -> usize {
 #[test]
 fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
     let env = Env::new();
-    let dir = repo(&env, "r", "reloader");
+    let dir = repo_with_home(&env, "r");
     let text = std::fs::read_to_string(dir.join("renovate.json")).expect("renovate.json");
     let config: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     for manager in ["flux", "helm-values", "terraform"] {
@@ -250,6 +550,28 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
         assert!(found, "{description}: finds no version in {matching:?}");
     }
 
+    // scaffold's own pin: from scaffold_home's releases, and only where the repo names it.
+    let scaffold = config["customManagers"]
+        .as_array()
+        .expect("custom managers")
+        .iter()
+        .find(|m| m["depNameTemplate"] == "acme/scaffold")
+        .expect("a manager for scaffold's releases");
+    assert_eq!(scaffold["datasourceTemplate"], "github-releases");
+    assert_eq!(scaffold["registryUrlTemplate"], "https://github.com");
+    let pin = regex::Regex::new(scaffold["matchStrings"][0].as_str().expect("text")).expect("re");
+    let makefile = std::fs::read_to_string(dir.join("Makefile")).expect("Makefile");
+    assert_eq!(
+        &pin.captures(&makefile).expect("the pin")["currentValue"],
+        env!("CARGO_PKG_VERSION")
+    );
+    let homeless = repo(&env, "r-homeless", "reloader");
+    let text = std::fs::read_to_string(homeless.join("renovate.json")).expect("renovate.json");
+    assert!(
+        !text.contains("SCAFFOLD_VERSION"),
+        "no home, no scaffold manager"
+    );
+
     let validator = std::env::var("RENOVATE_CONFIG_VALIDATOR")
         .unwrap_or_else(|_| "renovate-config-validator".into());
     // .ci/run installs it with npm and sets RENOVATE_CONFIG_VALIDATOR.
@@ -271,14 +593,14 @@ fn renovate_config_finds_every_pinned_version_and_passes_its_validator() {
 #[test]
 fn workflows_pass_actionlint_and_zizmor() {
     let env = Env::new();
-    let dir = repo(&env, "lint", "reloader");
+    let dir = repo_with_home(&env, "lint");
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows");
     let workflows: Vec<std::path::PathBuf> = [dir.join(".github/workflows"), project]
         .iter()
         .flat_map(|d| std::fs::read_dir(d).expect("workflows directory"))
         .map(|e| e.expect("entry").path())
         .collect();
-    assert!(workflows.len() >= 2, "{workflows:?}");
+    assert!(workflows.len() >= 3, "{workflows:?}");
     for (tool, args) in [
         ("ACTIONLINT", &["-no-color"][..]),
         ("ZIZMOR", &["--offline", "--no-progress"][..]),

@@ -645,6 +645,7 @@ const ALL_BUT_CONTROL_PLANE: &[&str] = &[
     "imds_hop_limit=1",
     "git_url=https://git.example.org/pty.git",
     "git_branch=main",
+    "scaffold_home=",
     "addons=reloader",
 ];
 
