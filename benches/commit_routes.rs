@@ -1,7 +1,7 @@
 //! Two ways to commit a planned tree of N files, measured on the same plan (N = 93 and
 //! 2,000 synthetic files of ~1.7 KB):
 //!
-//! - `git::commit`: the route `scaffold new` takes (`commands::new::fill_and_commit`): blobs
+//! - `git::commit`: the route `scaffold new` takes (`scaffold_core::publish::fill_and_commit`): blobs
 //!   hashed and packed on a second core while the files are written, then trees and commits
 //!   added, all written by `crates/scaffold-git/src/pack.rs` as one packfile without deltas with its `.idx`, and
 //!   index entries whose stat data comes from the files just written;
@@ -23,7 +23,7 @@ use std::process::Command;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use git2::{IndexEntry, IndexTime, Repository, RepositoryInitOptions, Signature};
 
-use scaffold::commands::new::fill_and_commit;
+use scaffold_core::publish::fill_and_commit;
 use scaffold_core::write;
 use scaffold_git::git;
 use scaffold_model::plan::{Plan, RelPath};

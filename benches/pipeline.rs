@@ -13,7 +13,7 @@ use std::process::Command;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::Map;
 
-use scaffold::commands::new::fill_and_commit;
+use scaffold_core::publish::fill_and_commit;
 use scaffold_core::write;
 use scaffold_git::git;
 use scaffold_model::answers::{self, Sources};

@@ -22,11 +22,11 @@ pub mod ui;
 use scaffold_authoring::{blueprint_test, lint, rebase};
 use scaffold_check as check;
 use scaffold_core::{
-    addon_envs, diff, edit, flags, promotion, repo, signals, transaction, update, write,
+    addon_envs, diff, edit, flags, promotion, publish, repo, signals, transaction, update, write,
 };
-use scaffold_git::{attributes, git, hooks, identity, lock, pristine, worktree};
+use scaffold_git::{git, hooks, identity, lock, pristine, worktree};
 use scaffold_model::{
-    answers, blueprint, catalog, generate, helm_values, manifest, overrides, plan, record,
+    answers, blueprint, catalog, generate, helm_values, manifest, overrides, plan, record, render,
 };
 use scaffold_support::{
     diagnostic, error, git_paths, json, merge, notes, parallel, process_env, suggest, version, yaml,

@@ -14,7 +14,6 @@ use crate::outcome::ExitStatus;
 use crate::prompt::Terminal;
 use crate::report::{self, BlueprintId, NewReport};
 use crate::settings::NewOptions;
-use crate::signals;
 use crate::ui::{Reporter, Verbosity};
 use crate::write;
 
@@ -28,51 +27,19 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     if let Some(flag) = &args.author {
         git::Author::parse(flag)?;
     }
-    let mut set = args.set.clone();
-    let values = match &args.values {
-        Some(path) => crate::flags::read_values(path)?,
-        None => BTreeMap::new(),
-    };
-    let blueprint = Blueprint::load(&args.blueprint)?;
-    let mut builtins = Map::new();
-    builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
-    let (renderer, linted) =
-        crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
-    set.extend(answers::secrets(
-        &blueprint,
-        &args.secrets,
-        crate::process_env::var,
-    )?);
-
     let mut terminal = Terminal::new();
     let interactive =
         !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let answers = answers::gather(
-        &blueprint,
-        &renderer,
-        Sources {
-            set,
-            values,
-            prompter: if interactive {
-                Some(&mut terminal)
-            } else {
-                None
-            },
-            builtins,
-            recorded_environments: Default::default(),
-        },
-    )?;
-    for warning in &answers.warnings {
-        out.note(format!("warning: {warning}"));
-    }
-    // Lint rendered every default already: with the same answers, that is this repo.
-    let rendered = match linted {
-        Some(linted) if linted.answers.renders_as(&answers) => linted.rendered,
-        _ => {
-            let record = generate::record_for(&blueprint, &answers, Map::new());
-            generate::render(&blueprint, &renderer, &answers, &record)?
-        }
+    let prompter: Option<&mut dyn answers::Prompter> = match interactive {
+        true => Some(&mut terminal),
+        false => None,
     };
+    let Gathered {
+        blueprint,
+        renderer,
+        answers,
+        rendered,
+    } = gather(&args, prompter, out)?;
     let plan = &rendered.plan;
     if interactive && !args.dry_run {
         let summary = format!(
@@ -139,41 +106,16 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     // freed, and their memory returned, before the writes take more.
     drop((blueprint, renderer, answers));
     release_freed_memory();
-    if let Some(note) = nested_note(&args.dir) {
+    if let Some(note) = crate::publish::nested_note(&args.dir) {
         out.note(note);
     }
-    // A signal waits until the repo is complete or the staging is gone, never between.
-    let mut critical = signals::Critical::enter();
-    let staged = write::staging_dir(&args.dir)?;
-    critical.staging(staged.path().to_path_buf());
-    // git is asked who commits where the repo's git directory will be, so `includeIf
-    // "gitdir:…"` matches (in place: the target; else the staging beside it). Asked now,
-    // answered while the files are written: the commit is the first to need it.
-    let git_home = if args.dir.is_dir() {
-        args.dir.as_path()
-    } else {
-        staged.path()
+    let target = crate::publish::NewRepo {
+        dir: &args.dir,
+        author: args.author.as_deref(),
+        message: &message,
+        verify: !args.no_verify,
     };
-    let place = crate::identity::Place::new_repo(git_home);
-    place.ask_listing_ahead();
-    let author = || git::resolve_author(args.author.as_deref(), &place);
-    signals::test_seam("new-staged")?;
-    // git's commit hooks judge the first commit as `git commit` would: one that rejects
-    // fails the run before the repo moves into place, so nothing is written.
-    let verify = !args.no_verify;
-    let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, verify);
-    let (commit, hooks) = fill_and_commit(&staged, plan, author, &message, find_hooks)?;
-    signals::test_seam("new-committed")?;
-    let in_place = args.dir.is_dir();
-    staged.finish()?;
-    if in_place {
-        git::refresh_top_level_stat(&args.dir)?;
-    }
-    critical.done();
-    if let Some(hooks) = hooks {
-        hooks.moved_to(&args.dir).post_commit();
-    }
-
+    let commit = crate::publish::publish(&target, plan)?;
     for path in plan.files.keys() {
         out.detail(format!("wrote {}", path.as_str()));
     }
@@ -190,6 +132,67 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
+/// What `new` writes, before anything is: the blueprint, its renderer, the answers and
+/// the rendering.
+struct Gathered {
+    blueprint: Blueprint,
+    renderer: crate::render::Renderer,
+    answers: answers::Answers,
+    rendered: generate::Rendered,
+}
+
+/// The blueprint loaded and linted, the answers gathered (asked at the terminal when
+/// there is one), and the repo rendered.
+fn gather(
+    args: &NewOptions,
+    prompter: Option<&mut dyn answers::Prompter>,
+    out: &Reporter,
+) -> Result<Gathered> {
+    let values = match &args.values {
+        Some(path) => crate::flags::read_values(path)?,
+        None => BTreeMap::new(),
+    };
+    let blueprint = Blueprint::load(&args.blueprint)?;
+    let mut builtins = Map::new();
+    builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
+    let (renderer, linted) =
+        crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
+    let mut set = args.set.clone();
+    set.extend(answers::secrets(
+        &blueprint,
+        &args.secrets,
+        crate::process_env::var,
+    )?);
+    let answers = answers::gather(
+        &blueprint,
+        &renderer,
+        Sources {
+            set,
+            values,
+            prompter,
+            builtins,
+            recorded_environments: Default::default(),
+        },
+    )?;
+    for warning in &answers.warnings {
+        out.note(format!("warning: {warning}"));
+    }
+    // Lint rendered every default already: with the same answers, that is this repo.
+    let rendered = match linted {
+        Some(linted) if linted.answers.renders_as(&answers) => linted.rendered,
+        _ => {
+            let record = generate::record_for(&blueprint, &answers, Map::new());
+            generate::render(&blueprint, &renderer, &answers, &record)?
+        }
+    };
+    Ok(Gathered {
+        blueprint,
+        renderer,
+        answers,
+        rendered,
+    })
+}
+
 /// Returns the memory freed so far to the system. mimalloc, the global allocator (main.rs),
 /// returns freed pages only after a delay longer than a run: `new` at 2,000 files peaked
 /// at 26.1 MiB with the blueprint freed and at 22.3–23.2 with its memory returned
@@ -198,79 +201,6 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
 fn release_freed_memory() {
     // SAFETY: `mi_collect` takes no pointer; it only hands free pages back to the system.
     unsafe { libmimalloc_sys::mi_collect(true) }
-}
-
-/// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
-/// commit benches time. The blobs are hashed and packed on a second core while the files
-/// are written.
-/// `author` is resolved once the files are written, just before the commit needs it;
-/// `find_hooks` once the repository exists (see `git::commit`, which returns them).
-pub fn fill_and_commit(
-    staged: &write::Staged,
-    plan: &crate::plan::Plan,
-    author: impl FnOnce() -> Result<git::Author>,
-    message: &str,
-    find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
-) -> Result<(String, Option<crate::hooks::Hooks>)> {
-    // Blobs hold the plan's bytes; the files are what git would check out.
-    let attributes = crate::attributes::work_tree_for_new(plan)?;
-    let work_tree = attributes.work_tree.as_ref().unwrap_or(plan);
-    if !attributes.filtered.is_empty() {
-        // A filter driver runs in the repository (git-lfs keeps its objects there), on the
-        // files as written: the repo exists first, the blobs follow the files. The base
-        // stores what `git add` stores too (LFS pointers), as every later base does.
-        let author = author()?;
-        git::init(staged.path())?;
-        let written = write::fill(staged, work_tree)?;
-        let blob_plan =
-            crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
-        let blobs = git::Blobs::of(&blob_plan)?;
-        signals::test_seam("new-written")?;
-        let commit = git::commit(
-            staged.path(),
-            &blob_plan,
-            written.stats(),
-            blobs,
-            &author,
-            message,
-            find_hooks,
-        )?;
-        crate::pristine::store(staged.path(), plan, message, &git::base_by(&author)?)?;
-        return Ok(commit);
-    }
-    let (written, blobs) = std::thread::scope(|s| {
-        let blobs = s.spawn(|| git::Blobs::of(plan));
-        let written = write::fill(staged, work_tree);
-        let blobs = blobs
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (written, blobs)
-    });
-    let (written, blobs) = (written?, blobs?);
-    signals::test_seam("new-written")?;
-    git::commit(
-        staged.path(),
-        plan,
-        written.stats(),
-        blobs,
-        &author()?,
-        message,
-        find_hooks,
-    )
-}
-
-/// `new` inside another repository makes a repository of its own there: said, since the
-/// outer one then sees it only as an untracked directory (not a submodule).
-fn nested_note(dir: &Path) -> Option<String> {
-    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let parent = absolute.ancestors().skip(1).find(|d| d.is_dir())?;
-    let outer = git2::Repository::discover(parent).ok()?;
-    let workdir = outer.workdir()?;
-    Some(format!(
-        "note: `{}` is inside the git repository `{}`; it becomes a repository of its own, which the outer one sees as an untracked directory (add it to that repo's .gitignore, or make it elsewhere)",
-        dir.display(),
-        workdir.display()
-    ))
 }
 
 fn dir_name(dir: &Path) -> String {

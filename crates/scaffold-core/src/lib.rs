@@ -8,6 +8,7 @@ pub mod edit;
 pub mod flags;
 pub mod migrate;
 pub mod promotion;
+pub mod publish;
 pub mod relocate;
 pub mod repo;
 pub mod signals;
@@ -17,7 +18,7 @@ pub mod write;
 
 // The layers below, by the names this crate's code uses for them.
 use scaffold_check as check;
-use scaffold_git::{attributes, git, git_state, hooks, lock, pack, pristine};
+use scaffold_git::{attributes, git, git_state, hooks, identity, lock, pack, pristine};
 use scaffold_model::{answers, blueprint, catalog, generate, manifest, plan, record, render};
 use scaffold_support::{
     error, json_merge, merge, notes, parallel, process_env, suggest, tree, version, yaml,

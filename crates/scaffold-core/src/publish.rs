@@ -1,0 +1,128 @@
+//! A new repo published (`scaffold new`'s last step): the plan written into a staging
+//! directory beside the target and committed there, with git's commit hooks as `git
+//! commit` runs them and the pristine base stored, then moved into place. A signal waits
+//! until the repo is complete or the staging is gone, never between.
+use std::path::Path;
+
+use crate::error::Result;
+use crate::git;
+use crate::plan::Plan;
+use crate::signals;
+use crate::write;
+
+/// Where and how a new repo is committed.
+pub struct NewRepo<'a> {
+    pub dir: &'a Path,
+    /// `--author`, else git's own configuration.
+    pub author: Option<&'a str>,
+    pub message: &'a str,
+    /// Whether git's commit hooks run (`--no-verify` skips them).
+    pub verify: bool,
+}
+
+/// Writes and commits `plan` as the new repo `target.dir`; returns the commit's id. A hook
+/// that rejects the commit fails the run before the repo moves into place: nothing is
+/// written.
+pub fn publish(target: &NewRepo<'_>, plan: &Plan) -> Result<String> {
+    let mut critical = signals::Critical::enter();
+    let staged = write::staging_dir(target.dir)?;
+    critical.staging(staged.path().to_path_buf());
+    // git is asked who commits where the repo's git directory will be, so `includeIf
+    // "gitdir:…"` matches (in place: the target; else the staging beside it). Asked now,
+    // answered while the files are written: the commit is the first to need it.
+    let git_home = if target.dir.is_dir() {
+        target.dir
+    } else {
+        staged.path()
+    };
+    let place = crate::identity::Place::new_repo(git_home);
+    place.ask_listing_ahead();
+    let author = || git::resolve_author(target.author, &place);
+    signals::test_seam("new-staged")?;
+    let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, target.verify);
+    let (commit, hooks) = fill_and_commit(&staged, plan, author, target.message, find_hooks)?;
+    signals::test_seam("new-committed")?;
+    let in_place = target.dir.is_dir();
+    staged.finish()?;
+    if in_place {
+        git::refresh_top_level_stat(target.dir)?;
+    }
+    critical.done();
+    if let Some(hooks) = hooks {
+        hooks.moved_to(target.dir).post_commit();
+    }
+    Ok(commit)
+}
+
+/// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
+/// commit benches time. The blobs are hashed and packed on a second core while the files
+/// are written.
+/// `author` is resolved once the files are written, just before the commit needs it;
+/// `find_hooks` once the repository exists (see `git::commit`, which returns them).
+pub fn fill_and_commit(
+    staged: &write::Staged,
+    plan: &Plan,
+    author: impl FnOnce() -> Result<git::Author>,
+    message: &str,
+    find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
+) -> Result<(String, Option<crate::hooks::Hooks>)> {
+    // Blobs hold the plan's bytes; the files are what git would check out.
+    let attributes = crate::attributes::work_tree_for_new(plan)?;
+    let work_tree = attributes.work_tree.as_ref().unwrap_or(plan);
+    if !attributes.filtered.is_empty() {
+        // A filter driver runs in the repository (git-lfs keeps its objects there), on the
+        // files as written: the repo exists first, the blobs follow the files. The base
+        // stores what `git add` stores too (LFS pointers), as every later base does.
+        let author = author()?;
+        git::init(staged.path())?;
+        let written = write::fill(staged, work_tree)?;
+        let blob_plan =
+            crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
+        let blobs = git::Blobs::of(&blob_plan)?;
+        signals::test_seam("new-written")?;
+        let commit = git::commit(
+            staged.path(),
+            &blob_plan,
+            written.stats(),
+            blobs,
+            &author,
+            message,
+            find_hooks,
+        )?;
+        crate::pristine::store(staged.path(), plan, message, &git::base_by(&author)?)?;
+        return Ok(commit);
+    }
+    let (written, blobs) = std::thread::scope(|s| {
+        let blobs = s.spawn(|| git::Blobs::of(plan));
+        let written = write::fill(staged, work_tree);
+        let blobs = blobs
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (written, blobs)
+    });
+    let (written, blobs) = (written?, blobs?);
+    signals::test_seam("new-written")?;
+    git::commit(
+        staged.path(),
+        plan,
+        written.stats(),
+        blobs,
+        &author()?,
+        message,
+        find_hooks,
+    )
+}
+
+/// `new` inside another repository makes a repository of its own there: said, since the
+/// outer one then sees it only as an untracked directory (not a submodule).
+pub fn nested_note(dir: &Path) -> Option<String> {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let parent = absolute.ancestors().skip(1).find(|d| d.is_dir())?;
+    let outer = git2::Repository::discover(parent).ok()?;
+    let workdir = outer.workdir()?;
+    Some(format!(
+        "note: `{}` is inside the git repository `{}`; it becomes a repository of its own, which the outer one sees as an untracked directory (add it to that repo's .gitignore, or make it elsewhere)",
+        dir.display(),
+        workdir.display()
+    ))
+}
