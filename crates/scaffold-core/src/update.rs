@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::answers::{Prompter, Sources, as_text};
 use crate::blueprint::Blueprint;
-use crate::edit::{self, Merge};
+use crate::edit::{self, Change, ConflictKind, Merge};
 use crate::error::{Error, Result};
 use crate::generate;
 use crate::plan::{Plan, RelPath};
@@ -584,4 +584,51 @@ fn dir_name(root: &Path) -> String {
     root.file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default()
+}
+
+/// Appended to a file's path for the blueprint's version of a file-level conflict.
+pub const BLUEPRINT_COPY: &str = ".scaffold-new";
+
+/// An update's changes with its conflicts written out (`--conflicts=markers`).
+pub struct Marked {
+    pub changes: Vec<Change>,
+    /// (the conflicting file, where the blueprint's version of it is written beside it):
+    /// never part of the suggested commit.
+    pub copies: Vec<(RelPath, RelPath)>,
+}
+
+/// The merge's changes plus each conflict as a write: a line conflict with its markers,
+/// a file you deleted that the blueprint changed in its new version (as git does for a
+/// modify/delete conflict), and a binary or existing file's new version in a copy beside
+/// it (`BLUEPRINT_COPY`).
+pub fn with_markers(merge: &Merge, next: &Plan) -> Result<Marked> {
+    let mut changes = merge.changes.clone();
+    let mut copies = Vec::new();
+    for conflict in &merge.conflicts {
+        let theirs = next.files.get(&conflict.path);
+        match (&conflict.kind, theirs) {
+            (ConflictKind::Lines { marked, before, .. }, _) => changes.push(Change::Write {
+                path: conflict.path.clone(),
+                contents: marked.clone(),
+                before: Some(before.clone()),
+            }),
+            (ConflictKind::DeletedButChanged, Some(contents)) => changes.push(Change::Write {
+                path: conflict.path.clone(),
+                contents: contents.clone(),
+                before: None,
+            }),
+            (ConflictKind::Binary | ConflictKind::Exists, Some(contents)) => {
+                let copy = RelPath::new(&format!("{}{BLUEPRINT_COPY}", conflict.path.as_str()))
+                    .map_err(Error::blueprint)?;
+                copies.push((conflict.path.clone(), copy.clone()));
+                changes.push(Change::Write {
+                    path: copy,
+                    contents: contents.clone(),
+                    before: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(Marked { changes, copies })
 }

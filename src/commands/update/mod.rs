@@ -8,7 +8,7 @@ use crate::outcome::ExitStatus;
 use crate::report::{FleetDocument, FleetEntry};
 
 mod branches;
-use crate::edit::{Change, Conflict, ConflictKind};
+use crate::edit::{Conflict, ConflictKind};
 use crate::edit_session::{apply, change_entry};
 use crate::error::{Error, Problem, Result};
 use crate::flags::read_values;
@@ -52,163 +52,165 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         },
     })?;
     let to = format!("blueprint {} {}", update.to.name, update.to.version);
-    let options = &args.edit;
-    let merge = &update.merge;
-    let json = args.edit.json;
     let mut report = update_report(&update, args.edit.dry_run);
     for warning in &update.warnings {
         out.note(format!("warning: {warning}"));
     }
+    let merge = &update.merge;
     if merge.conflicts.is_empty() && merge.changes.is_empty() {
-        let stored = update.base_stored && update.up_to_date && !update.remote_unmerged;
-        if !stored && !args.edit.dry_run {
-            // Nothing to commit, but the base moves to what the files now match: that one
-            // ref write is this run's commit point.
-            let author = crate::git::resolve_author(
-                args.edit.author.as_deref(),
-                &crate::identity::Place::repo(&update.root),
-            )?;
-            let _guard = signals::TransactionGuard::enter();
-            pristine::store(
-                &update.root,
-                &update.next,
-                "scaffold: base recorded by update",
-                &crate::git::base_by(&author)?,
-            )?;
-            signals::mark_committed();
-            out.note(format!(
-                "note: recorded the pristine base in {}",
-                pristine::BASE_REF
-            ));
-        }
-        if json {
-            out.json(&report);
-        } else if update.up_to_date {
-            out.line(format!("already up to date with {to}; nothing to do"));
-        } else {
-            out.line(format!("your files already match {to}; nothing to commit"));
-        }
-        return Ok(ExitStatus::Success);
+        return nothing_to_change(&args, &update, &report, &to, out);
     }
     if merge.conflicts.is_empty() {
         report.commit = apply(
             &update.root,
             &merge.changes,
             &update.next,
-            options,
+            &args.edit,
             Some(&update.message()),
             None,
             out,
         )?;
-        if json {
+        if args.edit.json {
             out.json(&report);
         }
         return Ok(ExitStatus::Success);
     }
     out.problem_text(&describe(&merge.conflicts, &to));
-    let paths: Vec<&str> = merge.conflicts.iter().map(|c| c.path.as_str()).collect();
     match args.conflicts {
-        OnConflict::Refuse => Err(Error::refused(Problem::new(format!("update conflicts with your edits in {} ({} hunk(s) above)",
-            paths.join(", "),
-            merge
-                .conflicts
-                .iter()
-                .map(|c| match &c.kind {
-                    ConflictKind::Lines { hunks, .. } => hunks.len(),
-                    _ => 1,
-                })
-                .sum::<usize>())).fix("nothing was written: undo those edits, or rerun with --conflicts=markers to resolve them in the files"))),
-        OnConflict::Markers => {
-            let mut changes = merge.changes.clone();
-            // The blueprint's version of a file-level conflict, written beside yours so it
-            // can be compared and merged by hand; never part of the suggested commit.
-            let mut copies = Vec::new();
-            for conflict in &merge.conflicts {
-                let theirs = update.next.files.get(&conflict.path);
-                match (&conflict.kind, theirs) {
-                    (ConflictKind::Lines { marked, before, .. }, _) => {
-                        changes.push(Change::Write {
-                            path: conflict.path.clone(),
-                            contents: marked.clone(),
-                            before: Some(before.clone()),
-                        })
-                    }
-                    // You deleted it, the blueprint changed it: it comes back in its new
-                    // version, as git does for a modify/delete conflict.
-                    (ConflictKind::DeletedButChanged, Some(contents)) => {
-                        changes.push(Change::Write {
-                            path: conflict.path.clone(),
-                            contents: contents.clone(),
-                            before: None,
-                        })
-                    }
-                    (ConflictKind::Binary | ConflictKind::Exists, Some(contents)) => {
-                        let copy =
-                            RelPath::new(&format!("{}{BLUEPRINT_COPY}", conflict.path.as_str()))
-                                .map_err(Error::blueprint)?;
-                        out.problem(format!(
-                            "  the blueprint's version of {} is in {}",
-                            conflict.path.as_str(),
-                            copy.as_str()
-                        ));
-                        copies.push(copy.clone());
-                        changes.push(Change::Write {
-                            path: copy,
-                            contents: contents.clone(),
-                            before: None,
-                        });
-                    }
-                    _ => {}
-                }
-            }
-            apply(
-                &update.root,
-                &changes,
-                &update.next,
-                options,
-                None,
-                None,
-                out,
-            )?;
-            if json {
-                report.changes = changes.iter().map(change_entry).collect();
-                out.json(&report);
-            }
-            if args.edit.dry_run {
-                return Ok(ExitStatus::Success);
-            }
-            // Only the files scaffold wrote: the user's other work stays out of the commit,
-            // and the whole message (its "Answers:" body too) is kept in a file under .git/.
-            let written: Vec<String> = changes
-                .iter()
-                .filter(|c| !copies.contains(c.path()))
-                .map(|c| shell_quote(c.path().as_str()))
-                .collect();
-            let message_file = git_dir(&update.root).join(COMMIT_MESSAGE);
-            std::fs::write(&message_file, update.message())
-                .map_err(|e| Error::io_path("write", &message_file, e))?;
-            let root = shell_quote(&update.root.display().to_string());
-            let copies_note = if copies.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (merge each {BLUEPRINT_COPY} copy into its file by hand, then delete it: {})",
-                    copies
-                        .iter()
-                        .map(|c| c.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            out.findings(format!(
-                "conflicts left in {}: resolve them (the markers, or the files listed above){copies_note}, then `git -C {root} add -- {} && git -C {root} commit -F {}`",
-                paths.join(", "),
-                written.join(" "),
-                shell_quote(&message_file.display().to_string())
-            ));
-            Ok(ExitStatus::Findings)
-        }
+        OnConflict::Refuse => Err(refusal(&merge.conflicts)),
+        OnConflict::Markers => leave_markers(&args, &update, report, out),
     }
+}
+
+/// Nothing in the files changes: the base moves to what they now match (that one ref
+/// write is the run's commit point), and the run says so.
+fn nothing_to_change(
+    args: &UpdateOptions,
+    update: &update::Update,
+    report: &UpdateReport,
+    to: &str,
+    out: &Reporter,
+) -> Result<ExitStatus> {
+    let stored = update.base_stored && update.up_to_date && !update.remote_unmerged;
+    if !stored && !args.edit.dry_run {
+        let author = crate::git::resolve_author(
+            args.edit.author.as_deref(),
+            &crate::identity::Place::repo(&update.root),
+        )?;
+        let _guard = signals::TransactionGuard::enter();
+        pristine::store(
+            &update.root,
+            &update.next,
+            "scaffold: base recorded by update",
+            &crate::git::base_by(&author)?,
+        )?;
+        signals::mark_committed();
+        out.note(format!(
+            "note: recorded the pristine base in {}",
+            pristine::BASE_REF
+        ));
+    }
+    if args.edit.json {
+        out.json(report);
+    } else if update.up_to_date {
+        out.line(format!("already up to date with {to}; nothing to do"));
+    } else {
+        out.line(format!("your files already match {to}; nothing to commit"));
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `--conflicts=refuse`: nothing written, the hunks counted.
+fn refusal(conflicts: &[Conflict]) -> Error {
+    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+    let hunks: usize = conflicts
+        .iter()
+        .map(|c| match &c.kind {
+            ConflictKind::Lines { hunks, .. } => hunks.len(),
+            _ => 1,
+        })
+        .sum();
+    Error::refused(
+        Problem::new(format!(
+            "update conflicts with your edits in {} ({hunks} hunk(s) above)",
+            paths.join(", ")
+        ))
+        .fix("nothing was written: undo those edits, or rerun with --conflicts=markers to resolve them in the files"),
+    )
+}
+
+/// `--conflicts=markers`: the update written with its conflicts marked in the files (and
+/// the blueprint's version of a file-level conflict beside yours), left for you to
+/// resolve and commit with the message kept under .git/.
+fn leave_markers(
+    args: &UpdateOptions,
+    update: &update::Update,
+    mut report: UpdateReport,
+    out: &Reporter,
+) -> Result<ExitStatus> {
+    let marked = update::with_markers(&update.merge, &update.next)?;
+    for (path, copy) in &marked.copies {
+        out.problem(format!(
+            "  the blueprint's version of {} is in {}",
+            path.as_str(),
+            copy.as_str()
+        ));
+    }
+    let changes = &marked.changes;
+    apply(
+        &update.root,
+        changes,
+        &update.next,
+        &args.edit,
+        None,
+        None,
+        out,
+    )?;
+    if args.edit.json {
+        report.changes = changes.iter().map(change_entry).collect();
+        out.json(&report);
+    }
+    if args.edit.dry_run {
+        return Ok(ExitStatus::Success);
+    }
+    // Only the files scaffold wrote: the user's other work stays out of the commit, and
+    // the whole message (its "Answers:" body too) is kept in a file under .git/.
+    let copies: Vec<&RelPath> = marked.copies.iter().map(|(_, copy)| copy).collect();
+    let written: Vec<String> = changes
+        .iter()
+        .filter(|c| !copies.contains(&c.path()))
+        .map(|c| shell_quote(c.path().as_str()))
+        .collect();
+    let message_file = git_dir(&update.root).join(COMMIT_MESSAGE);
+    std::fs::write(&message_file, update.message())
+        .map_err(|e| Error::io_path("write", &message_file, e))?;
+    let root = shell_quote(&update.root.display().to_string());
+    let copies_note = if copies.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (merge each {} copy into its file by hand, then delete it: {})",
+            update::BLUEPRINT_COPY,
+            copies
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let paths: Vec<&str> = update
+        .merge
+        .conflicts
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    out.findings(format!(
+        "conflicts left in {}: resolve them (the markers, or the files listed above){copies_note}, then `git -C {root} add -- {} && git -C {root} commit -F {}`",
+        paths.join(", "),
+        written.join(" "),
+        shell_quote(&message_file.display().to_string())
+    ));
+    Ok(ExitStatus::Findings)
 }
 
 /// `update --dry-run REPO REPO…`: each repo's update prepared on every core (nothing
@@ -345,9 +347,6 @@ fn update_report(update: &update::Update, dry_run: bool) -> UpdateReport {
             .collect(),
     }
 }
-
-/// Appended to a file's path for the blueprint's version of a file-level conflict.
-const BLUEPRINT_COPY: &str = ".scaffold-new";
 
 /// Where a `--conflicts=markers` run leaves the commit message for the user's commit.
 const COMMIT_MESSAGE: &str = "SCAFFOLD_COMMIT_MSG";
