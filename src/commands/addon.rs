@@ -54,6 +54,64 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
             }
         };
     }
+    let setting = setting_of(&args, &repo, &catalog)?;
+
+    let Some((record, changed_in)) = record_with(
+        &args,
+        &repo,
+        &targets,
+        &missing_in,
+        present.is_some(),
+        setting,
+    ) else {
+        // Every environment asked for runs it already and nothing of its own was given.
+        let current = present.unwrap_or_default();
+        if args.edit.json {
+            out.json(&edit_report("add-addon", name, &current, &args.edit, &[]));
+        } else {
+            out.line(format!(
+                "{name} {current} already runs in {}; nothing to do",
+                args.env.join(", ")
+            ));
+        }
+        return Ok(ExitStatus::Success);
+    };
+    let next = repo.render(&record)?;
+    let version = args
+        .version
+        .clone()
+        .filter(|_| env_specific)
+        .or_else(|| addon_version(&next, name))
+        .unwrap_or_default();
+    let added: Vec<(String, String)> = next
+        .added
+        .iter()
+        .filter(|(dep, _)| !repo.rendered.addons.contains_key(dep))
+        .cloned()
+        .collect();
+    let report = edit_report("add-addon", name, &version, &args.edit, &added);
+    change_to(
+        &repo,
+        &next,
+        &args.edit,
+        &format!(
+            "scaffold: add addon {name} {version}{}",
+            in_environments(&repo, &changed_in)
+        ),
+        report,
+        out,
+    )?;
+    Ok(ExitStatus::Success)
+}
+
+/// The addon's repo-wide settings from the flags: a custom chart (and its layer), the
+/// version, namespace and values.
+fn setting_of(
+    args: &AddAddonOptions,
+    repo: &crate::repo::Repo,
+    catalog: &crate::catalog::Catalog,
+) -> Result<Map<String, Json>> {
+    let name = &args.name;
     let mut setting = Map::new();
     match &args.chart {
         Some(custom) => {
@@ -101,8 +159,25 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
         setting.insert("values".into(), Json::Object(values));
     }
 
+    Ok(setting)
+}
+
+/// The record with the addon chosen where it is missing and its settings (an
+/// environment's own under `--env`), and the environments that change; None when nothing
+/// would.
+fn record_with(
+    args: &AddAddonOptions,
+    repo: &crate::repo::Repo,
+    targets: &Option<Vec<String>>,
+    missing_in: &[String],
+    present: bool,
+    mut setting: Map<String, Json>,
+) -> Option<(crate::record::Record, Vec<String>)> {
+    let name = &args.name;
+    let addons_key = repo.blueprint.manifest.addons_answer();
+    let env_specific = targets.is_some() && !args.env.is_empty();
     let mut record = repo.record.clone();
-    let mut changed_in = missing_in.clone();
+    let mut changed_in = missing_in.to_vec();
     if env_specific {
         let mut own = Map::new();
         for key in ["version", "values"] {
@@ -110,7 +185,7 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
                 own.insert(key.into(), value);
             }
         }
-        if present.is_some() {
+        if present {
             setting.clear(); // the repo's settings stay as they are
         }
         if !own.is_empty() {
@@ -123,21 +198,11 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
         }
     }
     if env_specific && changed_in.is_empty() && setting.is_empty() {
-        // Every environment asked for runs it already and nothing of its own was given.
-        let current = present.unwrap_or_default();
-        if args.edit.json {
-            out.json(&edit_report("add-addon", name, &current, &args.edit, &[]));
-        } else {
-            out.line(format!(
-                "{name} {current} already runs in {}; nothing to do",
-                args.env.join(", ")
-            ));
-        }
-        return Ok(ExitStatus::Success);
+        return None;
     }
     match &targets {
         Some(_) => {
-            for env in &missing_in {
+            for env in missing_in {
                 let mut chosen = addon_envs::chosen_in(&record, env, addons_key);
                 chosen.push(name.clone());
                 addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
@@ -154,32 +219,7 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
             .addon_settings
             .insert(name.clone(), Json::Object(setting));
     }
-    let next = repo.render(&record)?;
-    let version = args
-        .version
-        .clone()
-        .filter(|_| env_specific)
-        .or_else(|| addon_version(&next, name))
-        .unwrap_or_default();
-    let added: Vec<(String, String)> = next
-        .added
-        .iter()
-        .filter(|(dep, _)| !repo.rendered.addons.contains_key(dep))
-        .cloned()
-        .collect();
-    let report = edit_report("add-addon", name, &version, &args.edit, &added);
-    change_to(
-        &repo,
-        &next,
-        &args.edit,
-        &format!(
-            "scaffold: add addon {name} {version}{}",
-            in_environments(&repo, &changed_in)
-        ),
-        report,
-        out,
-    )?;
-    Ok(ExitStatus::Success)
+    Some((record, changed_in))
 }
 
 /// ` in dev, prod` when a repo of several environments changes some of them.

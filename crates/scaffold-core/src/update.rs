@@ -151,29 +151,10 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let record = &found.record;
     let renderer = generate::renderer_for(&blueprint)?;
     let moves = due_moves(&blueprint, &renderer, record)?;
-    // The blueprint's declared renames, applied to the recorded answers first.
-    let mut migrated = record.clone();
-    let mut migrations = crate::migrate::apply(
-        &mut migrated.answers,
-        &blueprint.manifest.migrations,
-        &record.blueprint,
-        &blueprint.id(),
-    );
-    migrations.extend(into_environments(&blueprint, &mut migrated));
-    let record = &migrated;
+    let (renamed, mut migrations) = migrated(&blueprint, record);
+    let record = &renamed;
     let previous = match &base.edited_from {
-        Some(from) => {
-            let mut from = from.clone();
-            let (version, id) = (from.blueprint.clone(), blueprint.id());
-            crate::migrate::apply(
-                &mut from.answers,
-                &blueprint.manifest.migrations,
-                &version,
-                &id,
-            );
-            into_environments(&blueprint, &mut from);
-            from
-        }
+        Some(from) => migrated(&blueprint, from).0,
         None => record.clone(),
     };
     let tracked = crate::git::tracked_paths(&found.root)?;
@@ -225,33 +206,19 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     let secrets_changed: Vec<String> = match secret_files.first() {
         Some(first) => {
             let keys: Vec<String> = secrets.iter().map(|(k, _)| k.clone()).collect();
-            warnings.push(format!(
-                "secret answer {} changes what the recorded answers render ({} file(s), e.g. {first}): this commit records it as a rotation; if it is a typo, `git revert` the commit and pass the secret the repo was made with",
-                keys.join(", "),
-                secret_files.len()
-            ));
+            warnings.push(rotation_warning(&keys, first, secret_files.len()));
             keys
         }
         None => Vec::new(),
     };
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
-    let eol = crate::attributes::Eol::of(&found.root);
-    // The record and its digest are scaffold's own files: always the new ones, never
-    // merged line by line (a hand edit or a merge changed them).
-    let read = |path: &RelPath| crate::attributes::read_canonical(&found.root, path, &eol);
-    let mut merge = edit::merge(
+    let merge = merge_with_files(
+        &found.root,
         &base.plan,
         &next.plan,
-        |path| {
-            if record::is_internal(path.as_str()) {
-                Ok(base.plan.files.get(path).cloned())
-            } else {
-                relocation.read(path, read)
-            }
-        },
+        &relocation,
         &label(&blueprint),
     )?;
-    relocation.complete(&mut merge, read)?;
     warnings.extend(relocation.left_behind(&found.root, &tracked));
     let remote_unmerged = crate::pristine::remote_unmerged(&found.root)?;
     Ok(Update {
@@ -269,6 +236,59 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         secrets_changed,
         merge,
     })
+}
+
+/// A record with the blueprint's declared renames applied to its answers, and its
+/// answers moved into environments where the blueprint now has them; the lines that say
+/// what moved.
+fn migrated(blueprint: &Blueprint, record: &record::Record) -> (record::Record, Vec<String>) {
+    let mut migrated = record.clone();
+    let mut migrations = crate::migrate::apply(
+        &mut migrated.answers,
+        &blueprint.manifest.migrations,
+        &record.blueprint,
+        &blueprint.id(),
+    );
+    migrations.extend(into_environments(blueprint, &mut migrated));
+    (migrated, migrations)
+}
+
+/// A `--secret` that changes what the recorded answers render: said, since it is either a
+/// rotation or a typo.
+fn rotation_warning(keys: &[String], first: &str, files: usize) -> String {
+    format!(
+        "secret answer {} changes what the recorded answers render ({files} file(s), e.g. {first}): this commit records it as a rotation; if it is a typo, `git revert` the commit and pass the secret the repo was made with",
+        keys.join(", ")
+    )
+}
+
+/// The three-way merge of the base, the new rendering and the files as they are (read as
+/// git stores them, through the migration's moves). The record and its digest are
+/// scaffold's own files: always the new ones, never merged line by line (a hand edit or a
+/// merge changed them).
+fn merge_with_files(
+    root: &Path,
+    base: &Plan,
+    next: &Plan,
+    relocation: &crate::relocate::Relocation,
+    label: &str,
+) -> Result<Merge> {
+    let eol = crate::attributes::Eol::of(root);
+    let read = |path: &RelPath| crate::attributes::read_canonical(root, path, &eol);
+    let mut merge = edit::merge(
+        base,
+        next,
+        |path| {
+            if record::is_internal(path.as_str()) {
+                Ok(base.files.get(path).cloned())
+            } else {
+                relocation.read(path, read)
+            }
+        },
+        label,
+    )?;
+    relocation.complete(&mut merge, read)?;
+    Ok(merge)
 }
 
 /// The files the recorded answers render differently with this run's `secrets` than the
