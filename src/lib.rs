@@ -29,5 +29,6 @@ use scaffold_model::{
     answers, blueprint, catalog, generate, helm_values, manifest, overrides, plan, record, render,
 };
 use scaffold_support::{
-    diagnostic, error, git_paths, json, merge, notes, parallel, process_env, suggest, version, yaml,
+    diagnostic, error, git_paths, json, merge, names, notes, parallel, process_env, suggest,
+    version, yaml,
 };

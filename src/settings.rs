@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::check::Filter;
 use crate::cli::{self, Cli, Command};
 use crate::error::{Error, Problem, Result};
+use crate::names::{AddonName, ChartName, ChartRepoUrl, EnvironmentName, Namespace, Version};
 use crate::ui::Verbosity;
 
 /// What `main` runs: the verbosity every line on stderr follows, and one command.
@@ -73,9 +74,9 @@ pub struct EditOptions {
 /// `scaffold add-addon`.
 #[derive(Debug)]
 pub struct AddAddonOptions {
-    pub name: String,
-    pub version: Option<String>,
-    pub namespace: Option<String>,
+    pub name: AddonName,
+    pub version: Option<Version>,
+    pub namespace: Option<Namespace>,
     pub helm_set: Vec<String>,
     pub helm_set_string: Vec<String>,
     /// A custom chart: its name and repository.
@@ -87,8 +88,8 @@ pub struct AddAddonOptions {
 /// A chart outside the catalog (`--chart`, `--repo`, `--layer`).
 #[derive(Debug)]
 pub struct CustomChart {
-    pub chart: String,
-    pub repo: String,
+    pub chart: ChartName,
+    pub repo: ChartRepoUrl,
     pub layer: Option<String>,
 }
 
@@ -103,7 +104,7 @@ pub struct RemoveAddonOptions {
 /// `scaffold env add`.
 #[derive(Debug)]
 pub struct EnvAddOptions {
-    pub name: String,
+    pub name: EnvironmentName,
     pub from: Option<String>,
     pub set: Vec<(String, String)>,
     pub edit: EditOptions,
@@ -275,7 +276,7 @@ pub fn resolve(cli: Cli) -> Result<Settings> {
         }),
         Command::Env { what } => match what {
             cli::EnvCommand::Add(args) => Options::EnvAdd(EnvAddOptions {
-                name: args.name.into_string(),
+                name: args.name,
                 from: args.from,
                 set: pairs(args.set),
                 edit: edit(args.edit),
@@ -342,7 +343,7 @@ fn edit(args: cli::EditArgs) -> EditOptions {
 }
 
 fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
-    let name = args.name.into_string();
+    let name = args.name;
     if let Some(pair) = args.misplaced_set.first() {
         return Err(Error::input(
             Problem::new(format!(
@@ -351,7 +352,7 @@ fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
             .fix("an answer of this repo changes with `scaffold update --set KEY=VALUE`"),
         ));
     }
-    let version = args.version.map(cli::Version::into_string);
+    let version = args.version;
     let chart = match args.chart {
         None => None,
         Some(chart) => {
@@ -369,12 +370,10 @@ fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
                     missing.join(" and ")
                 )));
             }
-            Some(CustomChart {
-                chart: chart.into_string(),
-                repo: args
-                    .repo
-                    .map(cli::ChartRepoUrl::into_string)
-                    .unwrap_or_default(),
+            // Present: its absence was refused above.
+            args.repo.map(|repo| CustomChart {
+                chart,
+                repo,
                 layer: args.layer,
             })
         }
@@ -382,7 +381,7 @@ fn add_addon(args: cli::AddAddonArgs) -> Result<AddAddonOptions> {
     Ok(AddAddonOptions {
         name,
         version,
-        namespace: args.namespace.map(cli::Namespace::into_string),
+        namespace: args.namespace,
         helm_set: args.helm_set,
         helm_set_string: args.helm_set_string,
         chart,
@@ -560,7 +559,7 @@ mod tests {
         let Options::EnvAdd(options) = settings.command else {
             panic!("env add: {:?}", settings.command);
         };
-        assert_eq!(options.name, "dev");
+        assert_eq!(options.name.as_str(), "dev");
         assert_eq!(options.set, vec![("region".into(), " x=y".into())]);
         assert_eq!(options.edit.secrets, vec![("t".into(), "1".into())]);
         assert_eq!(options.edit.directory, PathBuf::from("repo"));

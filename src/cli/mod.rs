@@ -2,10 +2,8 @@
 //! `settings` turns what clap parsed into each command's options; `manual` renders the
 //! completions and the manual page from these definitions.
 use std::path::PathBuf;
-use std::sync::LazyLock;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
-use regex::Regex;
 
 pub mod manual;
 
@@ -381,13 +379,13 @@ pub enum Conflicts {
 #[derive(Debug, Args)]
 pub struct AddAddonArgs {
     /// Catalog addon (see `scaffold list addons`), or the name of a custom chart.
-    #[arg(value_parser = AddonName::parse)]
+    #[arg(value_parser = checked(AddonName::parse))]
     pub name: AddonName,
     /// Chart version (default: the catalog's pinned version).
-    #[arg(long, value_parser = Version::parse)]
+    #[arg(long, value_parser = checked(Version::parse))]
     pub version: Option<Version>,
     /// Namespace (default: the catalog's, or NAME for a custom chart).
-    #[arg(long, value_parser = Namespace::parse)]
+    #[arg(long, value_parser = checked(Namespace::parse))]
     pub namespace: Option<Namespace>,
     /// A Helm value as helm --set takes it (repeatable): a.b=1,c[0]=x,d={e,f}; true, false,
     /// null and plain integers are typed, everything else (6.10, 1e3, 0x1F) stays a string.
@@ -401,10 +399,10 @@ pub struct AddAddonArgs {
     #[arg(long = "set", value_name = "KEY=VALUE", hide = true)]
     pub misplaced_set: Vec<String>,
     /// A chart outside the catalog: its name in --repo (with --repo and --version).
-    #[arg(long, value_parser = ChartName::parse)]
+    #[arg(long, value_parser = checked(ChartName::parse))]
     pub chart: Option<ChartName>,
     /// The chart repository: https://… (HelmRepository) or oci://… (OCIRepository).
-    #[arg(long, requires = "chart", value_parser = ChartRepoUrl::parse)]
+    #[arg(long, requires = "chart", value_parser = checked(ChartRepoUrl::parse))]
     pub repo: Option<ChartRepoUrl>,
     /// Add it to this environment only (repeatable; default: every environment).
     #[arg(long = "env", value_name = "ENV")]
@@ -463,7 +461,7 @@ pub enum EnvCommand {
 #[derive(Args, Debug)]
 pub struct EnvAddArgs {
     /// The new environment's name (a DNS label of at most 20 characters).
-    #[arg(value_parser = EnvironmentName::parse)]
+    #[arg(value_parser = checked(EnvironmentName::parse))]
     pub name: EnvironmentName,
     /// Copy this environment's own answers (addons, sizes, choices), except those that are
     /// its defaults (names made from the environment).
@@ -535,90 +533,14 @@ fn secret_pair(text: &str) -> Result<Pair, BadValue> {
     Pair::parse("--secret", text)
 }
 
-/// A pattern of this file's own; one that does not compile is a bug in scaffold (a
-/// panic, exit 70), never the user's input.
-fn pattern(re: &str) -> Regex {
-    #[allow(clippy::expect_used)]
-    Regex::new(re).expect("a command-line pattern of scaffold compiles")
+pub use crate::names::{AddonName, ChartName, ChartRepoUrl, EnvironmentName, Namespace, Version};
+
+/// A name or version checked by its type (`names`), refused as clap's parsers refuse.
+fn checked<T>(
+    parse: fn(&str) -> Result<T, String>,
+) -> impl Fn(&str) -> Result<T, BadValue> + Clone {
+    move |text| parse(text).map_err(BadValue)
 }
-
-/// Defines a newtype over a string that matches `$re`, refused as "`WHAT: `v` is not RULE`".
-macro_rules! checked_string {
-    ($(#[$doc:meta])* $name:ident, $re:literal, $what:literal, $rule:literal) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq)]
-        pub struct $name(String);
-
-        impl $name {
-            fn parse(text: &str) -> Result<Self, BadValue> {
-                static RE: LazyLock<Regex> = LazyLock::new(|| pattern($re));
-                if RE.is_match(text) {
-                    Ok($name(text.to_string()))
-                } else {
-                    Err(BadValue(format!(concat!($what, ": `{}` is not ", $rule), text)))
-                }
-            }
-
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-
-            pub fn into_string(self) -> String {
-                self.0
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-    };
-}
-
-checked_string!(
-    /// An addon's name: a DNS-1123 label short enough for the names made from it.
-    AddonName,
-    r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$",
-    "NAME",
-    "a DNS-1123 label of at most 53 characters"
-);
-checked_string!(
-    /// A new environment's name: a DNS-1123 label of at most 20 characters, starting
-    /// with a letter (cluster and bucket names are made from it).
-    EnvironmentName,
-    r"^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$",
-    "NAME",
-    "a DNS-1123 label of at most 20 characters"
-);
-checked_string!(
-    /// An exact chart version (`--version`).
-    Version,
-    r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$",
-    "--version",
-    "an exact version such as 1.2.3"
-);
-checked_string!(
-    /// A Kubernetes namespace (`--namespace`).
-    Namespace,
-    r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
-    "--namespace",
-    "a DNS-1123 label (at most 63 characters: lowercase letters, digits and `-`, starting and ending with a letter or digit)"
-);
-checked_string!(
-    /// A chart repository URL (`--repo`): HelmRepository over https, OCIRepository over oci.
-    ChartRepoUrl,
-    r"^(https://|oci://)[^\s/]+(/\S*)?$",
-    "--repo",
-    "an https:// or oci:// URL"
-);
-checked_string!(
-    /// A chart's name in its repository (`--chart`).
-    ChartName,
-    r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$",
-    "--chart",
-    "a chart name"
-);
 
 #[cfg(test)]
 mod tests {
@@ -634,14 +556,14 @@ mod tests {
     fn every_pattern_compiles_and_refuses_in_one_line() {
         assert!(AddonName::parse("velero").is_ok());
         assert_eq!(
-            AddonName::parse("Bad_Name").expect_err("refused").0,
+            AddonName::parse("Bad_Name").expect_err("refused"),
             "NAME: `Bad_Name` is not a DNS-1123 label of at most 53 characters"
         );
         assert!(EnvironmentName::parse("dev").is_ok());
         assert!(EnvironmentName::parse("1dev").is_err());
         assert!(Version::parse("v1.2.3-rc.1").is_ok());
         assert_eq!(
-            Version::parse("latest").expect_err("refused").0,
+            Version::parse("latest").expect_err("refused"),
             "--version: `latest` is not an exact version such as 1.2.3"
         );
         assert!(Namespace::parse("kube-system").is_ok());

@@ -14,7 +14,7 @@ use crate::settings::{AddAddonOptions, RemoveAddonOptions};
 use crate::ui::Reporter;
 
 pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let lock = crate::lock::acquire(&args.edit.directory, &format!("add-addon {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
@@ -33,7 +33,7 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let present = addon_version(&repo.rendered, name);
     if let Some(current) = present.clone().filter(|_| !env_specific) {
         return match &args.version {
-            Some(wanted) if wanted != &current => Err(Error::input(
+            Some(wanted) if wanted.as_str() != current => Err(Error::input(
                 Problem::new(format!(
                     "--version: {name} is already in this repo at {current}"
                 ))
@@ -79,7 +79,8 @@ pub fn add(args: AddAddonOptions, out: &Reporter) -> Result<ExitStatus> {
     let next = repo.render(&record)?;
     let version = args
         .version
-        .clone()
+        .as_ref()
+        .map(ToString::to_string)
         .filter(|_| env_specific)
         .or_else(|| addon_version(&next, name))
         .unwrap_or_default();
@@ -111,7 +112,7 @@ fn setting_of(
     repo: &crate::repo::Repo,
     catalog: &crate::catalog::Catalog,
 ) -> Result<Map<String, Json>> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let mut setting = Map::new();
     match &args.chart {
         Some(custom) => {
@@ -120,8 +121,8 @@ fn setting_of(
                     "{name} is a catalog addon: drop --chart/--repo to add it, or pick another name"
                 )));
             }
-            setting.insert("chart".into(), Json::String(custom.chart.clone()));
-            setting.insert("repo".into(), Json::String(custom.repo.clone()));
+            setting.insert("chart".into(), Json::String(custom.chart.to_string()));
+            setting.insert("repo".into(), Json::String(custom.repo.to_string()));
             if let Some(layer) = &custom.layer {
                 let layers = &repo.blueprint.manifest.layers;
                 if !layers.contains_key(layer) {
@@ -146,10 +147,10 @@ fn setting_of(
         None => {}
     }
     if let Some(version) = &args.version {
-        setting.insert("version".into(), Json::String(version.clone()));
+        setting.insert("version".into(), Json::String(version.to_string()));
     }
     if let Some(namespace) = &args.namespace {
-        setting.insert("namespace".into(), Json::String(namespace.clone()));
+        setting.insert("namespace".into(), Json::String(namespace.to_string()));
     }
     let values = helm_values(&[
         ("--helm-set", Typing::Helm, &args.helm_set),
@@ -173,7 +174,7 @@ fn record_with(
     present: bool,
     mut setting: Map<String, Json>,
 ) -> Option<(crate::record::Record, Vec<String>)> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let addons_key = repo.blueprint.manifest.addons_answer();
     let env_specific = targets.is_some() && !args.env.is_empty();
     let mut record = repo.record.clone();
@@ -204,20 +205,20 @@ fn record_with(
         Some(_) => {
             for env in missing_in {
                 let mut chosen = addon_envs::chosen_in(&record, env, addons_key);
-                chosen.push(name.clone());
+                chosen.push(name.to_string());
                 addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
             }
         }
         None => {
             let mut chosen = record.chosen_addons(addons_key);
-            chosen.push(name.clone());
+            chosen.push(name.to_string());
             record.set_chosen_addons(addons_key, chosen);
         }
     }
     if !setting.is_empty() {
         record
             .addon_settings
-            .insert(name.clone(), Json::Object(setting));
+            .insert(name.to_string(), Json::Object(setting));
     }
     Some((record, changed_in))
 }
@@ -240,12 +241,12 @@ fn add_in_environments(
     version: &str,
     out: &Reporter,
 ) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let addons_key = repo.blueprint.manifest.addons_answer();
     let mut record = repo.record.clone();
     for env in missing_in {
         let mut chosen = addon_envs::chosen_in(&record, env, addons_key);
-        chosen.push(name.clone());
+        chosen.push(name.to_string());
         addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
     }
     let next = repo.render(&record)?;
@@ -265,7 +266,7 @@ fn add_in_environments(
 }
 
 pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let lock = crate::lock::acquire(&args.edit.directory, &format!("remove-addon {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let catalog = generate::catalog_of(&repo.blueprint, &repo.record)?;
@@ -274,7 +275,7 @@ pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
         return remove_in_environments(&args, &repo, &catalog, &targets, out);
     }
     let mut chosen = repo.record.chosen_addons(addons_key);
-    if !chosen.contains(name) {
+    if !chosen.iter().any(|n| n == name) {
         return not_chosen(&args, &repo, &catalog, &chosen, "this repo", out);
     }
     let dependants: Vec<String> = repo
@@ -285,7 +286,7 @@ pub fn remove(args: RemoveAddonOptions, out: &Reporter) -> Result<ExitStatus> {
         .filter(|other| {
             catalog
                 .get(other)
-                .is_some_and(|e| e.spec.depends_on.contains(name))
+                .is_some_and(|e| e.spec.depends_on.iter().any(|n| n == name))
         })
         .cloned()
         .collect();
@@ -336,12 +337,12 @@ fn not_chosen(
     place: &str,
     out: &Reporter,
 ) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     // Another environment's addon (not one this place's addons need): not here.
     let needed_here = chosen.iter().any(|other| {
         catalog
             .get(other)
-            .is_some_and(|e| e.spec.depends_on.contains(name))
+            .is_some_and(|e| e.spec.depends_on.iter().any(|n| n == name))
     });
     let elsewhere = environments_with(repo, name);
     let only_elsewhere = place != "this repo" && !needed_here && !elsewhere.is_empty();
@@ -385,11 +386,15 @@ fn remove_in_environments(
     targets: &[String],
     out: &Reporter,
 ) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let addons_key = repo.blueprint.manifest.addons_answer();
     let has_in: Vec<String> = targets
         .iter()
-        .filter(|env| addon_envs::chosen_in(&repo.record, env, addons_key).contains(name))
+        .filter(|env| {
+            addon_envs::chosen_in(&repo.record, env, addons_key)
+                .iter()
+                .any(|n| n == name)
+        })
         .cloned()
         .collect();
     if has_in.is_empty() {
@@ -413,7 +418,7 @@ fn remove_in_environments(
             .filter(|other| {
                 catalog
                     .get(other)
-                    .is_some_and(|e| e.spec.depends_on.contains(name))
+                    .is_some_and(|e| e.spec.depends_on.iter().any(|n| n == name))
             })
             .collect();
         if !dependants.is_empty() {
@@ -439,10 +444,11 @@ fn remove_in_environments(
         chosen.retain(|n| n != name);
         addon_envs::set_chosen_in(&mut record, env, addons_key, chosen);
     }
-    let kept = record
-        .environments
-        .keys()
-        .any(|env| addon_envs::chosen_in(&record, env, addons_key).contains(name));
+    let kept = record.environments.keys().any(|env| {
+        addon_envs::chosen_in(&record, env, addons_key)
+            .iter()
+            .any(|n| n == name)
+    });
     if !kept {
         record.addon_settings.remove(name);
     }

@@ -34,12 +34,12 @@ fn set_environments(record: &mut Record, key: &str, names: &[String]) {
 }
 
 pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let set = args.set.clone();
     let lock = crate::lock::acquire(&args.edit.directory, &format!("env add {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let (key, mut names) = environments(&repo)?;
-    if names.contains(name) {
+    if names.iter().any(|n| n == name) {
         return Err(Error::input(format!(
             "{name} is an environment of this repo already ({key}: {})",
             names.join(", ")
@@ -59,13 +59,13 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
         }
         record
             .environments
-            .insert(name.clone(), copied_answers(&repo, from)?);
+            .insert(name.to_string(), copied_answers(&repo, from)?);
         // Its components' versions and values come along as `from`'s overlays hold them
         // now (as promote reads them): the new environment starts where `from` is.
         if let Some(settings) = repo.record.environment_addon_settings.get(from) {
             record
                 .environment_addon_settings
-                .insert(name.clone(), settings.clone());
+                .insert(name.to_string(), settings.clone());
         }
         let components = crate::promotion::components_of(&repo, from)?;
         crate::promotion::carry_over(
@@ -78,7 +78,7 @@ pub fn add(args: EnvAddOptions, out: &Reporter) -> Result<ExitStatus> {
         )?;
         taken = crate::promotion::differing(&repo, &record, name, &components)?;
     }
-    names.push(name.clone());
+    names.push(name.to_string());
     set_environments(&mut record, &key, &names);
     let set = set
         .into_iter()
@@ -143,11 +143,11 @@ fn copied_answers(repo: &Repo, from: &str) -> Result<Map<String, Json>> {
 }
 
 pub fn remove(args: EnvRemoveOptions, out: &Reporter) -> Result<ExitStatus> {
-    let name = &args.name;
+    let name: &str = &args.name;
     let lock = crate::lock::acquire(&args.edit.directory, &format!("env remove {name}"))?;
     let repo = open(&args.edit, &lock)?;
     let (key, mut names) = environments(&repo)?;
-    if !names.contains(name) {
+    if !names.iter().any(|n| n == name) {
         let suggestion = crate::suggest::did_you_mean(name, names.iter().map(String::as_str));
         return Err(Error::input(
             Problem::new(format!(

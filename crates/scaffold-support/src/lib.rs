@@ -10,6 +10,7 @@ pub mod git_paths;
 pub mod json;
 pub mod json_merge;
 pub mod merge;
+pub mod names;
 pub mod notes;
 pub mod parallel;
 pub mod pattern;
