@@ -22,7 +22,8 @@ pub mod ui;
 use scaffold_authoring::{blueprint_test, lint, rebase};
 use scaffold_check as check;
 use scaffold_core::{
-    addon_envs, diff, edit, flags, promotion, publish, repo, signals, transaction, update, write,
+    addon_envs, diff, edit, environments, flags, promotion, publish, repo, signals, transaction,
+    update, write,
 };
 use scaffold_git::{git, hooks, identity, lock, pristine, worktree};
 use scaffold_model::{

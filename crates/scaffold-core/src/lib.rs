@@ -5,6 +5,7 @@
 pub mod addon_envs;
 pub mod diff;
 pub mod edit;
+pub mod environments;
 pub mod flags;
 pub mod migrate;
 pub mod promotion;
@@ -21,5 +22,5 @@ use scaffold_check as check;
 use scaffold_git::{attributes, git, git_state, hooks, identity, lock, pack, pristine};
 use scaffold_model::{answers, blueprint, catalog, generate, manifest, plan, record, render};
 use scaffold_support::{
-    error, json_merge, merge, notes, parallel, process_env, suggest, tree, version, yaml,
+    error, json, json_merge, merge, notes, parallel, process_env, suggest, tree, version, yaml,
 };
