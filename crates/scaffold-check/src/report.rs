@@ -91,10 +91,6 @@ pub fn environment_summary(findings: &[Diagnostic], environments: &[String]) -> 
         .join("; ")
 }
 
-pub fn json(root: &str, findings: &[Diagnostic], environments: &[String]) -> String {
-    serde_json::to_string(&Document::of(root, findings, environments)).unwrap_or_default()
-}
-
 /// One repo's JSON document (docs/json.md), also an entry of a fleet's `repos` (without
 /// `version`, with `files`).
 #[derive(Debug, Serialize)]

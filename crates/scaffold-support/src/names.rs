@@ -33,10 +33,6 @@ macro_rules! checked_string {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
-
-            pub fn into_string(self) -> String {
-                self.0
-            }
         }
 
         impl std::ops::Deref for $name {
