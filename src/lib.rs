@@ -25,7 +25,7 @@ use scaffold_core::{
     addon_envs, diff, edit, environments, flags, promotion, publish, repo, signals, transaction,
     update, write,
 };
-use scaffold_git::{git, hooks, identity, lock, pristine, worktree};
+use scaffold_git::{git, hooks, identity, lock, pristine, snapshot, worktree};
 use scaffold_model::{
     answers, blueprint, catalog, generate, helm_values, manifest, overrides, plan, record, render,
 };

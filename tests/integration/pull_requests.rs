@@ -310,6 +310,96 @@ fn update_onto_branches_leaves_each_checkout_untouched_and_reports_per_repo() {
     );
 }
 
+/// `update --branch` commits from HEAD's tree without a checkout where no hook asks for
+/// one; with a commit hook it checks the branch out and commits there, as `git commit`
+/// would. Both make the same tree and the same pristine base from the same repo, leave the
+/// checkout (HEAD, index, work tree) as it was, and leave no work tree behind.
+#[test]
+fn update_onto_a_branch_without_a_checkout_commits_what_a_checkout_would() {
+    let env = Env::new();
+    let out = run(env.scaffold().args([
+        "new",
+        "plain",
+        "--defaults",
+        "--values",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/blueprints/default/tests/three-environments.yaml"
+        ),
+        "-q",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (plain, hooked) = (env.path("plain"), env.path("hooked"));
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&plain)
+        .arg(&hooked)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    // A post-commit hook that leaves a mark: only a commit made in a work tree runs it.
+    let hook = hooked.join(".git/hooks/post-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-common-dir)/hook-ran\"\n",
+    )
+    .expect("hook");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // An edit in plain's work tree the branch must not see (it starts from HEAD).
+    std::fs::write(plain.join("README.md"), "not committed\n").expect("edit");
+    let index_before = std::fs::read(plain.join(".git/index")).expect("index");
+
+    let out = run(env.scaffold().args([
+        "update",
+        "plain",
+        "hooked",
+        "--branch",
+        "max-20",
+        "--set",
+        "node_max=20",
+        "--json",
+    ]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let document: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(document["summary"]["changed"], 2, "{document}");
+    let tree = |dir: &Path, rev: &str| env.git(dir, &["rev-parse", &format!("{rev}^{{tree}}")]);
+    assert_eq!(tree(&plain, "max-20"), tree(&hooked, "max-20"));
+    assert_eq!(
+        tree(&plain, "refs/scaffold/base"),
+        tree(&hooked, "refs/scaffold/base")
+    );
+    assert_eq!(
+        env.git(&plain, &["log", "-1", "--format=%P %an %s%n%b", "max-20"]),
+        env.git(&hooked, &["log", "-1", "--format=%P %an %s%n%b", "max-20"])
+    );
+    assert!(
+        hooked.join(".git/hook-ran").exists(),
+        "the hook ran in a work tree"
+    );
+    assert!(!plain.join(".git/hook-ran").exists());
+    // plain's checkout: its edit kept, its index untouched, no work tree made.
+    assert_eq!(
+        std::fs::read_to_string(plain.join("README.md")).expect("readme"),
+        "not committed\n"
+    );
+    assert_eq!(
+        std::fs::read(plain.join(".git/index")).expect("index"),
+        index_before
+    );
+    assert_eq!(
+        env.git(&plain, &["status", "--porcelain"]),
+        " M README.md\n"
+    );
+    for dir in [&plain, &hooked] {
+        let listed = env.git(dir, &["worktree", "list", "--porcelain"]);
+        assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+        let pool = "environments/prod/infrastructure/karpenter/node-pool.yaml";
+        let on_branch = env.git(dir, &["show", &format!("max-20:{pool}")]);
+        assert!(on_branch.contains("nodes: \"20\""), "{on_branch}");
+    }
+}
+
 /// `promote … --branch NAME`: the promotion is a commit on a new branch; the checkout is
 /// untouched; a refused promotion makes no branch; an existing branch is refused.
 #[test]

@@ -19,7 +19,9 @@ pub mod write;
 
 // The layers below, by the names this crate's code uses for them.
 use scaffold_check as check;
-use scaffold_git::{attributes, git, git_state, hooks, identity, lock, pack, pristine};
+use scaffold_git::{
+    attributes, git, git_state, hooks, identity, lock, pack, pristine, snapshot, worktree,
+};
 use scaffold_model::{answers, blueprint, catalog, generate, manifest, plan, record, render};
 use scaffold_support::{
     error, json, json_merge, merge, notes, parallel, process_env, suggest, tree, version, yaml,

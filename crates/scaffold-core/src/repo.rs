@@ -167,6 +167,51 @@ pub struct Found {
     pub record: Record,
     /// The record file's bytes, which identify its pristine base.
     pub record_bytes: Vec<u8>,
+    /// Where its files are read.
+    pub files: Files,
+}
+
+/// Where a command reads a repo's files: as `git add` would store them.
+pub enum Files {
+    /// The work tree, through the repo's line-ending conversions and filters.
+    WorkTree(crate::attributes::Eol),
+    /// One commit, never checked out (`update --branch`).
+    Commit(crate::snapshot::CommitFiles),
+}
+
+impl Files {
+    /// The file at `path` as git stores it; None where there is none.
+    pub fn read_canonical(&self, root: &Path, path: &RelPath) -> Result<Option<Vec<u8>>> {
+        match self {
+            Files::WorkTree(eol) => crate::attributes::read_canonical(root, path, eol),
+            Files::Commit(files) => files.read(path.as_str()),
+        }
+    }
+
+    /// The file at `path` as it is (a work tree's bytes, unconverted).
+    fn read_raw(&self, root: &Path, path: &str) -> Result<Option<Vec<u8>>> {
+        match self {
+            Files::WorkTree(_) => match std::fs::read(root.join(path)) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io_path("read", &root.join(path), e)),
+            },
+            Files::Commit(files) => files.read(path),
+        }
+    }
+
+    /// The paths git tracks: the index's, or the commit's.
+    pub fn tracked_paths(&self, root: &Path) -> Result<Vec<String>> {
+        match self {
+            Files::WorkTree(_) => crate::git::tracked_paths(root),
+            Files::Commit(files) => Ok(files.paths().map(str::to_string).collect()),
+        }
+    }
+
+    /// Whether they are a work tree's, where files git does not track may lie too.
+    pub fn is_work_tree(&self) -> bool {
+        matches!(self, Files::WorkTree(_))
+    }
 }
 
 impl Found {
@@ -185,20 +230,39 @@ impl Found {
     /// repository's lock (`lock::acquire`), taken before anything is read.
     pub fn open(start: &Path, _lock: &RepoLock) -> Result<Self> {
         let root = write::find_repo(start)?;
-        match git2::Repository::discover(&root) {
-            Ok(repo) => refuse_unsupported(&root, &repo)?,
-            Err(e) => return Err(not_a_repository(&root, &e)),
-        }
+        open_repository(&root)?;
         if let Some(recovered) = transaction::settle(&root)? {
             crate::notes::note(recovered);
         }
         transaction::check_state(&root)?;
-        check_markers(&root)?;
-        let path = root.join(record::PATH);
-        let record_bytes = std::fs::read(&path).map_err(|e| Error::io_path("read", &path, e))?;
-        let record_bytes = crate::attributes::Eol::of(&root)
-            .stored_form(record::PATH, &record_bytes)
-            .into_owned();
+        let eol = crate::attributes::Eol::of(&root);
+        Found::read(root, Files::WorkTree(eol))
+    }
+
+    /// The scaffold repo at `root` as one of its commits holds it, for a change made on a
+    /// new branch from that commit: the work tree, its state and an interrupted run in it
+    /// belong to the checkout, which the change leaves alone.
+    pub fn open_commit(
+        root: &Path,
+        _lock: &RepoLock,
+        files: crate::snapshot::CommitFiles,
+    ) -> Result<Self> {
+        open_repository(root)?;
+        Found::read(root.to_path_buf(), Files::Commit(files))
+    }
+
+    /// Refuses unresolved conflict markers, then reads the record from `files`.
+    fn read(root: PathBuf, files: Files) -> Result<Self> {
+        check_markers(&root, &files)?;
+        let record_path = RelPath::new(record::PATH).map_err(Error::blueprint)?;
+        let record_bytes = files.read_canonical(&root, &record_path)?.ok_or_else(|| {
+            let path = root.join(record::PATH);
+            Error::io_path(
+                "read",
+                &path,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
+        })?;
         let text = String::from_utf8_lossy(&record_bytes);
         let record = Record::parse(&text)?;
         let (made_by, running) = (&record.scaffold_version, crate::generate::VERSION);
@@ -211,6 +275,7 @@ impl Found {
             root,
             record,
             record_bytes,
+            files,
         })
     }
 
@@ -221,13 +286,11 @@ impl Found {
         if pristine::tip(&self.root, record::PATH)?.is_some() {
             return Ok(record::Recorded::Other);
         }
-        let path = self.root.join(record::DIGESTS_PATH);
-        let found = match std::fs::read(&path) {
-            Ok(bytes) => {
+        let found = match self.files.read_raw(&self.root, record::DIGESTS_PATH)? {
+            Some(bytes) => {
                 record::recorded_digest(&String::from_utf8_lossy(&bytes), &self.record_bytes)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => record::Recorded::Unknown,
-            Err(e) => return Err(Error::io_path("read", &path, e)),
+            None => record::Recorded::Unknown,
         };
         Ok(match (found, &self.record.rendering) {
             (record::Recorded::Unknown, Some(legacy)) => record::Recorded::Digest(legacy.clone()),
@@ -261,13 +324,11 @@ impl Found {
         let Some(theirs) = pristine::remote_tip(&self.root, record::PATH)? else {
             return Ok(());
         };
-        let eol = crate::attributes::Eol::of(&self.root);
         for (path, bytes) in theirs.files {
             if plan.files.contains_key(&path) || record::is_internal(path.as_str()) {
                 continue;
             }
-            if crate::attributes::read_canonical(&self.root, &path, &eol)?.as_ref() == Some(&bytes)
-            {
+            if self.files.read_canonical(&self.root, &path)?.as_ref() == Some(&bytes) {
                 plan.files.insert(path, bytes);
             }
         }
@@ -349,9 +410,9 @@ impl Found {
             let rel = RelPath::new(path).map_err(Error::blueprint)?;
             match path {
                 record::PATH => plan.files.insert(rel, self.record_bytes.clone()),
-                _ => match std::fs::read(self.root.join(path)) {
-                    Ok(bytes) => plan.files.insert(rel, bytes),
-                    Err(_) => plan.files.remove(&rel),
+                _ => match self.files.read_raw(&self.root, path).ok().flatten() {
+                    Some(bytes) => plan.files.insert(rel, bytes),
+                    None => plan.files.remove(&rel),
                 },
             };
         }
@@ -360,6 +421,14 @@ impl Found {
             stored: false,
             edited_from: None,
         })
+    }
+}
+
+/// Refuses what is not a repository scaffold can open.
+fn open_repository(root: &Path) -> Result<()> {
+    match git2::Repository::discover(root) {
+        Ok(repo) => refuse_unsupported(root, &repo),
+        Err(e) => Err(not_a_repository(root, &e)),
     }
 }
 
@@ -459,12 +528,37 @@ pub fn secret_hint(blueprint: &Blueprint) -> String {
 
 /// Refuses a work tree with unresolved conflict markers (left by `update
 /// --conflicts=markers`): every later merge would be computed against them.
-fn check_markers(root: &Path) -> Result<()> {
-    let Ok(repo) = git2::Repository::open(root) else {
+fn check_markers(root: &Path, files: &Files) -> Result<()> {
+    let paths: Vec<String> = match files {
+        Files::Commit(files) => files.paths().map(str::to_string).collect(),
+        Files::WorkTree(_) => head_paths(root)?,
+    };
+    let read = |path: &str| match files {
+        Files::Commit(files) => files.read(path).ok().flatten(),
+        Files::WorkTree(_) => std::fs::read(root.join(path)).ok(),
+    };
+    let marked: Vec<String> = paths
+        .into_iter()
+        .filter_map(|path| {
+            let text = read(&path)?;
+            let line = has_markers(&text)?;
+            Some(format!("{path}:{line}"))
+        })
+        .collect();
+    if marked.is_empty() {
         return Ok(());
+    }
+    Err(Error::repo_state(Problem::new(format!("unresolved conflict markers in {}: resolve them (keep the lines you want, delete the `<<<<<<<`, `|||||||`, `=======` and `>>>>>>>` lines) and commit, then run scaffold again",
+        marked.join(", "))).fix("nothing was changed")))
+}
+
+/// The paths of HEAD's tree (none before the first commit).
+fn head_paths(root: &Path) -> Result<Vec<String>> {
+    let Ok(repo) = git2::Repository::open(root) else {
+        return Ok(Vec::new());
     };
     let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let mut paths = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
@@ -476,19 +570,7 @@ fn check_markers(root: &Path) -> Result<()> {
         git2::TreeWalkResult::Ok
     })
     .map_err(|e| Error::git("read HEAD's tree", root, e))?;
-    let marked: Vec<String> = paths
-        .into_iter()
-        .filter_map(|path| {
-            let text = std::fs::read(root.join(&path)).ok()?;
-            let line = has_markers(&text)?;
-            Some(format!("{path}:{line}"))
-        })
-        .collect();
-    if marked.is_empty() {
-        return Ok(());
-    }
-    Err(Error::repo_state(Problem::new(format!("unresolved conflict markers in {}: resolve them (keep the lines you want, delete the `<<<<<<<`, `|||||||`, `=======` and `>>>>>>>` lines) and commit, then run scaffold again",
-        marked.join(", "))).fix("nothing was changed")))
+    Ok(paths)
 }
 
 /// The 1-based line of the first conflict marker block (`<<<<<<< ` … `>>>>>>> `), if any.

@@ -30,6 +30,9 @@ pub struct Request<'a> {
     pub values: BTreeMap<String, Json>,
     /// Asks new questions on a terminal; without it they take their defaults.
     pub prompter: Option<&'a mut dyn Prompter>,
+    /// Update this commit of the repo at `start` (never checked out) instead of its work
+    /// tree.
+    pub commit: Option<crate::snapshot::CommitFiles>,
 }
 
 /// An answer that differs between the record and the update.
@@ -127,7 +130,10 @@ fn due_moves(
 }
 
 pub fn prepare(request: Request<'_>) -> Result<Update> {
-    let found = Found::open(request.start, request.lock)?;
+    let found = match request.commit {
+        Some(files) => Found::open_commit(request.start, request.lock, files)?,
+        None => Found::open(request.start, request.lock)?,
+    };
     let blueprint = load_blueprint(&found.record, request.blueprint)?;
     let addons_key = blueprint.manifest.addons_answer();
     if request.set.iter().any(|(k, _)| k == addons_key) || request.values.contains_key(addons_key) {
@@ -157,7 +163,7 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
         Some(from) => migrated(&blueprint, from).0,
         None => record.clone(),
     };
-    let tracked = crate::git::tracked_paths(&found.root)?;
+    let tracked = found.files.tracked_paths(&found.root)?;
     let relocation = crate::relocate::Relocation::new(
         &moves,
         base.plan
@@ -213,13 +219,15 @@ pub fn prepare(request: Request<'_>) -> Result<Update> {
     };
     let changed_files = crate::repo::differing(&base.plan, &next.plan).len();
     let merge = merge_with_files(
-        &found.root,
+        &found,
         &base.plan,
         &next.plan,
         &relocation,
         &label(&blueprint),
     )?;
-    warnings.extend(relocation.left_behind(&found.root, &tracked));
+    if found.files.is_work_tree() {
+        warnings.extend(relocation.left_behind(&found.root, &tracked));
+    }
     let remote_unmerged = crate::pristine::remote_unmerged(&found.root)?;
     Ok(Update {
         from: record.blueprint.clone(),
@@ -267,14 +275,13 @@ fn rotation_warning(keys: &[String], first: &str, files: usize) -> String {
 /// scaffold's own files: always the new ones, never merged line by line (a hand edit or a
 /// merge changed them).
 fn merge_with_files(
-    root: &Path,
+    found: &Found,
     base: &Plan,
     next: &Plan,
     relocation: &crate::relocate::Relocation,
     label: &str,
 ) -> Result<Merge> {
-    let eol = crate::attributes::Eol::of(root);
-    let read = |path: &RelPath| crate::attributes::read_canonical(root, path, &eol);
+    let read = |path: &RelPath| found.files.read_canonical(&found.root, path);
     let mut merge = edit::merge(
         base,
         next,

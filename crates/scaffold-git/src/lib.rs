@@ -12,6 +12,7 @@ pub mod lock;
 pub mod pack;
 pub mod pristine;
 pub mod seams;
+pub mod snapshot;
 pub mod worktree;
 
 // The layers below, by the names this crate's code uses for them.

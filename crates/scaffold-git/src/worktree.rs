@@ -25,28 +25,25 @@ impl BranchWorktree {
                     .fix("commit first, then rerun"),
             )
         })?;
-        if let Ok(existing) = repo.find_branch(branch, git2::BranchType::Local) {
-            let at = existing
-                .get()
-                .target()
-                .map(|id| id.to_string()[..12].to_string())
-                .unwrap_or_default();
-            return Err(Error::refused(
-                Problem::new(format!(
-                    "branch {branch} already exists in `{}` (at {at}): scaffold never moves a branch",
-                    dir.display()
-                ))
-                .fix(format!(
-                    "merge or delete it first (git branch -D {branch}), or choose another --branch"
-                )),
-            ));
+        if repo.find_branch(branch, git2::BranchType::Local).is_ok() {
+            return Err(branch_exists(&repo, dir, branch));
         }
         let made = repo
             .branch(branch, &head, false)
             .map_err(|e| Error::git("create a branch", dir, e))?;
         // Worktree names are single path segments; the branch name may hold slashes.
         let name = format!("scaffold-{}-{}", std::process::id(), sanitized(branch));
-        let path = repo.commondir().join("scaffold-worktrees").join(&name);
+        // The work tree's own directory takes the repo's name, which a blueprint may read
+        // (`target_dir_name`).
+        let repo_name = std::fs::canonicalize(dir)
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_os_string()))
+            .unwrap_or_else(|| name.clone().into());
+        let path = repo
+            .commondir()
+            .join("scaffold-worktrees")
+            .join(&name)
+            .join(repo_name);
         let created = std::fs::create_dir_all(path.parent().unwrap_or(&path))
             .map_err(|e| Error::io_path("create", &path, e))
             .and_then(|()| {
@@ -106,7 +103,7 @@ impl BranchWorktree {
     /// Removes the work tree; keeps the branch when `keep_branch`, else deletes it.
     /// Best effort: what is left is what `git worktree prune` removes.
     pub fn finish(self, keep_branch: bool) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        let _ = std::fs::remove_dir_all(self.path.parent().unwrap_or(&self.path));
         if let Ok(worktree) = self.repo.find_worktree(&self.name) {
             let mut options = git2::WorktreePruneOptions::new();
             options.valid(true).working_tree(true);
@@ -118,6 +115,26 @@ impl BranchWorktree {
             let _ = branch.delete();
         }
     }
+}
+
+/// The refusal of a `branch` that exists already in the repository at `dir`: scaffold
+/// never moves a branch.
+pub fn branch_exists(repo: &git2::Repository, dir: &Path, branch: &str) -> Error {
+    let at = repo
+        .find_branch(branch, git2::BranchType::Local)
+        .ok()
+        .and_then(|existing| existing.get().target())
+        .map(|id| id.to_string()[..12].to_string())
+        .unwrap_or_default();
+    Error::refused(
+        Problem::new(format!(
+            "branch {branch} already exists in `{}` (at {at}): scaffold never moves a branch",
+            dir.display()
+        ))
+        .fix(format!(
+            "merge or delete it first (git branch -D {branch}), or choose another --branch"
+        )),
+    )
 }
 
 fn sanitized(branch: &str) -> String {

@@ -12,6 +12,8 @@ use crate::error::Result;
 use crate::flags::read_values;
 use crate::outcome::ExitStatus;
 use crate::settings::{EditOptions, UpdateOptions};
+use crate::snapshot::CommitFiles;
+use crate::transaction::BranchCommit;
 use crate::ui::Reporter;
 use crate::update::{self, Request};
 use crate::worktree::BranchWorktree;
@@ -125,7 +127,9 @@ pub(super) fn run(args: &UpdateOptions, branch: &str, out: &Reporter) -> Result<
 }
 
 /// The update of the repo at `dir`, committed on the new `branch` when it changes
-/// anything; the work tree is removed either way, the branch kept only with a commit.
+/// anything. From HEAD's commit without a checkout where nothing asks for a work tree
+/// (`snapshot::head_without_checkout`); else in a linked work tree of the branch, removed
+/// either way, the branch kept only with a commit.
 fn on_branch(
     dir: &Path,
     branch: &str,
@@ -135,20 +139,32 @@ fn on_branch(
 ) -> Result<Outcome> {
     // One scaffold at a time in a repository, its linked work trees included.
     let lock = crate::lock::acquire(dir, &format!("update --branch {branch}"))?;
-    let worktree = BranchWorktree::create(dir, branch)?;
-    let outcome = update_in(worktree.path(), branch, args, values, &lock, out);
-    worktree.finish(matches!(outcome, Ok(Outcome::Changed { .. })));
-    outcome
+    let Some(files) = crate::snapshot::head_without_checkout(dir, !args.edit.no_verify)? else {
+        let worktree = BranchWorktree::create(dir, branch)?;
+        let outcome = update_in(worktree.path(), branch, args, values, &lock, None, out);
+        worktree.finish(matches!(outcome, Ok(Outcome::Changed { .. })));
+        return outcome;
+    };
+    if let Ok(repo) = git2::Repository::open(dir)
+        && repo.find_branch(branch, git2::BranchType::Local).is_ok()
+    {
+        return Err(crate::worktree::branch_exists(&repo, dir, branch));
+    }
+    update_in(dir, branch, args, values, &lock, Some(files), out)
 }
 
+/// The update of the repo at `root` (its work tree, or the commit `files` are) and its
+/// commit on `branch`.
 fn update_in(
     root: &Path,
     branch: &str,
     args: &UpdateOptions,
     values: &BTreeMap<String, serde_json::Value>,
     lock: &crate::lock::RepoLock,
+    files: Option<CommitFiles>,
     out: &Reporter,
 ) -> Result<Outcome> {
+    let parent = files.as_ref().map(CommitFiles::commit);
     let update = update::prepare(Request {
         start: root,
         lock,
@@ -157,6 +173,7 @@ fn update_in(
         secrets: args.edit.secrets.clone(),
         values: values.clone(),
         prompter: None,
+        commit: files,
     })?;
     let blueprint = format!("{} {}", update.to.name, update.to.version);
     let merge = &update.merge;
@@ -171,21 +188,40 @@ fn update_in(
     if merge.changes.is_empty() {
         return Ok(Outcome::UpToDate { blueprint });
     }
-    // `json` keeps apply from printing its own line: this command reports per repo.
-    let quiet = EditOptions {
-        json: true,
-        ..args.edit.clone()
+    let message = update.message();
+    let commit = match parent {
+        Some(parent) => {
+            let place = crate::identity::Place::repo(root);
+            let author = crate::git::resolve_author(args.edit.author.as_deref(), &place)?;
+            let change = BranchCommit {
+                parent,
+                changes: &merge.changes,
+                executable: &update.next.executable,
+                base: &update.next,
+                author: &author,
+                message: &message,
+                branch,
+            };
+            crate::transaction::commit_on_new_branch(&update.root, &change)?
+        }
+        None => {
+            // `json` keeps apply from printing its own line: this command reports per repo.
+            let quiet = EditOptions {
+                json: true,
+                ..args.edit.clone()
+            };
+            apply(
+                &update.root,
+                &merge.changes,
+                &update.next,
+                &quiet,
+                Some(&message),
+                None,
+                out,
+            )?
+            .unwrap_or_default()
+        }
     };
-    let commit = apply(
-        &update.root,
-        &merge.changes,
-        &update.next,
-        &quiet,
-        Some(&update.message()),
-        None,
-        out,
-    )?
-    .unwrap_or_default();
     Ok(Outcome::Changed {
         branch: branch.to_string(),
         commit,

@@ -50,6 +50,7 @@ pub fn run(args: UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
         } else {
             None
         },
+        commit: None,
     })?;
     let to = format!("blueprint {} {}", update.to.name, update.to.version);
     let mut report = update_report(&update, args.edit.dry_run);
@@ -234,6 +235,7 @@ fn fleet(args: &UpdateOptions, out: &Reporter) -> Result<ExitStatus> {
             secrets: secrets.clone(),
             values: values.clone(),
             prompter: None,
+            commit: None,
         })?;
         Ok(update_report(&update, true))
     };

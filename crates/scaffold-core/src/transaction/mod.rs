@@ -126,7 +126,16 @@ impl Prepared<'_> {
             })?
             .to_string();
         let parent = head.peel_to_commit().map_err(fail("read HEAD"))?;
-        let tree = pristine::retrying_object_writes("tree", root, || self.tree_from_plan(&parent))?;
+        let tree = pristine::retrying_object_writes("tree", root, || {
+            tree_from_plan(
+                repo,
+                root,
+                &self.eol,
+                self.changes,
+                self.executable,
+                &parent,
+            )
+        })?;
         let by = crate::git::base_by(base_author)?;
         let next_base = pristine::prepare(repo, root, base, base_message, &by)?;
         let journal_dir = repo.path().join(JOURNAL);
@@ -168,40 +177,6 @@ impl Prepared<'_> {
                 Err(err)
             }
         }
-    }
-
-    /// The commit's tree: HEAD's tree with the planned bytes written over it.
-    fn tree_from_plan(&self, parent: &git2::Commit<'_>) -> Result<Oid> {
-        let (repo, root) = (&self.repo, self.root.as_path());
-        let base = parent
-            .tree()
-            .map_err(|e| Error::git("read HEAD's tree", root, e))?;
-        let mut update = git2::build::TreeUpdateBuilder::new();
-        for change in self.changes {
-            let path = change.path().as_str();
-            match change {
-                Change::Write { contents, .. } => {
-                    let id = repo
-                        .blob(&self.eol.to_blob(root, path, contents)?)
-                        .map_err(|e| Error::git("store a file", root, e))?;
-                    let mode = base
-                        .get_path(Path::new(path))
-                        .map(|e| e.filemode())
-                        .unwrap_or(if self.executable.contains(change.path()) {
-                            0o100755
-                        } else {
-                            0o100644
-                        });
-                    update.upsert(path, id, file_mode(mode));
-                }
-                Change::Delete { .. } => {
-                    update.remove(path);
-                }
-            }
-        }
-        update
-            .create_updated(repo, &base)
-            .map_err(|e| Error::git("build the commit's tree", root, e))
     }
 
     fn write_and_commit(
@@ -299,14 +274,6 @@ fn checkpoint(step: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-fn file_mode(mode: i32) -> git2::FileMode {
-    if mode == 0o100755 {
-        git2::FileMode::BlobExecutable
-    } else {
-        git2::FileMode::Blob
-    }
 }
 
 fn new_file_mode(change: &Change, executable: &BTreeSet<RelPath>) -> u32 {
@@ -447,7 +414,10 @@ fn create_parents(root: &Path, full: &Path, journal: &mut Journal, dir: &Path) -
 mod recovery;
 pub use recovery::Recovered;
 use recovery::{recover, rollback};
+mod branch;
 mod journal;
+use branch::tree_from_plan;
+pub use branch::{BranchCommit, commit_on_new_branch};
 mod work_tree;
 use journal::{JOURNAL, Journal, Saved, remove_journal};
 use work_tree::{permissions, remove_file, set_mode, update_index};
