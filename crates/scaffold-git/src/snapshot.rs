@@ -90,10 +90,14 @@ fn head_blobs(repo: &Repository, root: &Path) -> Result<(Oid, BTreeMap<String, O
 /// commit hook would run (git runs hooks in a work tree: with hooks, the caller checks
 /// the branch out and commits there, as `git commit` would), no `.gitattributes` in the
 /// checkout differs from HEAD's (line endings and filters are read from the checkout's
-/// attributes), and the tree holds no symbolic link or submodule. Else None.
-pub fn head_without_checkout(root: &Path, verify_hooks: bool) -> Result<Option<CommitFiles>> {
-    let place = crate::identity::Place::repo(root);
-    if crate::hooks::Hooks::find(root, &place, verify_hooks).is_some() {
+/// attributes), and the tree holds no symbolic link or submodule. Else None. `place` is
+/// where git is asked for the hooks' directory (and, by the caller, for the identity).
+pub fn head_without_checkout(
+    root: &Path,
+    place: &crate::identity::Place,
+    verify_hooks: bool,
+) -> Result<Option<CommitFiles>> {
+    if crate::hooks::Hooks::find(root, place, verify_hooks).is_some() {
         return Ok(None);
     }
     let files = CommitFiles::at_head(root)?;
@@ -152,9 +156,10 @@ mod tests {
     fn reads_head_s_files_not_the_work_tree_s() {
         let dir = repo_with(&[("a.txt", "one\n"), ("d/b.yaml", "b: 1\n")]);
         std::fs::write(dir.path().join("a.txt"), "edited\n").expect("edit");
-        let files = head_without_checkout(dir.path(), true)
-            .expect("read")
-            .expect("no reason for a checkout");
+        let files =
+            head_without_checkout(dir.path(), &crate::identity::Place::repo(dir.path()), true)
+                .expect("read")
+                .expect("no reason for a checkout");
         assert_eq!(files.read("a.txt").expect("a"), Some(b"one\n".to_vec()));
         assert_eq!(files.read("missing").expect("none"), None);
         assert_eq!(files.paths().collect::<Vec<_>>(), ["a.txt", "d/b.yaml"]);
@@ -173,7 +178,7 @@ mod tests {
         )
         .expect("chmod");
         assert!(
-            head_without_checkout(dir.path(), true)
+            head_without_checkout(dir.path(), &crate::identity::Place::repo(dir.path()), true)
                 .expect("read")
                 .is_none()
         );
@@ -183,20 +188,20 @@ mod tests {
     fn attributes_that_differ_from_head_s_ask_for_a_checkout() {
         let dir = repo_with(&[("a.txt", "one\n"), ("d/.gitattributes", "*.txt text\n")]);
         assert!(
-            head_without_checkout(dir.path(), true)
+            head_without_checkout(dir.path(), &crate::identity::Place::repo(dir.path()), true)
                 .expect("read")
                 .is_some()
         );
         std::fs::write(dir.path().join("d/.gitattributes"), "*.txt -text\n").expect("edit");
         assert!(
-            head_without_checkout(dir.path(), true)
+            head_without_checkout(dir.path(), &crate::identity::Place::repo(dir.path()), true)
                 .expect("read")
                 .is_none()
         );
         std::fs::write(dir.path().join("d/.gitattributes"), "*.txt text\n").expect("restore");
         std::fs::write(dir.path().join(".gitattributes"), "* -text\n").expect("untracked");
         assert!(
-            head_without_checkout(dir.path(), true)
+            head_without_checkout(dir.path(), &crate::identity::Place::repo(dir.path()), true)
                 .expect("read")
                 .is_none()
         );
@@ -218,7 +223,7 @@ mod tests {
         repo.commit(Some("HEAD"), &me, &me, "two", &tree, &[&head])
             .expect("commit");
         assert!(
-            head_without_checkout(dir.path(), true)
+            head_without_checkout(dir.path(), &crate::identity::Place::repo(dir.path()), true)
                 .expect("read")
                 .is_none()
         );

@@ -88,13 +88,15 @@ pub(super) fn tree_from_plan(
     let base = parent
         .tree()
         .map_err(|e| Error::git("read HEAD's tree", root, e))?;
+    let odb = repo
+        .odb()
+        .map_err(|e| Error::git("open the object store", root, e))?;
     let mut update = git2::build::TreeUpdateBuilder::new();
     for change in changes {
         let path = change.path().as_str();
         match change {
             Change::Write { contents, .. } => {
-                let id = repo
-                    .blob(&eol.to_blob(root, path, contents)?)
+                let id = pristine::store_blob(&odb, &eol.to_blob(root, path, contents)?)
                     .map_err(|e| Error::git("store a file", root, e))?;
                 let mode = base
                     .get_path(Path::new(path))
