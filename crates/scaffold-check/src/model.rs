@@ -3,6 +3,7 @@
 //! disk ([`Repo::read`]) or built from memory ([`Repo::from_files`]); the rules are pure over it.
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -130,8 +131,9 @@ pub struct EnvironmentScope {
 
 #[derive(Debug, Default)]
 pub struct Repo {
-    /// Every file (relative, `/`-separated) with its text; `None` for binary files.
-    pub files: BTreeMap<String, Option<String>>,
+    /// Every file (relative, `/`-separated) with its text; `None` for binary files. The
+    /// texts are shared with every environment's view.
+    pub files: BTreeMap<String, Option<Arc<str>>>,
     /// YAML files that do not parse, with why.
     pub yaml_errors: Vec<(String, ParseError)>,
     /// JSON files that do not parse, with why.
@@ -213,21 +215,22 @@ impl Repo {
         Ok(Repo::from_files(files))
     }
 
-    /// The model of a rendering in memory (`blueprint lint` and `blueprint test`).
+    /// The model of a rendering in memory (`blueprint test`).
     pub fn from_plan(plan: &crate::tree::Plan) -> Repo {
-        let files = plan
-            .files
-            .iter()
-            .map(|(path, bytes)| {
-                let text = String::from_utf8(bytes.clone()).ok();
-                (path.as_str().to_string(), text)
-            })
-            .collect();
-        Repo::from_files(files)
+        Repo::of_texts(texts_of(plan), Keep::Everything)
     }
 
-    /// Builds the model from file texts.
-    pub fn from_files(files: BTreeMap<String, Option<String>>) -> Repo {
+    /// Builds the model from file texts (owned, or shared as a model holds them).
+    pub fn from_files<Text: Into<Arc<str>>>(files: BTreeMap<String, Option<Text>>) -> Repo {
+        let files = files
+            .into_iter()
+            .map(|(path, text)| (path, text.map(Into::into)))
+            .collect();
+        Repo::of_texts(files, Keep::Everything)
+    }
+
+    /// The model of file texts, keeping what `keep` says of each parsed file.
+    pub(crate) fn of_texts(files: BTreeMap<String, Option<Arc<str>>>, keep: Keep) -> Repo {
         let mut repo = Repo {
             files,
             ..Repo::default()
@@ -244,13 +247,14 @@ impl Repo {
                         column: 0,
                         message: "merge conflict markers".into(),
                     });
-                    add_tf(&mut modules, path, text, markers);
+                    add_tf(&mut modules, path, keep.tf_text(text), markers);
                 }
                 continue;
             }
             if is_yaml(path) && !is_kops_template(text) {
                 match yaml::parse(text) {
                     Ok(docs) => {
+                        let docs = keep.yaml_docs(path, docs);
                         for doc in &docs {
                             if let Some(object) = object_of(path, doc) {
                                 repo.objects.push(object);
@@ -275,7 +279,7 @@ impl Repo {
                 }
             } else if path.ends_with(".tf") {
                 let body = hcl::parse(text).map_err(|e| hcl_error(&e));
-                add_tf(&mut modules, path, text, body);
+                add_tf(&mut modules, path, keep.tf_text(text), keep.tf_body(body));
             }
         }
         repo.terraform = modules
@@ -422,6 +426,101 @@ pub fn conflict_markers(text: &str) -> Vec<usize> {
         }
     }
     if closed { opens } else { Vec::new() }
+}
+
+/// What a model keeps of the files it parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Every document whole and every `.tf` body: what `check`'s rules read.
+    Everything,
+    /// What `flux.path` reads (`crate::flux_path_findings`) and nothing more: kustomization
+    /// files and every `Kustomization` object whole (paths, patches of a Flux
+    /// Kustomization's path); of any other object only its identity (apiVersion, kind,
+    /// name, namespace: what a build and a patch's target are matched by) and its first
+    /// line; of a `.tf` file only whether it parses (a broken file suppresses the rule's
+    /// findings, `without_guesses`). A model this small holds no value another rule reads.
+    FluxPaths,
+}
+
+impl Keep {
+    fn yaml_docs(self, path: &str, docs: Vec<Doc>) -> Vec<Doc> {
+        if self == Keep::Everything || is_kustomization_file(path) {
+            return docs;
+        }
+        docs.into_iter().filter_map(identity_of).collect()
+    }
+
+    fn tf_text(self, text: &str) -> &str {
+        match self {
+            Keep::Everything => text,
+            Keep::FluxPaths => "",
+        }
+    }
+
+    fn tf_body(
+        self,
+        body: std::result::Result<hcl::Body, ParseError>,
+    ) -> std::result::Result<hcl::Body, ParseError> {
+        match self {
+            Keep::Everything => body,
+            Keep::FluxPaths => body.map(|_| hcl::Body::default()),
+        }
+    }
+}
+
+/// A `Kustomization` document whole; of any other object the fields that identify it,
+/// with its first line; nothing of a document that is no object.
+fn identity_of(doc: Doc) -> Option<Doc> {
+    let value = doc.value.as_ref();
+    let (api_version, kind) = (value.get("apiVersion")?, value.get("kind")?);
+    if !api_version.is_string() || !kind.is_string() {
+        return None;
+    }
+    if kind == "Kustomization" {
+        return Some(doc);
+    }
+    let mut metadata = serde_json::Map::new();
+    for key in ["name", "namespace"] {
+        if let Some(field) = yaml::at(value, &format!("metadata/{key}")) {
+            metadata.insert(key.to_string(), field.clone());
+        }
+    }
+    let identity = serde_json::json!({
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": metadata,
+    });
+    let place = scaffold_support::yaml::Pos {
+        line: doc.line,
+        column: 1,
+    };
+    Some(Doc {
+        line: doc.line,
+        node: Arc::new(scaffold_support::yaml::Node {
+            pos: place,
+            kind: scaffold_support::yaml::Kind::Map(Vec::new()),
+        }),
+        value: Arc::new(identity),
+    })
+}
+
+/// Every file of a rendering with its text (`None` when it is not UTF-8).
+pub(crate) fn texts_of(plan: &crate::tree::Plan) -> BTreeMap<String, Option<Arc<str>>> {
+    plan.files
+        .iter()
+        .map(|(path, bytes)| {
+            let text = std::str::from_utf8(bytes).ok().map(Arc::from);
+            (path.as_str().to_string(), text)
+        })
+        .collect()
+}
+
+pub(crate) const KUSTOMIZATION_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Whether `path` names a kustomization file (what kustomize reads in a directory).
+pub fn is_kustomization_file(path: &str) -> bool {
+    KUSTOMIZATION_NAMES.contains(&path.rsplit('/').next().unwrap_or(path))
 }
 
 /// A `.tf` file into its module (its directory), parsed or not.
