@@ -294,12 +294,15 @@ mod tests {
             ));
         }
         files.extend([
-            ("apps/base/kustomization.yaml", "resources:\n  - web.yaml\n  - gone.yaml\n".to_string()),
+            // A label reading like an entry: the entry's finding is at the label, as written.
+            ("apps/base/kustomization.yaml", "labels:\n  - pairs:\n      source: gone.yaml\nresources:\n  - web.yaml\n  - gone.yaml\n".to_string()),
             ("apps/base/web.yaml", deployment("web")),
             ("apps/dev/kustomization.yaml", "resources:\n  - ../base\npatches:\n  - path: patch.yaml\n".into()),
             ("apps/prod/kustomization.yaml", "resources:\n  - ../base\npatchesStrategicMerge:\n  - patch.yaml\n  - stray.yaml\nconfigMapGenerator:\n  - name: c\n    files:\n      - settings=missing.env\n".into()),
             ("apps/prod/stray.yaml", deployment("other")),
             ("clusters/prod/gone.yaml", flux("gone", "./nowhere")),
+            // A key `path` before `spec.path`: the finding is at the first one, as written.
+            ("clusters/dev/annotated.yaml", flux("annotated", "./annotated").replace("  namespace: flux-system\n", "  namespace: flux-system\n  annotations:\n    path: somewhere\n")),
             ("clusters/prod/quiet.yaml", flux("quiet", "./quiet").replace("  path:", "  # scaffold:ignore flux.path added later\n  path:")),
             ("infra/base/kustomization.yaml", "resources:\n  - layer.yaml\n".into()),
             ("infra/base/layer.yaml", flux("layer", "./infra/layer")),
@@ -340,6 +343,7 @@ mod tests {
                 ("apps/base/kustomization.yaml", 3, None),
                 ("apps/prod/kustomization.yaml", 1, Some("prod")),
                 ("apps/prod/stray.yaml", 1, Some("prod")),
+                ("clusters/dev/annotated.yaml", 7, Some("dev")),
                 ("clusters/prod/gone.yaml", 7, Some("prod")),
                 ("infra/base/layer.yaml", 7, Some("prod")),
                 ("shared/flux.yaml", 7, None),

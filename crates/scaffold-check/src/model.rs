@@ -444,10 +444,21 @@ pub(crate) enum Keep {
 
 impl Keep {
     fn yaml_docs(self, path: &str, docs: Vec<Doc>) -> Vec<Doc> {
-        if self == Keep::Everything || is_kustomization_file(path) {
+        if self == Keep::Everything {
             return docs;
         }
-        docs.into_iter().filter_map(identity_of).collect()
+        let kustomization_file = is_kustomization_file(path);
+        docs.into_iter()
+            .filter_map(|doc| {
+                if kustomization_file
+                    || doc.value.get("kind").and_then(Json::as_str) == Some("Kustomization")
+                {
+                    Some(read_by_flux_path(&doc))
+                } else {
+                    identity_of(&doc)
+                }
+            })
+            .collect()
     }
 
     fn tf_text(self, text: &str) -> &str {
@@ -468,39 +479,157 @@ impl Keep {
     }
 }
 
-/// A `Kustomization` document whole; of any other object the fields that identify it,
-/// with its first line; nothing of a document that is no object.
-fn identity_of(doc: Doc) -> Option<Doc> {
+/// What identifies an object: what a build and a patch's target are matched by.
+const IDENTITY: &[&str] = &["apiVersion", "kind", "metadata/name", "metadata/namespace"];
+
+/// What `flux.path` reads of a kustomization or a Flux Kustomization, besides its identity:
+/// the kustomization's entries, patches, generators and namespace (`kustomize::build`), the
+/// Flux Kustomization's path, source, dependencies and target namespace (`Context`).
+const READ_BY_FLUX_PATH: &[&str] = &[
+    "namespace",
+    "resources",
+    "components",
+    "bases",
+    "crds",
+    "patchesStrategicMerge",
+    "patches",
+    "patchesJson6902",
+    "configMapGenerator",
+    "secretGenerator",
+    "spec/path",
+    "spec/sourceRef",
+    "spec/dependsOn",
+    "spec/targetNamespace",
+];
+
+/// An object's identity with its first line; nothing of a document that is no object.
+fn identity_of(doc: &Doc) -> Option<Doc> {
     let value = doc.value.as_ref();
-    let (api_version, kind) = (value.get("apiVersion")?, value.get("kind")?);
-    if !api_version.is_string() || !kind.is_string() {
+    let is_string = |key: &str| value.get(key).is_some_and(Json::is_string);
+    if !is_string("apiVersion") || !is_string("kind") {
         return None;
     }
-    if kind == "Kustomization" {
-        return Some(doc);
-    }
-    let mut metadata = serde_json::Map::new();
-    for key in ["name", "namespace"] {
-        if let Some(field) = yaml::at(value, &format!("metadata/{key}")) {
-            metadata.insert(key.to_string(), field.clone());
-        }
-    }
-    let identity = serde_json::json!({
-        "apiVersion": api_version,
-        "kind": kind,
-        "metadata": metadata,
-    });
-    let place = scaffold_support::yaml::Pos {
-        line: doc.line,
-        column: 1,
-    };
     Some(Doc {
         line: doc.line,
-        node: Arc::new(scaffold_support::yaml::Node {
-            pos: place,
-            kind: scaffold_support::yaml::Kind::Map(Vec::new()),
-        }),
-        value: Arc::new(identity),
+        node: Arc::new(empty_node(doc.line)),
+        value: Arc::new(project(value, IDENTITY)),
+    })
+}
+
+/// A kustomization's or a Flux Kustomization's document as far as `flux.path` reads it: the
+/// fields it reads, and of the node tree every scalar reading one of their strings and every
+/// key `path` (with what leads to them, in document order), so that each place the rule
+/// asks for (`line_of_scalar` of an entry, `line_of_key("path")`) is the whole document's.
+fn read_by_flux_path(doc: &Doc) -> Doc {
+    let fields: Vec<&str> = IDENTITY.iter().chain(READ_BY_FLUX_PATH).copied().collect();
+    let value = project(&doc.value, &fields);
+    let mut texts = std::collections::BTreeSet::new();
+    strings_of(&value, &mut texts);
+    let node = pruned(&doc.node, &texts).unwrap_or_else(|| empty_node(doc.line));
+    Doc {
+        line: doc.line,
+        node: Arc::new(node),
+        value: Arc::new(value),
+    }
+}
+
+fn empty_node(line: usize) -> scaffold_support::yaml::Node {
+    scaffold_support::yaml::Node {
+        pos: scaffold_support::yaml::Pos { line, column: 1 },
+        kind: scaffold_support::yaml::Kind::Map(Vec::new()),
+    }
+}
+
+/// The parts of `value` at these `/`-separated key paths (a value that is no mapping where
+/// a path goes on is kept whole, so a merge patch merges the projection as the whole).
+fn project(value: &Json, paths: &[&str]) -> Json {
+    let Json::Object(map) = value else {
+        return value.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (key, child) in map {
+        let below: Vec<&str> = paths
+            .iter()
+            .filter_map(|p| match p.split_once('/') {
+                Some((head, rest)) if head == key => Some(rest),
+                _ => None,
+            })
+            .collect();
+        if paths.contains(&key.as_str()) {
+            out.insert(key.clone(), child.clone());
+        } else if !below.is_empty() {
+            out.insert(key.clone(), project(child, &below));
+        }
+    }
+    Json::Object(out)
+}
+
+/// Every string in `value`, and the path part of a generator's `key=path`.
+fn strings_of<'a>(value: &'a Json, out: &mut std::collections::BTreeSet<&'a str>) {
+    match value {
+        Json::String(text) => {
+            out.insert(text);
+            if let Some((_, path)) = text.split_once('=') {
+                out.insert(path);
+            }
+        }
+        Json::Array(items) => items.iter().for_each(|i| strings_of(i, out)),
+        Json::Object(map) => map.values().for_each(|v| strings_of(v, out)),
+        _ => {}
+    }
+}
+
+/// The node tree less every subtree holding no scalar that reads one of `texts` and no key
+/// `path`; what is kept keeps its places and its document order.
+fn pruned(
+    node: &scaffold_support::yaml::Node,
+    texts: &std::collections::BTreeSet<&str>,
+) -> Option<scaffold_support::yaml::Node> {
+    use scaffold_support::yaml::{Kind, Node};
+    let kind = match &node.kind {
+        Kind::Scalar(_) => {
+            return node
+                .text()
+                .is_some_and(|t| texts.contains(t))
+                .then(|| node.clone());
+        }
+        Kind::Seq(items) => {
+            let kept: Vec<Node> = items.iter().filter_map(|i| pruned(i, texts)).collect();
+            if kept.is_empty() {
+                return None;
+            }
+            Kind::Seq(kept)
+        }
+        Kind::Map(entries) => {
+            let kept: Vec<(Node, Node)> = entries
+                .iter()
+                .filter_map(|(key, value)| {
+                    let key_kept = pruned(key, texts)
+                        .or_else(|| (key.text() == Some("path")).then(|| key.clone()));
+                    let value_kept = pruned(value, texts);
+                    if key_kept.is_none() && value_kept.is_none() {
+                        return None;
+                    }
+                    // What is not kept of a kept entry: an empty mapping at its place.
+                    let place = |n: &Node| Node {
+                        pos: n.pos,
+                        kind: Kind::Map(Vec::new()),
+                    };
+                    Some((
+                        key_kept.unwrap_or_else(|| place(key)),
+                        value_kept.unwrap_or_else(|| place(value)),
+                    ))
+                })
+                .collect();
+            if kept.is_empty() {
+                return None;
+            }
+            Kind::Map(kept)
+        }
+    };
+    Some(Node {
+        pos: node.pos,
+        kind,
     })
 }
 
