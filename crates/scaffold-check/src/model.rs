@@ -433,12 +433,13 @@ pub fn conflict_markers(text: &str) -> Vec<usize> {
 pub(crate) enum Keep {
     /// Every document whole and every `.tf` body: what `check`'s rules read.
     Everything,
-    /// What `flux.path` reads (`crate::flux_path_findings`) and nothing more: kustomization
-    /// files and every `Kustomization` object whole (paths, patches of a Flux
-    /// Kustomization's path); of any other object only its identity (apiVersion, kind,
-    /// name, namespace: what a build and a patch's target are matched by) and its first
-    /// line; of a `.tf` file only whether it parses (a broken file suppresses the rule's
-    /// findings, `without_guesses`). A model this small holds no value another rule reads.
+    /// What `flux.path` reads (`crate::flux_path_findings`) and nothing more: of a
+    /// kustomization file's documents and every `Kustomization` object the fields the rule
+    /// reads and the nodes that place its findings (`read_by_flux_path`); of any other
+    /// object only its identity (apiVersion, kind, name, namespace: what a build and a
+    /// patch's target are matched by) and its first line; of a `.tf` file only whether it
+    /// parses (a broken file suppresses the rule's findings, `without_guesses`). A model
+    /// this small holds no value another rule reads.
     FluxPaths,
 }
 
