@@ -1193,7 +1193,7 @@ fn check_renders_kops_templates_as_kops_render_does() {
         let mut files = Repo::read(&dir).expect("read").files;
         files.insert(
             "envs/prod/2-kops/tf-outputs.json".into(),
-            Some(outputs.to_string()),
+            Some(outputs.to_string().into()),
         );
         let repo = Repo::from_files(files);
         let rendered = kops::render_all(&repo);

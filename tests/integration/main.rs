@@ -25,6 +25,7 @@ mod interactive; // a full interactive run through a pseudo-terminal
 mod json; // every --json output against the shapes in docs/json.md
 mod lifetime; // issue 29: clones, bases, secrets, hand edits, markers, signals after commit
 mod lint_cache; // issue 45: new's lint verdict kept by the blueprint's content digest
+mod lint_flux_path; // issue 45: lint's flux.path findings on a blueprint from disk, pinned
 mod new_answers; // answer sources, precedence and validation errors
 mod new_repo; // what `scaffold new` writes and commits
 mod platform_flux; // the Flux layers and addons work on a real cluster (issue 12)

@@ -18,12 +18,8 @@ pub struct Built {
     pub errors: Vec<(String, usize, String)>,
 }
 
-const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
-
-/// Whether `path` names a kustomization file (what kustomize reads in a directory).
-pub fn is_kustomization_file(path: &str) -> bool {
-    NAMES.contains(&path.rsplit('/').next().unwrap_or(path))
-}
+use super::model::KUSTOMIZATION_NAMES as NAMES;
+pub use super::model::is_kustomization_file;
 
 /// The kustomization file of `dir`, if any.
 pub fn kustomization_file(repo: &Repo, dir: &str) -> Option<String> {

@@ -68,6 +68,22 @@ impl Filter {
     }
 }
 
+/// `flux.path`'s findings on a rendering in memory (`new`'s lint of a blueprint from disk),
+/// as [`run`] finds them on [`Repo::from_plan`], from a model that keeps only what that
+/// rule reads (`model::Keep::FluxPaths`): a rendering's objects are most of a whole
+/// model's memory, and this rule reads their identity alone.
+pub fn flux_path_findings(plan: &tree::Plan) -> Vec<Diagnostic> {
+    let repo = Repo::of_texts(model::texts_of(plan), model::Keep::FluxPaths);
+    let filter = Filter {
+        only: vec![FLUX_PATH.to_string()],
+        skip: Vec::new(),
+    };
+    run(&repo, &filter)
+}
+
+/// The rule [`flux_path_findings`] reports.
+pub const FLUX_PATH: &str = "flux.path";
+
 /// Runs every rule on the repo, one environment at a time when it has several
 /// ([`environments`]); findings sorted by file and line, suppressions applied.
 pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
@@ -218,4 +234,171 @@ pub fn unknown_rules(filter: &Filter) -> Vec<String> {
         .filter(|id| rule_of(id).is_none())
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(files: &[(&str, &str)]) -> tree::Plan {
+        let mut plan = tree::Plan::default();
+        for (path, text) in files {
+            let path = tree::RelPath::new(path).expect("a relative path");
+            plan.files.insert(path, text.as_bytes().to_vec());
+        }
+        plan
+    }
+
+    /// `flux.path`'s findings as `check --rule flux.path` finds them: on the whole model.
+    fn on_the_whole_model(plan: &tree::Plan) -> Vec<Diagnostic> {
+        let filter = Filter {
+            only: vec![FLUX_PATH.to_string()],
+            skip: Vec::new(),
+        };
+        run(&Repo::from_plan(plan), &filter)
+    }
+
+    fn flux(name: &str, path: &str) -> String {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  path: {path}\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+        )
+    }
+
+    fn deployment(name: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: web\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n"
+        )
+    }
+
+    /// Two clusters with overlays: a missing base entry, an unmatched patch, a path that
+    /// does not exist, a shared Flux Kustomization patched per environment, a suppressed
+    /// finding, and files of every kind the model reads.
+    fn two_clusters() -> Vec<(String, String)> {
+        let git = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  url: ssh://git@example.org/x\n---\n";
+        let mut files: Vec<(String, String)> = Vec::new();
+        for env in ["dev", "prod"] {
+            let sync = format!("{git}{}", flux("flux-system", &format!("./clusters/{env}")));
+            files.push((format!("clusters/{env}/flux-system/sync.yaml"), sync));
+            files.push((
+                format!("clusters/{env}/apps.yaml"),
+                flux("apps", &format!("./apps/{env}")),
+            ));
+            files.push((
+                format!("clusters/{env}/infra.yaml"),
+                flux("infra", &format!("./infra/{env}")),
+            ));
+            files.push((format!("apps/{env}/patch.yaml"), deployment("web")));
+            files.push((
+                format!("infra/{env}/kustomization.yaml"),
+                "resources:\n  - ../base\npatches:\n  - path: layer.yaml\n".into(),
+            ));
+        }
+        files.extend([
+            // A label reading like an entry: the entry's finding is at the label, as written.
+            ("apps/base/kustomization.yaml", "labels:\n  - pairs:\n      source: gone.yaml\nresources:\n  - web.yaml\n  - gone.yaml\n".to_string()),
+            ("apps/base/web.yaml", deployment("web")),
+            ("apps/dev/kustomization.yaml", "resources:\n  - ../base\npatches:\n  - path: patch.yaml\n".into()),
+            ("apps/prod/kustomization.yaml", "resources:\n  - ../base\npatchesStrategicMerge:\n  - patch.yaml\n  - stray.yaml\nconfigMapGenerator:\n  - name: c\n    files:\n      - settings=missing.env\n".into()),
+            ("apps/prod/stray.yaml", deployment("other")),
+            ("clusters/prod/gone.yaml", flux("gone", "./nowhere")),
+            // A key `path` before `spec.path`: the finding is at the first one, as written.
+            ("clusters/dev/annotated.yaml", flux("annotated", "./annotated").replace("  namespace: flux-system\n", "  namespace: flux-system\n  annotations:\n    path: somewhere\n")),
+            ("clusters/prod/quiet.yaml", flux("quiet", "./quiet").replace("  path:", "  # scaffold:ignore flux.path added later\n  path:")),
+            ("infra/base/kustomization.yaml", "resources:\n  - layer.yaml\n".into()),
+            ("infra/base/layer.yaml", flux("layer", "./infra/layer")),
+            ("infra/dev/layer.yaml", flux("layer", "./infra/layer")),
+            ("infra/prod/layer.yaml", flux("layer", "./infra/prod-layer")),
+            ("infra/layer/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n".into()),
+            ("shared/flux.yaml", flux("shared", "./shared/nowhere")),
+            ("envs/prod/main.tf", "terraform {\n  required_version = \">= 1.5\"\n}\n".into()),
+            ("envs/prod/terraform.tfvars", "region = \"eu-west-1\"\n".into()),
+            ("charts/web/templates/cm.yaml", "a: {{ .Values.a }\n".into()),
+            ("docs/notes.md", "# notes\n".into()),
+        ].map(|(p, t)| (p.to_string(), t)));
+        files
+    }
+
+    fn as_plan(files: &[(String, String)]) -> tree::Plan {
+        let pairs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        plan(&pairs)
+    }
+
+    #[test]
+    fn flux_path_findings_are_those_of_the_whole_model() {
+        let files = two_clusters();
+        let whole = on_the_whole_model(&as_plan(&files));
+        let lean = flux_path_findings(&as_plan(&files));
+        assert_eq!(lean, whole);
+        // Every kind of finding the rule makes, in one environment, the other, or both.
+        let places: Vec<(&str, usize, Option<&str>)> = whole
+            .iter()
+            .map(|d| (d.file.as_str(), d.line, d.environment.as_deref()))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("apps/base/kustomization.yaml", 3, None),
+                ("apps/prod/kustomization.yaml", 1, Some("prod")),
+                ("apps/prod/stray.yaml", 1, Some("prod")),
+                ("clusters/dev/annotated.yaml", 7, Some("dev")),
+                ("clusters/prod/gone.yaml", 7, Some("prod")),
+                ("infra/base/layer.yaml", 7, Some("prod")),
+                ("shared/flux.yaml", 7, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_broken_file_leaves_flux_path_findings_out_of_both_models() {
+        let broken = [
+            ("docs/broken.yaml", "a: [\n"),
+            ("modules/bucket/broken.tf", "resource \"x\" {\n"),
+            ("docs/broken.json", "{\"a\":\n"),
+            (
+                "docs/conflict.txt",
+                "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n",
+            ),
+            (
+                "modules/bucket/conflict.tf",
+                "<<<<<<< ours\na = 1\n=======\na = 2\n>>>>>>> theirs\n",
+            ),
+        ];
+        for (path, text) in broken {
+            let mut files = two_clusters();
+            files.push((path.to_string(), text.to_string()));
+            let whole = on_the_whole_model(&as_plan(&files));
+            assert_eq!(flux_path_findings(&as_plan(&files)), whole, "{path}");
+            assert!(whole.is_empty(), "{path}: {whole:?}");
+        }
+        // A file broken in one environment's tree: that environment's findings only.
+        let mut files = two_clusters();
+        files.push(("envs/prod/broken.tf".into(), "resource \"x\" {\n".into()));
+        let whole = on_the_whole_model(&as_plan(&files));
+        assert_eq!(flux_path_findings(&as_plan(&files)), whole);
+        assert!(
+            !whole.is_empty()
+                && whole
+                    .iter()
+                    .all(|d| d.environment.as_deref() == Some("dev")),
+            "{whole:?}"
+        );
+        // A single cluster: one view, the whole repo.
+        let one = [
+            ("clusters/apps.yaml", flux("apps", "./apps")),
+            (
+                "apps/kustomization.yaml",
+                "resources:\n  - missing.yaml\n".to_string(),
+            ),
+        ];
+        let one: Vec<(String, String)> = one
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.clone()))
+            .collect();
+        let whole = on_the_whole_model(&as_plan(&one));
+        assert_eq!(whole.len(), 1, "{whole:?}");
+        assert_eq!(flux_path_findings(&as_plan(&one)), whole);
+    }
 }

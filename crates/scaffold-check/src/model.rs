@@ -3,6 +3,7 @@
 //! disk ([`Repo::read`]) or built from memory ([`Repo::from_files`]); the rules are pure over it.
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -130,8 +131,9 @@ pub struct EnvironmentScope {
 
 #[derive(Debug, Default)]
 pub struct Repo {
-    /// Every file (relative, `/`-separated) with its text; `None` for binary files.
-    pub files: BTreeMap<String, Option<String>>,
+    /// Every file (relative, `/`-separated) with its text; `None` for binary files. The
+    /// texts are shared with every environment's view.
+    pub files: BTreeMap<String, Option<Arc<str>>>,
     /// YAML files that do not parse, with why.
     pub yaml_errors: Vec<(String, ParseError)>,
     /// JSON files that do not parse, with why.
@@ -213,21 +215,22 @@ impl Repo {
         Ok(Repo::from_files(files))
     }
 
-    /// The model of a rendering in memory (`blueprint lint` and `blueprint test`).
+    /// The model of a rendering in memory (`blueprint test`).
     pub fn from_plan(plan: &crate::tree::Plan) -> Repo {
-        let files = plan
-            .files
-            .iter()
-            .map(|(path, bytes)| {
-                let text = String::from_utf8(bytes.clone()).ok();
-                (path.as_str().to_string(), text)
-            })
-            .collect();
-        Repo::from_files(files)
+        Repo::of_texts(texts_of(plan), Keep::Everything)
     }
 
-    /// Builds the model from file texts.
-    pub fn from_files(files: BTreeMap<String, Option<String>>) -> Repo {
+    /// Builds the model from file texts (owned, or shared as a model holds them).
+    pub fn from_files<Text: Into<Arc<str>>>(files: BTreeMap<String, Option<Text>>) -> Repo {
+        let files = files
+            .into_iter()
+            .map(|(path, text)| (path, text.map(Into::into)))
+            .collect();
+        Repo::of_texts(files, Keep::Everything)
+    }
+
+    /// The model of file texts, keeping what `keep` says of each parsed file.
+    pub(crate) fn of_texts(files: BTreeMap<String, Option<Arc<str>>>, keep: Keep) -> Repo {
         let mut repo = Repo {
             files,
             ..Repo::default()
@@ -244,13 +247,14 @@ impl Repo {
                         column: 0,
                         message: "merge conflict markers".into(),
                     });
-                    add_tf(&mut modules, path, text, markers);
+                    add_tf(&mut modules, path, keep.tf_text(text), markers);
                 }
                 continue;
             }
             if is_yaml(path) && !is_kops_template(text) {
                 match yaml::parse(text) {
                     Ok(docs) => {
+                        let docs = keep.yaml_docs(path, docs);
                         for doc in &docs {
                             if let Some(object) = object_of(path, doc) {
                                 repo.objects.push(object);
@@ -275,7 +279,7 @@ impl Repo {
                 }
             } else if path.ends_with(".tf") {
                 let body = hcl::parse(text).map_err(|e| hcl_error(&e));
-                add_tf(&mut modules, path, text, body);
+                add_tf(&mut modules, path, keep.tf_text(text), keep.tf_body(body));
             }
         }
         repo.terraform = modules
@@ -422,6 +426,231 @@ pub fn conflict_markers(text: &str) -> Vec<usize> {
         }
     }
     if closed { opens } else { Vec::new() }
+}
+
+/// What a model keeps of the files it parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Every document whole and every `.tf` body: what `check`'s rules read.
+    Everything,
+    /// What `flux.path` reads (`crate::flux_path_findings`) and nothing more: of a
+    /// kustomization file's documents and every `Kustomization` object the fields the rule
+    /// reads and the nodes that place its findings (`read_by_flux_path`); of any other
+    /// object only its identity (apiVersion, kind, name, namespace: what a build and a
+    /// patch's target are matched by) and its first line; of a `.tf` file only whether it
+    /// parses (a broken file suppresses the rule's findings, `without_guesses`). A model
+    /// this small holds no value another rule reads.
+    FluxPaths,
+}
+
+impl Keep {
+    fn yaml_docs(self, path: &str, docs: Vec<Doc>) -> Vec<Doc> {
+        if self == Keep::Everything {
+            return docs;
+        }
+        let kustomization_file = is_kustomization_file(path);
+        docs.into_iter()
+            .filter_map(|doc| {
+                if kustomization_file
+                    || doc.value.get("kind").and_then(Json::as_str) == Some("Kustomization")
+                {
+                    Some(read_by_flux_path(&doc))
+                } else {
+                    identity_of(&doc)
+                }
+            })
+            .collect()
+    }
+
+    fn tf_text(self, text: &str) -> &str {
+        match self {
+            Keep::Everything => text,
+            Keep::FluxPaths => "",
+        }
+    }
+
+    fn tf_body(
+        self,
+        body: std::result::Result<hcl::Body, ParseError>,
+    ) -> std::result::Result<hcl::Body, ParseError> {
+        match self {
+            Keep::Everything => body,
+            Keep::FluxPaths => body.map(|_| hcl::Body::default()),
+        }
+    }
+}
+
+/// What identifies an object: what a build and a patch's target are matched by.
+const IDENTITY: &[&str] = &["apiVersion", "kind", "metadata/name", "metadata/namespace"];
+
+/// What `flux.path` reads of a kustomization or a Flux Kustomization, besides its identity:
+/// the kustomization's entries, patches, generators and namespace (`kustomize::build`), the
+/// Flux Kustomization's path, source, dependencies and target namespace (`Context`).
+const READ_BY_FLUX_PATH: &[&str] = &[
+    "namespace",
+    "resources",
+    "components",
+    "bases",
+    "crds",
+    "patchesStrategicMerge",
+    "patches",
+    "patchesJson6902",
+    "configMapGenerator",
+    "secretGenerator",
+    "spec/path",
+    "spec/sourceRef",
+    "spec/dependsOn",
+    "spec/targetNamespace",
+];
+
+/// An object's identity with its first line; nothing of a document that is no object.
+fn identity_of(doc: &Doc) -> Option<Doc> {
+    let value = doc.value.as_ref();
+    let is_string = |key: &str| value.get(key).is_some_and(Json::is_string);
+    if !is_string("apiVersion") || !is_string("kind") {
+        return None;
+    }
+    Some(Doc {
+        line: doc.line,
+        node: Arc::new(empty_node(doc.line)),
+        value: Arc::new(project(value, IDENTITY)),
+    })
+}
+
+/// A kustomization's or a Flux Kustomization's document as far as `flux.path` reads it: the
+/// fields it reads, and of the node tree every scalar reading one of their strings and every
+/// key `path` (with what leads to them, in document order), so that each place the rule
+/// asks for (`line_of_scalar` of an entry, `line_of_key("path")`) is the whole document's.
+fn read_by_flux_path(doc: &Doc) -> Doc {
+    let fields: Vec<&str> = IDENTITY.iter().chain(READ_BY_FLUX_PATH).copied().collect();
+    let value = project(&doc.value, &fields);
+    let mut texts = std::collections::BTreeSet::new();
+    strings_of(&value, &mut texts);
+    let node = pruned(&doc.node, &texts).unwrap_or_else(|| empty_node(doc.line));
+    Doc {
+        line: doc.line,
+        node: Arc::new(node),
+        value: Arc::new(value),
+    }
+}
+
+fn empty_node(line: usize) -> scaffold_support::yaml::Node {
+    scaffold_support::yaml::Node {
+        pos: scaffold_support::yaml::Pos { line, column: 1 },
+        kind: scaffold_support::yaml::Kind::Map(Vec::new()),
+    }
+}
+
+/// The parts of `value` at these `/`-separated key paths (a value that is no mapping where
+/// a path goes on is kept whole, so a merge patch merges the projection as the whole).
+fn project(value: &Json, paths: &[&str]) -> Json {
+    let Json::Object(map) = value else {
+        return value.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (key, child) in map {
+        let below: Vec<&str> = paths
+            .iter()
+            .filter_map(|p| match p.split_once('/') {
+                Some((head, rest)) if head == key => Some(rest),
+                _ => None,
+            })
+            .collect();
+        if paths.contains(&key.as_str()) {
+            out.insert(key.clone(), child.clone());
+        } else if !below.is_empty() {
+            out.insert(key.clone(), project(child, &below));
+        }
+    }
+    Json::Object(out)
+}
+
+/// Every string in `value`, and the path part of a generator's `key=path`.
+fn strings_of<'a>(value: &'a Json, out: &mut std::collections::BTreeSet<&'a str>) {
+    match value {
+        Json::String(text) => {
+            out.insert(text);
+            if let Some((_, path)) = text.split_once('=') {
+                out.insert(path);
+            }
+        }
+        Json::Array(items) => items.iter().for_each(|i| strings_of(i, out)),
+        Json::Object(map) => map.values().for_each(|v| strings_of(v, out)),
+        _ => {}
+    }
+}
+
+/// The node tree less every subtree holding no scalar that reads one of `texts` and no key
+/// `path`; what is kept keeps its places and its document order.
+fn pruned(
+    node: &scaffold_support::yaml::Node,
+    texts: &std::collections::BTreeSet<&str>,
+) -> Option<scaffold_support::yaml::Node> {
+    use scaffold_support::yaml::{Kind, Node};
+    let kind = match &node.kind {
+        Kind::Scalar(_) => {
+            return node
+                .text()
+                .is_some_and(|t| texts.contains(t))
+                .then(|| node.clone());
+        }
+        Kind::Seq(items) => {
+            let kept: Vec<Node> = items.iter().filter_map(|i| pruned(i, texts)).collect();
+            if kept.is_empty() {
+                return None;
+            }
+            Kind::Seq(kept)
+        }
+        Kind::Map(entries) => {
+            let kept: Vec<(Node, Node)> = entries
+                .iter()
+                .filter_map(|(key, value)| {
+                    let key_kept = pruned(key, texts)
+                        .or_else(|| (key.text() == Some("path")).then(|| key.clone()));
+                    let value_kept = pruned(value, texts);
+                    if key_kept.is_none() && value_kept.is_none() {
+                        return None;
+                    }
+                    // What is not kept of a kept entry: an empty mapping at its place.
+                    let place = |n: &Node| Node {
+                        pos: n.pos,
+                        kind: Kind::Map(Vec::new()),
+                    };
+                    Some((
+                        key_kept.unwrap_or_else(|| place(key)),
+                        value_kept.unwrap_or_else(|| place(value)),
+                    ))
+                })
+                .collect();
+            if kept.is_empty() {
+                return None;
+            }
+            Kind::Map(kept)
+        }
+    };
+    Some(Node {
+        pos: node.pos,
+        kind,
+    })
+}
+
+/// Every file of a rendering with its text (`None` when it is not UTF-8).
+pub(crate) fn texts_of(plan: &crate::tree::Plan) -> BTreeMap<String, Option<Arc<str>>> {
+    plan.files
+        .iter()
+        .map(|(path, bytes)| {
+            let text = std::str::from_utf8(bytes).ok().map(Arc::from);
+            (path.as_str().to_string(), text)
+        })
+        .collect()
+}
+
+pub(crate) const KUSTOMIZATION_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Whether `path` names a kustomization file (what kustomize reads in a directory).
+pub fn is_kustomization_file(path: &str) -> bool {
+    KUSTOMIZATION_NAMES.contains(&path.rsplit('/').next().unwrap_or(path))
 }
 
 /// A `.tf` file into its module (its directory), parsed or not.

@@ -510,24 +510,22 @@ fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
     {
         return Vec::new();
     }
-    let repo = crate::check::Repo::from_plan(plan);
-    let filter = crate::check::Filter {
-        only: vec![FLUX_PATH.to_string()],
-        skip: Vec::new(),
-    };
-    crate::check::run(&repo, &filter)
+    crate::check::flux_path_findings(plan)
         .into_iter()
         .map(|finding| {
-            let rendered_line = repo
-                .files
-                .get(&finding.file)
-                .and_then(Option::as_ref)
-                .and_then(|text| text.lines().nth(finding.line.checked_sub(1)?))
+            let path = RelPath::new(&finding.file).ok();
+            let rendered = path
+                .as_ref()
+                .and_then(|path| plan.files.get(path))
+                .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                .unwrap_or_default();
+            let rendered_line = finding
+                .line
+                .checked_sub(1)
+                .and_then(|index| rendered.lines().nth(index))
                 .map(|line| line.trim().trim_start_matches("- ").trim())
                 .unwrap_or_default();
-            let source = RelPath::new(&finding.file)
-                .ok()
-                .and_then(|path| plan.sources.get(&path).cloned());
+            let source = path.and_then(|path| plan.sources.get(&path).cloned());
             let Some(source) = source else {
                 return finding;
             };
@@ -554,9 +552,6 @@ fn missing_files(blueprint: &Blueprint, plan: &plan::Plan) -> Vec<Diagnostic> {
         })
         .collect()
 }
-
-/// The `check` rule whose findings lint reports on the rendering with every default.
-const FLUX_PATH: &str = "flux.path";
 
 /// Whether a rendered file may hold an object of kind `Kustomization`: its text says so,
 /// or has a backslash (a YAML escape could spell it). `check` reads only UTF-8 files.

@@ -36,6 +36,14 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(repo: &'a Repo) -> Self {
+        Context {
+            kops: crate::kops::render_all(repo),
+            ..Context::flux_graph(repo)
+        }
+    }
+
+    /// The context without the kops templates rendered: what the Flux graph rules read.
+    pub fn flux_graph(repo: &'a Repo) -> Self {
         let mut layers = Vec::new();
         for object in repo
             .objects
@@ -89,7 +97,7 @@ impl<'a> Context<'a> {
             repo,
             layers,
             namespaces,
-            kops: crate::kops::render_all(repo),
+            kops: Vec::new(),
         }
     }
 

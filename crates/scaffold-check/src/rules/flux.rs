@@ -194,7 +194,7 @@ fn sources(context: &Context, findings: &mut Findings) {
     }
 }
 
-fn paths(context: &Context, findings: &mut Findings) {
+pub fn paths(context: &Context, findings: &mut Findings) {
     for layer in &context.layers {
         let object = layer.object;
         if !is_this_repo(context, object) {

@@ -34,11 +34,14 @@ const FLUX_GRAPH: &[&str] = &[
 ];
 
 /// Every group whose findings `only` may keep (every group when it is empty): a run asking
-/// only for Flux graph rules (`new`'s lint of the rendered paths) runs that group alone,
-/// not every schema and Terraform rule of 2,000 files.
+/// only for Flux graph rules runs that group alone, not every schema and Terraform rule of
+/// 2,000 files, and a run asking only for `flux.path` (`new`'s lint of the rendered paths,
+/// whose model keeps nothing else: `crate::flux_path_findings`) that rule alone.
 pub fn run_for(repo: &Repo, only: &[String], findings: &mut Findings) {
-    if !only.is_empty() && only.iter().all(|id| FLUX_GRAPH.contains(&id.as_str())) {
-        flux::run(&Context::new(repo), findings);
+    if only.len() == 1 && only[0] == crate::FLUX_PATH {
+        flux::paths(&Context::flux_graph(repo), findings);
+    } else if !only.is_empty() && only.iter().all(|id| FLUX_GRAPH.contains(&id.as_str())) {
+        flux::run(&Context::flux_graph(repo), findings);
     } else {
         run_all(repo, findings);
     }
@@ -176,7 +179,7 @@ mod tests {
         let mut every = Findings::default();
         run_all(&repo, &mut every);
         let mut flux = Findings::default();
-        run_for(&repo, &["flux.path".to_string()], &mut flux);
+        run_for(&repo, &["flux.path".into(), "flux.wait".into()], &mut flux);
         let graph: Vec<_> = ids(&every)
             .into_iter()
             .filter(|(_, rule)| FLUX_GRAPH.contains(rule))
@@ -191,6 +194,15 @@ mod tests {
                 .any(|(_, rule)| !rule.starts_with("flux."))
         );
         assert_eq!(ids(&flux), graph);
+        // Asking for `flux.path` alone runs that rule alone.
+        let mut paths = Findings::default();
+        run_for(&repo, &["flux.path".into()], &mut paths);
+        let only_paths: Vec<_> = graph
+            .iter()
+            .filter(|(_, rule)| *rule == "flux.path")
+            .cloned()
+            .collect();
+        assert_eq!(ids(&paths), only_paths);
         // Asking for any other rule runs every group.
         let mut all = Findings::default();
         run_for(&repo, &["flux.path".into(), "tf.vars".into()], &mut all);

@@ -249,8 +249,8 @@ fn input_changes(base: &Repo, head: &Repo, env: &str, all: &[String]) -> Vec<Inp
                 (Some(a), Some(b)) if a != b => Change::Changed,
                 _ => return None,
             };
-            let text = |side: Option<&Option<String>>| match side {
-                Some(Some(text)) => text.clone(),
+            let text = |side: Option<&Option<std::sync::Arc<str>>>| match side {
+                Some(Some(text)) => text.to_string(),
                 Some(None) => "(binary)\n".into(),
                 None => String::new(),
             };
