@@ -139,7 +139,9 @@ fn on_branch(
 ) -> Result<Outcome> {
     // One scaffold at a time in a repository, its linked work trees included.
     let lock = crate::lock::acquire(dir, &format!("update --branch {branch}"))?;
-    let Some(files) = crate::snapshot::head_without_checkout(dir, !args.edit.no_verify)? else {
+    let place = crate::identity::Place::repo(dir);
+    let files = crate::snapshot::head_without_checkout(dir, &place, !args.edit.no_verify)?;
+    let Some(files) = files else {
         let worktree = BranchWorktree::create(dir, branch)?;
         let outcome = update_in(worktree.path(), branch, args, values, &lock, None, out);
         worktree.finish(matches!(outcome, Ok(Outcome::Changed { .. })));
@@ -150,20 +152,21 @@ fn on_branch(
     {
         return Err(crate::worktree::branch_exists(&repo, dir, branch));
     }
-    update_in(dir, branch, args, values, &lock, Some(files), out)
+    update_in(dir, branch, args, values, &lock, Some((files, place)), out)
 }
 
-/// The update of the repo at `root` (its work tree, or the commit `files` are) and its
-/// commit on `branch`.
+/// The update of the repo at `root` (its work tree, or `from_commit`'s commit, with where
+/// git was asked for its hooks) and its commit on `branch`.
 fn update_in(
     root: &Path,
     branch: &str,
     args: &UpdateOptions,
     values: &BTreeMap<String, serde_json::Value>,
     lock: &crate::lock::RepoLock,
-    files: Option<CommitFiles>,
+    from_commit: Option<(CommitFiles, crate::identity::Place)>,
     out: &Reporter,
 ) -> Result<Outcome> {
+    let (files, place) = from_commit.unzip();
     let parent = files.as_ref().map(CommitFiles::commit);
     let update = update::prepare(Request {
         start: root,
@@ -189,9 +192,8 @@ fn update_in(
         return Ok(Outcome::UpToDate { blueprint });
     }
     let message = update.message();
-    let commit = match parent {
-        Some(parent) => {
-            let place = crate::identity::Place::repo(root);
+    let commit = match parent.zip(place) {
+        Some((parent, place)) => {
             let author = crate::git::resolve_author(args.edit.author.as_deref(), &place)?;
             let change = BranchCommit {
                 parent,
