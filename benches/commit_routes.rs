@@ -109,7 +109,13 @@ fn assert_clean(dir: &Path) {
 
 fn routes(c: &mut Criterion) {
     let scratch = tempfile::tempdir().expect("scratch");
-    let author = || git::Author::parse("B <b@example.org>");
+    // Synced as git syncs by default (`core.fsync` unset): the pack and its idx.
+    let author = || {
+        Ok(git::Committing {
+            author: git::Author::parse("B <b@example.org>")?,
+            fsync: scaffold_git::durability::Fsync::default(),
+        })
+    };
     let mut n = 0u32;
     let mut fresh = || {
         n += 1;

@@ -63,7 +63,13 @@ fn commit(c: &mut Criterion) {
     let plan = generate::render(&blueprint, &renderer, &answers, &record)
         .expect("renders")
         .plan;
-    let author = || git::Author::parse(AUTHOR);
+    // Synced as git syncs by default (`core.fsync` unset): the pack and its idx.
+    let author = || {
+        Ok(git::Committing {
+            author: git::Author::parse(AUTHOR)?,
+            fsync: scaffold_git::durability::Fsync::default(),
+        })
+    };
     let scratch = tempfile::tempdir().expect("scratch");
     let mut n = 0u32;
     // Each iteration writes a fresh directory (never a delete between timed runs).

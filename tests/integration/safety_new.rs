@@ -328,3 +328,56 @@ fn new_syncs_its_commit_then_the_move_into_place() {
     }
     assert!(env.path("r/.git").is_dir() && env.path("here/.git").is_dir());
 }
+
+/// `new` syncs what `git commit` would (`core.fsync`, git 2.47): by default the pack and
+/// its idx, never a ref or the index; with `core.fsync=reference,index` those too.
+#[test]
+fn new_syncs_refs_and_the_index_only_when_core_fsync_asks() {
+    if !crate::support::require_tool("strace") {
+        return;
+    }
+    let env = Env::new();
+    for (case, fsync) in [("default", None), ("asked", Some("reference,index"))] {
+        let log = env.home.path().join("strace.log");
+        let scaffold = env.scaffold();
+        let mut cmd = std::process::Command::new("strace");
+        cmd.args(["-f", "-qq", "-y", "-o"])
+            .arg(&log)
+            .args(["-e", "trace=fsync,fdatasync", "--"])
+            .arg(scaffold.get_program())
+            .args(["new", case, "--defaults"])
+            .current_dir(env.path(""));
+        for (key, value) in scaffold.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        if let Some(fsync) = fsync {
+            cmd.env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_KEY_0", "core.fsync")
+                .env("GIT_CONFIG_VALUE_0", fsync);
+        }
+        let out = run(&mut cmd);
+        assert_eq!(out.code, 0, "{case}: {}", out.stderr);
+        let log_text = std::fs::read_to_string(&log).expect("strace log");
+        let synced = |what: &str| {
+            log_text
+                .lines()
+                .any(|l| l.contains("fsync(") && l.contains(what) && l.ends_with("= 0"))
+        };
+        assert!(
+            synced(".pack.tmp>") && synced(".idx.tmp>"),
+            "{case}: {log_text}"
+        );
+        let refs_and_index = synced("/.git/refs/heads/main") && synced("/.git/index");
+        assert_eq!(refs_and_index, fsync.is_some(), "{case}: {log_text}");
+        if fsync.is_none() {
+            assert!(
+                !synced("/.git/refs/") && !synced("/.git/logs/"),
+                "{log_text}"
+            );
+        }
+        std::fs::remove_file(&log).expect("rm log");
+    }
+}

@@ -37,10 +37,10 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan) -> Result<String> {
     };
     let place = crate::identity::Place::new_repo(git_home);
     place.ask_listing_ahead();
-    let author = || git::resolve_author(target.author, &place);
+    let committing = || git::resolve_committing(target.author, &place);
     signals::test_seam("new-staged")?;
     let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, target.verify);
-    let (commit, hooks) = fill_and_commit(&staged, plan, author, target.message, find_hooks)?;
+    let (commit, hooks) = fill_and_commit(&staged, plan, committing, target.message, find_hooks)?;
     signals::test_seam("new-committed")?;
     let in_place = target.dir.is_dir();
     staged.finish()?;
@@ -57,12 +57,13 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan) -> Result<String> {
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
 /// commit benches time. The blobs are hashed and packed on a second core while the files
 /// are written.
-/// `author` is resolved once the files are written, just before the commit needs it;
+/// `committing` (author, signing, syncing) is resolved once the files are written, just
+/// before the commit needs it;
 /// `find_hooks` once the repository exists (see `git::commit`, which returns them).
 pub fn fill_and_commit(
     staged: &write::Staged,
     plan: &Plan,
-    author: impl FnOnce() -> Result<git::Author>,
+    committing: impl FnOnce() -> Result<git::Committing>,
     message: &str,
     find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
 ) -> Result<(String, Option<crate::hooks::Hooks>)> {
@@ -73,7 +74,7 @@ pub fn fill_and_commit(
         // A filter driver runs in the repository (git-lfs keeps its objects there), on the
         // files as written: the repo exists first, the blobs follow the files. The base
         // stores what `git add` stores too (LFS pointers), as every later base does.
-        let author = author()?;
+        let committing = committing()?;
         git::init(staged.path())?;
         let written = write::fill(staged, work_tree)?;
         let blob_plan =
@@ -85,11 +86,12 @@ pub fn fill_and_commit(
             &blob_plan,
             written.stats(),
             blobs,
-            &author,
+            &committing,
             message,
             find_hooks,
         )?;
-        crate::pristine::store(staged.path(), plan, message, &git::base_by(&author)?)?;
+        let by = git::base_by(&committing.author)?;
+        crate::pristine::store(staged.path(), plan, message, &by)?;
         return Ok(commit);
     }
     let (written, blobs) = std::thread::scope(|s| {
@@ -107,7 +109,7 @@ pub fn fill_and_commit(
         plan,
         written.stats(),
         blobs,
-        &author()?,
+        &committing()?,
         message,
         find_hooks,
     )

@@ -327,9 +327,13 @@ impl Driver {
 /// The files `new` writes for `plan` when line-ending settings apply (the plan's own
 /// `.gitattributes`, `core.autocrlf`, `core.eol`, `core.attributesFile`): what git would
 /// check out, evaluated in a scratch repository holding only the plan's attribute files.
-/// Nothing to convert or filter is the common case, decided without the scratch repo. A file
-/// whose bytes git would store differently (CRLF where an attribute says `text`) is a
-/// blueprint error: the repo would be dirty from its first commit.
+/// Nothing to convert or filter is the common case, decided without the scratch repo (and
+/// its attribute lookups, three to eight per file: 40 % of a 2,000-file `new`,
+/// BENCHMARKS.md round three d): no such setting, and no attribute file of the plan that
+/// names anything but attributes which leave line endings and filters alone (scaffold's
+/// own `.scaffold/.gitattributes` sets `merge=union`). A file whose bytes git would store
+/// differently (CRLF where an attribute says `text`) is a blueprint error: the repo would
+/// be dirty from its first commit.
 pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
     let is_attributes = |path: &str| path == ".gitattributes" || path.ends_with("/.gitattributes");
     let configured = git2::Config::open_default().is_ok_and(|c| {
@@ -337,7 +341,11 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
             .iter()
             .any(|key| c.get_string(key).is_ok())
     });
-    if !configured && !plan.files.keys().any(|p| is_attributes(p.as_str())) {
+    let converting = plan
+        .files
+        .iter()
+        .any(|(path, bytes)| is_attributes(path.as_str()) && may_convert(bytes));
+    if !configured && !converting {
         return Ok(NewFiles::default());
     }
     let fail = |e: std::io::Error| Error::io("evaluate the blueprint's .gitattributes", e);
@@ -380,6 +388,44 @@ pub fn work_tree_for_new(plan: &Plan) -> Result<NewFiles> {
             sources: plan.sources.clone(),
         }),
         filtered,
+    })
+}
+
+/// Attributes that leave a file's bytes as they are between blob and work tree: what
+/// an attribute file may name without any line-ending or filter lookup mattering (git's
+/// gitattributes(5): `merge`, `diff`, `whitespace`, `export-*`, `delta`,
+/// `conflict-marker-size`; `linguist-*` are GitHub's).
+const BYTES_KEPT: &[&str] = &[
+    "merge",
+    "diff",
+    "whitespace",
+    "export-ignore",
+    "export-subst",
+    "delta",
+    "conflict-marker-size",
+];
+
+/// Whether a `.gitattributes` text may change what git checks out or stores: any line that
+/// names an attribute outside `BYTES_KEPT` (`text`, `eol`, `crlf`, `filter`, the `binary`
+/// macro, one defined elsewhere), defines a macro (`[attr]`), or quotes its pattern (not
+/// read here). Not UTF-8: may.
+fn may_convert(text: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return true;
+    };
+    text.lines().any(|line| {
+        let line = line.trim_start();
+        if line.is_empty() || line.starts_with('#') {
+            return false;
+        }
+        if line.starts_with('"') || line.starts_with("[attr]") {
+            return true;
+        }
+        line.split_ascii_whitespace().skip(1).any(|attribute| {
+            let name = attribute.trim_start_matches(['-', '!']);
+            let name = name.split_once('=').map_or(name, |(name, _)| name);
+            !(BYTES_KEPT.contains(&name) || name.starts_with("linguist-"))
+        })
     })
 }
 
@@ -469,6 +515,48 @@ pub fn read_canonical(root: &Path, path: &RelPath, eol: &Eol) -> Result<Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_attributes_that_keep_bytes_skip_the_line_ending_lookups() {
+        let keeps = |text: &str| !may_convert(text.as_bytes());
+        // scaffold's own `.scaffold/.gitattributes` (scaffold_model::record::ATTRIBUTES).
+        assert!(keeps(
+            "# Written by scaffold: teammates' digests merge without a conflict (docs/update.md).\nrendering merge=union\n"
+        ));
+        assert!(keeps(
+            "# comment\n\n*.lock -diff merge=binary\n*.md linguist-documentation\n"
+        ));
+        assert!(keeps(
+            "docs/** export-ignore whitespace=trailing-space !delta\n"
+        ));
+        assert!(!keeps("*.sh text eol=lf\n"));
+        assert!(!keeps("*.png binary\n"));
+        assert!(!keeps("*.bat -crlf\n"));
+        assert!(!keeps("*.bin filter=lfs diff=lfs merge=lfs -text\n"));
+        assert!(!keeps("[attr]mine text\n"));
+        assert!(!keeps("*.x mine\n"));
+        assert!(!keeps("\"a b\" diff\n"));
+        assert!(!keeps("*.y working-tree-encoding=UTF-16\n"));
+        assert!(may_convert(b"\xff diff\n"));
+    }
+
+    #[test]
+    fn a_plan_whose_attributes_keep_bytes_writes_its_own_bytes() {
+        let mut plan = Plan::default();
+        let path = |p: &str| RelPath::new(p).expect("path");
+        plan.files
+            .insert(path(".gitattributes"), b"*.lock -diff\n".to_vec());
+        plan.files.insert(path("a.txt"), b"one\r\ntwo\n".to_vec());
+        let new = work_tree_for_new(&plan).expect("no conversion");
+        let autocrlf =
+            git2::Config::open_default().is_ok_and(|c| c.get_string("core.autocrlf").is_ok());
+        assert!(autocrlf || new.work_tree.is_none());
+        assert!(new.filtered.is_empty());
+        // The same file under `text` would be stored with LF: refused, as before.
+        plan.files
+            .insert(path(".gitattributes"), b"*.txt text\n".to_vec());
+        assert!(work_tree_for_new(&plan).is_err());
+    }
 
     fn repo_with(config: &[(&str, &str)], attributes: &str) -> (tempfile::TempDir, Eol) {
         let dir = tempfile::TempDir::new().expect("dir");

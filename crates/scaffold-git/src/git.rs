@@ -5,6 +5,7 @@ use std::path::Path;
 
 use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions, Signature};
 
+use crate::durability::Fsync;
 use crate::error::{Error, Problem, Result};
 use crate::hooks::Hooks;
 use crate::identity::Signing;
@@ -65,6 +66,13 @@ impl Author {
     }
 }
 
+/// How git would write a commit here: by whom (and signed how), and what of it is synced
+/// to disk (`core.fsync`).
+pub struct Committing {
+    pub author: Author,
+    pub fsync: Fsync,
+}
+
 /// Every blob of a plan, hashed and deflated into a pack: all `commit` needs of the files'
 /// bytes. It touches no disk, so `new` builds it while the files are being written.
 pub struct Blobs {
@@ -102,16 +110,20 @@ pub fn init(dir: &Path) -> Result<Repository> {
 /// (templates copied): with hooks, the blobs, trees and index go to disk first, for the
 /// hooks (git processes) to read, and the commit follows in a second pack. A hook that
 /// rejects fails the commit before any ref moves. The hooks come back for `post-commit`,
-/// which the caller runs once the repo is in place.
+/// which the caller runs once the repo is in place. Synced to disk: what `core.fsync` has
+/// git sync (by default the pack and its idx; refs, reflogs and the index when it names
+/// them).
 pub fn commit(
     dir: &Path,
     plan: &Plan,
     stats: &[std::fs::Metadata],
     blobs: Blobs,
-    author: &Author,
+    committing: &Committing,
     message: &str,
     find_hooks: impl FnOnce(&Path) -> Option<Hooks>,
 ) -> Result<(String, Option<Hooks>)> {
+    let Committing { author, fsync } = committing;
+    let fsync = *fsync;
     let files = plan.files.len();
     if stats.len() != files || blobs.ids.len() != files {
         return Err(Error::repo_state(
@@ -124,6 +136,7 @@ pub fn commit(
             .fix("nothing was committed"),
         ));
     }
+    let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
     let repo = init(dir)?;
     let hooks = find_hooks(dir);
     let fail = |e| Error::git("commit", dir, e);
@@ -153,7 +166,13 @@ pub fn commit(
     let message = match &hooks {
         Some(hooks) => {
             let tree_pack = std::mem::take(&mut pack);
-            write_pack(&repo, &odb, tree_pack, &std::mem::take(&mut in_memory))?;
+            write_pack(
+                &repo,
+                &odb,
+                tree_pack,
+                &std::mem::take(&mut in_memory),
+                fsync,
+            )?;
             index.write().map_err(fail)?;
             hooks.pre_commit(&repo.path().join("index"))?;
             std::borrow::Cow::Owned(hooks.message(message)?)
@@ -163,7 +182,7 @@ pub fn commit(
     let oid = write_commit(&repo, dir, author, &message, &tree, &[])?;
     let base = crate::pristine::base_commit(&repo, &tree, &[], &message, &base_by(author)?)?;
     in_memory.extend([oid, base]);
-    write_pack(&repo, &odb, pack, &in_memory)?;
+    write_pack(&repo, &odb, pack, &in_memory, fsync)?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(
@@ -177,6 +196,12 @@ pub fn commit(
         .map_err(fail)?;
     mempack.reset().map_err(fail)?;
     index.write().map_err(fail)?;
+    if fsync.index() {
+        let path = repo.path().join("index");
+        std::fs::File::open(&path)
+            .and_then(|file| file.sync_all())
+            .map_err(|e| Error::io_path("flush to disk", &path, e))?;
+    }
     Ok((oid.to_string(), hooks))
 }
 
@@ -187,6 +212,7 @@ fn write_pack(
     odb: &git2::Odb<'_>,
     mut pack: PackBuilder,
     in_memory: &[Oid],
+    fsync: Fsync,
 ) -> Result<()> {
     for id in in_memory {
         let object = odb
@@ -194,7 +220,7 @@ fn write_pack(
             .map_err(|e| Error::git("commit", repo.path(), e))?;
         pack.add(*id, object.kind(), object.data());
     }
-    pack.finish().write_to(&repo.path().join("objects"))
+    pack.finish().write_to(&repo.path().join("objects"), fsync)
 }
 
 /// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
@@ -204,15 +230,40 @@ fn write_pack(
 pub fn enable_fsync() {
     // Initialises libgit2 (git2 does so on its first call); caching is on by default.
     git2::opts::enable_caching(true);
-    // SAFETY: a process-wide libgit2 option taking one int, set before any thread uses libgit2.
-    unsafe {
-        libgit2_sys::git_libgit2_opts(libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int, 1);
-    }
+    set_libgit2_fsync(true);
     // `update` fetches origin's base on every run (a teammate's to merge): an unreachable
     // remote costs at most this, not the system's connect timeout of minutes; the run then
     // goes on with the local base.
     // SAFETY: as above, a process-wide option set before any thread uses libgit2.
     let _ = unsafe { git2::opts::set_server_connect_timeout_in_milliseconds(5_000) };
+}
+
+/// libgit2's syncing of the files it writes (refs, reflogs, loose objects), set for one commit
+/// and back on (`enable_fsync`'s setting) when dropped, on every path out.
+struct Libgit2Fsync;
+
+impl Libgit2Fsync {
+    fn set(on: bool) -> Self {
+        set_libgit2_fsync(on);
+        Libgit2Fsync
+    }
+}
+
+impl Drop for Libgit2Fsync {
+    fn drop(&mut self) {
+        set_libgit2_fsync(true);
+    }
+}
+
+#[allow(unsafe_code)] // git2 does not wrap GIT_OPT_ENABLE_FSYNC_GITDIR
+fn set_libgit2_fsync(on: bool) {
+    // SAFETY: a process-wide libgit2 option taking one int; `new` commits on one thread.
+    unsafe {
+        libgit2_sys::git_libgit2_opts(
+            libgit2_sys::GIT_OPT_ENABLE_FSYNC_GITDIR as libc::c_int,
+            libc::c_int::from(on),
+        );
+    }
 }
 
 /// libgit2's check that objects a new object names exist, off while alive (it is a
@@ -396,6 +447,17 @@ pub fn commit_on(
     })
     .map_err(|e| Error::git("commit", root, e))?;
     Ok(oid)
+}
+
+/// The author, signing and syncing git would use for a commit in the repository at `place`.
+pub fn resolve_committing(
+    flag: Option<&str>,
+    place: &crate::identity::Place,
+) -> Result<Committing> {
+    Ok(Committing {
+        author: resolve_author(flag, place)?,
+        fsync: place.fsync(),
+    })
 }
 
 /// The author and committer git would write in the repository at `place` (`--author`

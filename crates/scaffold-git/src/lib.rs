@@ -4,6 +4,7 @@
 
 pub mod attributes;
 pub mod deflate;
+pub mod durability;
 pub mod git;
 pub mod git_state;
 pub mod hooks;

@@ -143,12 +143,17 @@ pub struct Finished {
 
 impl Finished {
     /// Writes `<name>.pack`, then `<name>.idx` (git finds a pack by its idx, so the pack is
-    /// whole before anything can see it), read-only as git leaves them.
-    pub fn write_to(&self, objects_dir: &Path) -> Result<()> {
+    /// whole before anything can see it), read-only as git leaves them, each synced to disk
+    /// when `fsync` says git would sync it (by default both: `core.fsync`'s `pack` and
+    /// `pack-metadata`).
+    pub fn write_to(&self, objects_dir: &Path, fsync: crate::durability::Fsync) -> Result<()> {
         let dir = objects_dir.join("pack");
-        for (extension, bytes) in [("pack", &self.pack), ("idx", &self.idx)] {
+        for (extension, bytes, sync) in [
+            ("pack", &self.pack, fsync.packs()),
+            ("idx", &self.idx, fsync.pack_indexes()),
+        ] {
             let path = dir.join(format!("{}.{extension}", self.name));
-            write_read_only(&path, bytes).map_err(|e| Error::io_path("write", &path, e))?;
+            write_read_only(&path, bytes, sync).map_err(|e| Error::io_path("write", &path, e))?;
         }
         Ok(())
     }
@@ -159,9 +164,11 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Written under a temporary name, flushed to disk and renamed, so a pack file is never
-/// seen half written and survives a crash once a ref names its objects.
-fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Written under a temporary name, flushed to disk (`sync`) and renamed, so a pack file is
+/// never seen half written and survives a crash once a ref names its objects. As git's
+/// `finalize_object_file`, the rename itself is not synced: the caller's sync of the
+/// repository's move into place covers it (ext4's journal commits metadata in order).
+fn write_read_only(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     use std::io::Write;
     let temporary = PathBuf::from(format!("{}.tmp", path.display()));
     let mut file = std::fs::File::create(&temporary)?;
@@ -171,9 +178,10 @@ fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         file.set_permissions(std::fs::Permissions::from_mode(0o444))?;
     }
-    file.sync_all()?;
-    std::fs::rename(&temporary, path)?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    if sync {
+        file.sync_all()?;
+    }
+    std::fs::rename(&temporary, path)
 }
 
 /// Flushes a directory's entries (a rename into it) to disk.
@@ -223,7 +231,10 @@ mod tests {
             "36 distinct + 1 shared"
         );
         finished
-            .write_to(&repo.path().join("objects"))
+            .write_to(
+                &repo.path().join("objects"),
+                crate::durability::Fsync::default(),
+            )
             .expect("write");
         let repo = git2::Repository::open(dir.path()).expect("reopen");
         for (id, data) in ids {

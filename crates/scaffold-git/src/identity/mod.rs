@@ -169,6 +169,16 @@ impl Place {
         }
     }
 
+    /// What git syncs to disk as it writes in this place (`core.fsync`,
+    /// `core.fsyncObjectFiles`).
+    pub fn fsync(&self) -> crate::durability::Fsync {
+        let object_files = self.config("core.fsyncObjectFiles", true);
+        crate::durability::Fsync::from_config(
+            self.config("core.fsync", false).as_deref(),
+            object_files.map(|value| value == "true"),
+        )
+    }
+
     /// git's default hooks directory (the common git directory's `hooks`) when this
     /// place's `git var -l` was asked and showed no core.hooksPath, and the repository's
     /// own config sets none; None when only git can say.
