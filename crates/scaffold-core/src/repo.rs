@@ -533,14 +533,10 @@ fn check_markers(root: &Path, files: &Files) -> Result<()> {
         Files::Commit(files) => files.paths().map(str::to_string).collect(),
         Files::WorkTree(_) => head_paths(root)?,
     };
-    let read = |path: &str| match files {
-        Files::Commit(files) => files.read(path).ok().flatten(),
-        Files::WorkTree(_) => std::fs::read(root.join(path)).ok(),
-    };
     let marked: Vec<String> = paths
         .into_iter()
         .filter_map(|path| {
-            let text = read(&path)?;
+            let text = files.read_raw(root, &path).ok().flatten()?;
             let line = has_markers(&text)?;
             Some(format!("{path}:{line}"))
         })
