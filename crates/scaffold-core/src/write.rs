@@ -82,31 +82,35 @@ impl Staged {
         &self.dir
     }
 
-    /// Moves the finished tree into place and syncs that move (its objects, refs and index
-    /// were synced as they were written): once this returns, a crash leaves the
-    /// repository where it was asked for, never in a staging directory the next run would
-    /// remove as stale.
+    /// Moves the finished tree into place. A target that did not exist is the staging
+    /// directory renamed: one `rename(2)`, atomic, so a crash leaves the whole repository
+    /// at the target or none of it (the staging directory, which the next run removes as
+    /// stale). That rename is not synced, as git syncs no directory it renames into
+    /// (`finalize_object_file`, object-file.c, v2.47.3) and, by default, no ref
+    /// (`core.fsync`): a crash just after `new` returns may lose the new repository as it
+    /// may lose a `git commit`, but never leaves part of one. An existing directory is
+    /// filled entry by entry (`move_entries_in`), and that move is synced: its list of
+    /// moved names is what undoes a move a crash cut short.
     pub fn finish(mut self) -> Result<()> {
-        let published_in = if self.in_place {
+        if self.in_place {
             self.move_entries_in()?;
-            self.target.clone()
-        } else {
-            if fs::symlink_metadata(&self.target).is_ok() {
-                return Err(Error::refused(
-                    Problem::new(format!(
-                        "`{}` appeared while scaffold ran",
-                        self.target.display()
-                    ))
-                    .fix("nothing was written there"),
-                ));
-            }
-            fs::rename(&self.dir, &self.target)
-                .map_err(|e| Error::io_path("move the new repository to", &self.target, e))?;
-            self.dir.parent().unwrap_or(Path::new(".")).to_path_buf()
-        };
+            self.finished = true;
+            return crate::pack::sync_dir(&self.target)
+                .map_err(|e| Error::io_path("flush to disk", &self.target, e));
+        }
+        if fs::symlink_metadata(&self.target).is_ok() {
+            return Err(Error::refused(
+                Problem::new(format!(
+                    "`{}` appeared while scaffold ran",
+                    self.target.display()
+                ))
+                .fix("nothing was written there"),
+            ));
+        }
+        fs::rename(&self.dir, &self.target)
+            .map_err(|e| Error::io_path("move the new repository to", &self.target, e))?;
         self.finished = true;
-        crate::pack::sync_dir(&published_in)
-            .map_err(|e| Error::io_path("flush to disk", &published_in, e))
+        Ok(())
     }
 
     /// Lists the entries, then renames each into the target (`.git` last, so a half-moved

@@ -182,7 +182,19 @@ pub fn commit(
     let oid = write_commit(&repo, dir, author, &message, &tree, &[])?;
     let base = crate::pristine::base_commit(&repo, &tree, &[], &message, &base_by(author)?)?;
     in_memory.extend([oid, base]);
-    write_pack(&repo, &odb, pack, &in_memory, fsync)?;
+    let finished = packed(&repo, &odb, pack, &in_memory)?;
+    mempack.reset().map_err(fail)?;
+    // The index is written while the pack goes to disk (its syncs wait on the disk, not
+    // the CPU); `git commit` too writes the index before it moves the branch.
+    let objects = repo.path().join("objects");
+    std::thread::scope(|s| {
+        let packing = s.spawn(|| finished.write_to(&objects, fsync));
+        let indexed = write_index(&repo, &mut index, fsync);
+        let packed = packing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        packed.and(indexed)
+    })?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(
@@ -194,33 +206,49 @@ pub fn commit(
     .map_err(fail)?;
     repo.reference(crate::pristine::BASE_REF, base, false, "scaffold: base")
         .map_err(fail)?;
-    mempack.reset().map_err(fail)?;
-    index.write().map_err(fail)?;
+    Ok((oid.to_string(), hooks))
+}
+
+/// Writes the index, and syncs it when `core.fsync` names it (libgit2 never does).
+fn write_index(repo: &Repository, index: &mut git2::Index, fsync: Fsync) -> Result<()> {
+    index
+        .write()
+        .map_err(|e| Error::git("commit", repo.path(), e))?;
     if fsync.index() {
         let path = repo.path().join("index");
         std::fs::File::open(&path)
             .and_then(|file| file.sync_all())
             .map_err(|e| Error::io_path("flush to disk", &path, e))?;
     }
-    Ok((oid.to_string(), hooks))
+    Ok(())
 }
 
-/// Adds the objects `in_memory` names (in libgit2's memory store `odb`) to `pack` and
-/// writes it into the repository.
-fn write_pack(
+/// `pack` with the objects `in_memory` names (in libgit2's memory store `odb`) added,
+/// finished: ready to be written.
+fn packed(
     repo: &Repository,
     odb: &git2::Odb<'_>,
     mut pack: PackBuilder,
     in_memory: &[Oid],
-    fsync: Fsync,
-) -> Result<()> {
+) -> Result<crate::pack::Finished> {
     for id in in_memory {
         let object = odb
             .read(*id)
             .map_err(|e| Error::git("commit", repo.path(), e))?;
         pack.add(*id, object.kind(), object.data());
     }
-    pack.finish().write_to(&repo.path().join("objects"), fsync)
+    Ok(pack.finish())
+}
+
+/// Adds the objects `in_memory` names to `pack` and writes it into the repository.
+fn write_pack(
+    repo: &Repository,
+    odb: &git2::Odb<'_>,
+    pack: PackBuilder,
+    in_memory: &[Oid],
+    fsync: Fsync,
+) -> Result<()> {
+    packed(repo, odb, pack, in_memory)?.write_to(&repo.path().join("objects"), fsync)
 }
 
 /// Makes libgit2 flush every object, ref and index file it writes to disk before renaming
