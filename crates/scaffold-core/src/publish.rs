@@ -55,15 +55,15 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan) -> Result<String> {
 }
 
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
-/// commit benches time. The blobs are hashed and packed on a second core while the files
-/// are written.
-/// `committing` (author, signing, syncing) is resolved once the files are written, just
-/// before the commit needs it;
-/// `find_hooks` once the repository exists (see `git::commit`, which returns them).
+/// commit benches time. While the files are written, a second thread hashes and packs the
+/// blobs, resolves `committing` (author, signing, syncing: it waits for the `git var -l`
+/// started with the staging) and then initialises the repository: git is asked where no
+/// repository exists yet, as before, and `git init`'s work leaves the critical path.
+/// `find_hooks` is asked once the repository exists (see `git::commit`, which returns them).
 pub fn fill_and_commit(
     staged: &write::Staged,
     plan: &Plan,
-    committing: impl FnOnce() -> Result<git::Committing>,
+    committing: impl FnOnce() -> Result<git::Committing> + Send,
     message: &str,
     find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
 ) -> Result<(String, Option<crate::hooks::Hooks>)> {
@@ -75,13 +75,14 @@ pub fn fill_and_commit(
         // files as written: the repo exists first, the blobs follow the files. The base
         // stores what `git add` stores too (LFS pointers), as every later base does.
         let committing = committing()?;
-        git::init(staged.path())?;
+        let repo = git::init_for_commit(staged.path(), &committing)?;
         let written = write::fill(staged, work_tree)?;
         let blob_plan =
             crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
         let blobs = git::Blobs::of(&blob_plan)?;
         signals::test_seam("new-written")?;
         let commit = git::commit(
+            repo,
             staged.path(),
             &blob_plan,
             written.stats(),
@@ -94,22 +95,30 @@ pub fn fill_and_commit(
         crate::pristine::store(staged.path(), plan, message, &by)?;
         return Ok(commit);
     }
-    let (written, blobs) = std::thread::scope(|s| {
-        let blobs = s.spawn(|| git::Blobs::of(plan));
+    let (written, prepared) = std::thread::scope(|s| {
+        let prepared = s.spawn(|| -> Result<_> {
+            let blobs = git::Blobs::of(plan)?;
+            let committing = committing()?;
+            let repo = git::init_for_commit(staged.path(), &committing)?;
+            Ok((blobs, committing, repo))
+        });
         let written = write::fill(staged, work_tree);
-        let blobs = blobs
+        let prepared = prepared
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (written, blobs)
+        (written, prepared)
     });
-    let (written, blobs) = (written?, blobs?);
+    // A file that could not be written is said first, as when nothing ran beside it.
+    let written = written?;
+    let (blobs, committing, repo) = prepared?;
     signals::test_seam("new-written")?;
     git::commit(
+        repo,
         staged.path(),
         plan,
         written.stats(),
         blobs,
-        &committing()?,
+        &committing,
         message,
         find_hooks,
     )

@@ -101,7 +101,16 @@ pub fn init(dir: &Path) -> Result<Repository> {
     Repository::init_opts(dir, &options).map_err(|e| Error::git("initialise", dir, e))
 }
 
-/// Initialises `dir` on `main`, commits the plan and records it as the pristine base
+/// `init` for a commit made as `committing` says: libgit2 syncs the files it writes only
+/// when `core.fsync` has git sync refs or loose objects (`git init` itself syncs nothing).
+/// `new` calls it on a second thread while the files are written (no other libgit2 call
+/// runs meanwhile: the setting is process-wide).
+pub fn init_for_commit(dir: &Path, committing: &Committing) -> Result<Repository> {
+    let _libgit2_fsync = Libgit2Fsync::set(committing.fsync.libgit2_files());
+    init(dir)
+}
+
+/// Commits the plan in `repo` (just initialised, at `dir`, by `init_for_commit`) and records it as the pristine base
 /// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
 /// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
 /// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
@@ -113,7 +122,9 @@ pub fn init(dir: &Path) -> Result<Repository> {
 /// which the caller runs once the repo is in place. Synced to disk: what `core.fsync` has
 /// git sync (by default the pack and its idx; refs, reflogs and the index when it names
 /// them).
+#[allow(clippy::too_many_arguments)] // one commit's inputs, each from its own step
 pub fn commit(
+    repo: Repository,
     dir: &Path,
     plan: &Plan,
     stats: &[std::fs::Metadata],
@@ -137,7 +148,6 @@ pub fn commit(
         ));
     }
     let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
-    let repo = init(dir)?;
     let hooks = find_hooks(dir);
     let fail = |e| Error::git("commit", dir, e);
     // Trees and commits are built by libgit2 in an object store in memory, the repo's
