@@ -30,6 +30,12 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     let mut terminal = Terminal::new();
     let interactive =
         !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // git is asked who commits while the repo renders (the answer the commit needs). Not
+    // at a terminal, where the answers and the review may take minutes: asked after them.
+    let asked = match args.dry_run || interactive {
+        true => None,
+        false => Some(crate::publish::Asked::ahead(&args.dir)?),
+    };
     let prompter: Option<&mut dyn answers::Prompter> = match interactive {
         true => Some(&mut terminal),
         false => None,
@@ -115,7 +121,11 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         message: &message,
         verify: !args.no_verify,
     };
-    let commit = crate::publish::publish(&target, plan)?;
+    let asked = match asked {
+        Some(asked) => asked,
+        None => crate::publish::Asked::ahead(&args.dir)?,
+    };
+    let commit = crate::publish::publish(&target, plan, asked)?;
     for path in plan.files.keys() {
         out.detail(format!("wrote {}", path.as_str()));
     }

@@ -344,6 +344,60 @@ fn new_syncs_its_commit_then_moves_it_into_place() {
     assert!(env.path("r/.git").is_dir() && env.path("here/.git").is_dir());
 }
 
+/// `new` asks git who commits (`git var -l`, for the git directory the repo will have)
+/// before it renders, so git answers while the repo is rendered; the staging directory is
+/// made only after rendering, so a refusal then still leaves nothing behind.
+#[test]
+fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
+    if !crate::support::require_tool("strace") {
+        return;
+    }
+    let env = Env::new();
+    let log = env.home.path().join("strace.log");
+    let scaffold = env.scaffold();
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .args(["-e", "trace=execve,mkdir", "--"])
+        .arg(scaffold.get_program())
+        .args(["new", "r", "--defaults"])
+        .current_dir(env.path(""));
+    for (key, value) in scaffold.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let calls = completed_calls(&std::fs::read_to_string(&log).expect("strace log"));
+    let asked = calls.iter().position(|(_, c)| {
+        c.starts_with("execve(") && c.contains(r#""var", "-l""#) && c.ends_with("= 0")
+    });
+    let staged = calls
+        .iter()
+        .position(|(_, c)| c.starts_with("mkdir(") && c.contains(".scaffold-new-"));
+    assert!(
+        asked.is_some_and(|a| staged.is_some_and(|s| a < s)),
+        "git var -l is not started before the staging is made: {calls:#?}"
+    );
+
+    let out = run(env.scaffold().current_dir(env.path("")).args([
+        "new",
+        "refused",
+        "--defaults",
+        "--set",
+        "no_such_answer=1",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("no_such_answer"), "{}", out.stderr);
+    assert!(!env.path("refused").exists());
+    assert!(
+        staging(&env.path("")).is_empty(),
+        "a staging directory was left"
+    );
+}
+
 /// `new` syncs what `git commit` would (`core.fsync`, git 2.47): by default the pack and
 /// its idx, never a ref or the index; with `core.fsync=reference,index` those too.
 #[test]

@@ -180,19 +180,61 @@ pub fn staging_parent(target: &Path) -> Result<(PathBuf, bool)> {
 
 /// A fresh, empty staging directory for `target`, named after this process.
 pub fn staging_dir(target: &Path) -> Result<Staged> {
+    staging_name(target)?.create()
+}
+
+/// Where `target` will be staged, before anything is created: `new` asks git about the
+/// repository to be (`git var -l`) while it renders.
+pub struct StagingName {
+    parent: PathBuf,
+    dir: PathBuf,
+    target: PathBuf,
+    in_place: bool,
+}
+
+impl StagingName {
+    /// The staging directory to be.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The directory the staging will be made in, which exists: the target's parent, or
+    /// the target itself when it is an existing (empty) directory.
+    pub fn parent(&self) -> &Path {
+        &self.parent
+    }
+
+    pub fn in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// The staging directory, created (empty).
+    pub fn create(self) -> Result<Staged> {
+        fs::create_dir(&self.dir)
+            .map_err(|e| Error::io_path("create a staging directory in", &self.parent, e))?;
+        Ok(Staged {
+            dir: self.dir,
+            target: self.target,
+            in_place: self.in_place,
+            finished: false,
+        })
+    }
+}
+
+/// The name of `target`'s staging directory, after this process (and the time, so two
+/// runs of one pid never share one); nothing is created.
+pub fn staging_name(target: &Path) -> Result<StagingName> {
     let (parent, in_place) = staging_parent(target)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
     let dir = parent.join(format!("{STAGING}{}-{nanos:08x}", std::process::id()));
-    fs::create_dir(&dir)
-        .map_err(|e| Error::io_path("create a staging directory in", &parent, e))?;
-    Ok(Staged {
+    Ok(StagingName {
+        parent,
         dir,
         target: target.to_path_buf(),
         in_place,
-        finished: false,
     })
 }
 

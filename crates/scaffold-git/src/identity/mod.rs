@@ -47,6 +47,14 @@ impl Place {
         }
     }
 
+    /// A repository about to be created at `dir`, asked from `cwd` (which exists) until
+    /// `dir` does: the caller moves `cwd` there once it is made.
+    pub fn new_repo_from(dir: &Path, cwd: &Path) -> Self {
+        let mut place = Place::new_repo(dir);
+        place.cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        place
+    }
+
     /// A repository about to be created at `dir` (which exists, empty).
     pub fn new_repo(dir: &Path) -> Self {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
