@@ -86,7 +86,7 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
 /// commit benches time. While the files are written, a second thread hashes and packs the
 /// blobs, resolves `committing` (author, signing, syncing: it waits for the `git var -l`
-/// started with the staging) and then initialises the repository: git is asked where no
+/// `Asked::ahead` started) and then initialises the repository: git is asked where no
 /// repository exists yet, as before, and `git init`'s work leaves the critical path.
 /// `find_hooks` is asked once the repository exists (see `git::commit`, which returns them).
 pub fn fill_and_commit(

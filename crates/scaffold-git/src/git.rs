@@ -110,8 +110,9 @@ pub fn init_for_commit(dir: &Path, committing: &Committing) -> Result<Repository
     init(dir)
 }
 
-/// Commits the plan in `repo` (just initialised, at `dir`, by `init_for_commit`) and records it as the pristine base
-/// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
+/// Commits the plan in `repo` (just initialised at `dir` by `init_for_commit`) and records
+/// it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
+/// yet). The index takes
 /// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
 /// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
 /// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
