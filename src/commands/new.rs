@@ -30,6 +30,11 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     let mut terminal = Terminal::new();
     let interactive =
         !args.defaults && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // git is asked who commits while the repo renders (the answer the commit needs). Not
+    // at a terminal, where the answers and the review may take minutes: asked after them.
+    let asked = (!args.dry_run && !interactive)
+        .then(|| crate::publish::Asked::ahead(&args.dir))
+        .transpose()?;
     let prompter: Option<&mut dyn answers::Prompter> = match interactive {
         true => Some(&mut terminal),
         false => None,
@@ -115,7 +120,8 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         message: &message,
         verify: !args.no_verify,
     };
-    let commit = crate::publish::publish(&target, plan)?;
+    let asked = asked.map_or_else(|| crate::publish::Asked::ahead(&args.dir), Ok)?;
+    let commit = crate::publish::publish(&target, plan, asked)?;
     for path in plan.files.keys() {
         out.detail(format!("wrote {}", path.as_str()));
     }

@@ -237,13 +237,14 @@ fn a_real_full_disk_leaves_nothing_behind() {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
-/// The publish protocol, as the kernel sees it (strace): the commit's pack is synced
-/// before the repository is moved into place, and the move itself is synced before `new`
-/// says it is done, so a crash never leaves a finished repo only in a staging directory
-/// (which the next run removes). In place, the list of entries to move, which the next run
-/// reads to undo a half-done move, is synced before the first move.
+/// The publish protocol, as the kernel sees it (strace): the commit's pack and idx are
+/// synced before either is renamed into place (pack first, as git does), and both before
+/// the repository is moved into place. Beside: the move is one rename, not synced (git
+/// syncs no directory; a crash leaves the whole repo or the staging the next run
+/// removes). In place, the list of entries to move, which the next run reads to undo a
+/// half-done move, is synced before the first move, and the moves after the last.
 #[test]
-fn new_syncs_its_commit_then_the_move_into_place() {
+fn new_syncs_its_commit_then_moves_it_into_place() {
     if !crate::support::require_tool("strace") {
         return;
     }
@@ -275,17 +276,12 @@ fn new_syncs_its_commit_then_the_move_into_place() {
         }
         let out = run(&mut cmd);
         assert_eq!(out.code, 0, "{case}: {}", out.stderr);
-        let calls: Vec<String> = std::fs::read_to_string(&log)
-            .expect("strace log")
-            .lines()
-            // "PID call(...) = result": the call and its result.
-            .map(|l| {
-                l.split_once(' ')
-                    .map_or(l, |(_, call)| call)
-                    .trim()
-                    .to_string()
-            })
-            .collect();
+        // "PID call(...) = result": the call and its result.
+        let calls: Vec<String> =
+            completed_calls(&std::fs::read_to_string(&log).expect("strace log"))
+                .into_iter()
+                .map(|(_, call)| call)
+                .collect();
         let synced = |c: &str, what: &str| {
             (c.starts_with("fsync(") || c.starts_with("fdatasync("))
                 && c.contains(what)
@@ -312,11 +308,30 @@ fn new_syncs_its_commit_then_the_move_into_place() {
             pack_synced.is_some_and(|n| n < first_move),
             "{case}: the pack is not synced before the repo is moved into place"
         );
-        let landed = format!("<{}>)", landed.display());
+        let renamed = |extension: &str| {
+            calls.iter().position(|c| {
+                c.starts_with("rename") && c.contains(&format!(".{extension}.tmp\", \""))
+            })
+        };
+        let (pack_renamed, idx_renamed) = (renamed("pack"), renamed("idx"));
+        let idx_synced = calls.iter().position(|c| synced(c, ".idx.tmp>"));
         assert!(
-            calls[last_move + 1..].iter().any(|c| synced(c, &landed)),
-            "{case}: the move into {landed} is not synced"
+            pack_renamed.is_some_and(|p| idx_renamed.is_some_and(|i| p < i))
+                && [pack_synced, idx_synced]
+                    .iter()
+                    .all(|s| s.is_some_and(|s| pack_renamed.is_some_and(|p| s < p))),
+            "{case}: the pack and idx are not both synced before the pack, then the idx, is renamed: {calls:#?}"
         );
+        let landed = format!("<{}>)", landed.display());
+        let move_synced = calls[last_move + 1..].iter().any(|c| synced(c, &landed));
+        assert_eq!(
+            move_synced,
+            case == "in place",
+            "{case}: the move into {landed} is synced only when entries are moved in: {calls:#?}"
+        );
+        if case == "beside" {
+            assert_eq!(first_move, last_move, "{case}: one rename moves the repo");
+        }
         if case == "in place" {
             let listed = calls.iter().position(|c| synced(c, "/.moving>"));
             assert!(
@@ -327,6 +342,60 @@ fn new_syncs_its_commit_then_the_move_into_place() {
         std::fs::remove_file(&log).expect("rm log");
     }
     assert!(env.path("r/.git").is_dir() && env.path("here/.git").is_dir());
+}
+
+/// `new` asks git who commits (`git var -l`, for the git directory the repo will have)
+/// before it renders, so git answers while the repo is rendered; the staging directory is
+/// made only after rendering, so a refusal then still leaves nothing behind.
+#[test]
+fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
+    if !crate::support::require_tool("strace") {
+        return;
+    }
+    let env = Env::new();
+    let log = env.home.path().join("strace.log");
+    let scaffold = env.scaffold();
+    let mut cmd = std::process::Command::new("strace");
+    cmd.args(["-f", "-qq", "-o"])
+        .arg(&log)
+        .args(["-e", "trace=execve,mkdir", "--"])
+        .arg(scaffold.get_program())
+        .args(["new", "r", "--defaults"])
+        .current_dir(env.path(""));
+    for (key, value) in scaffold.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let calls = completed_calls(&std::fs::read_to_string(&log).expect("strace log"));
+    let asked = calls.iter().position(|(_, c)| {
+        c.starts_with("execve(") && c.contains(r#""var", "-l""#) && c.ends_with("= 0")
+    });
+    let staged = calls
+        .iter()
+        .position(|(_, c)| c.starts_with("mkdir(") && c.contains(".scaffold-new-"));
+    assert!(
+        asked.is_some_and(|a| staged.is_some_and(|s| a < s)),
+        "git var -l is not started before the staging is made: {calls:#?}"
+    );
+
+    let out = run(env.scaffold().current_dir(env.path("")).args([
+        "new",
+        "refused",
+        "--defaults",
+        "--set",
+        "no_such_answer=1",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("no_such_answer"), "{}", out.stderr);
+    assert!(!env.path("refused").exists());
+    assert!(
+        staging(&env.path("")).is_empty(),
+        "a staging directory was left"
+    );
 }
 
 /// `new` syncs what `git commit` would (`core.fsync`, git 2.47): by default the pack and
@@ -361,10 +430,11 @@ fn new_syncs_refs_and_the_index_only_when_core_fsync_asks() {
         let out = run(&mut cmd);
         assert_eq!(out.code, 0, "{case}: {}", out.stderr);
         let log_text = std::fs::read_to_string(&log).expect("strace log");
+        let calls = completed_calls(&log_text);
         let synced = |what: &str| {
-            log_text
-                .lines()
-                .any(|l| l.contains("fsync(") && l.contains(what) && l.ends_with("= 0"))
+            calls
+                .iter()
+                .any(|(_, l)| l.contains("fsync(") && l.contains(what) && l.ends_with("= 0"))
         };
         assert!(
             synced(".pack.tmp>") && synced(".idx.tmp>"),
@@ -380,4 +450,26 @@ fn new_syncs_refs_and_the_index_only_when_core_fsync_asks() {
         }
         std::fs::remove_file(&log).expect("rm log");
     }
+}
+
+/// strace's lines (`strace -f`, "PID call(...) = result") as (pid, whole call), in the order
+/// the calls returned: a call another thread interrupted is logged as "call(... <unfinished
+/// ...>" and, when it returns, "<... name resumed>...) = result"; the two are joined.
+fn completed_calls(log: &str) -> Vec<(String, String)> {
+    let mut pending: std::collections::HashMap<String, String> = Default::default();
+    let mut calls = Vec::new();
+    for line in log.lines() {
+        let (pid, call) = line.split_once(' ').unwrap_or(("", line));
+        let call = call.trim();
+        if let Some(start) = call.strip_suffix("<unfinished ...>") {
+            pending.insert(pid.to_string(), start.trim_end().to_string());
+        } else if let Some(rest) = call.strip_prefix("<... ") {
+            let rest = rest.split_once("resumed>").map_or(rest, |(_, rest)| rest);
+            let start = pending.remove(pid).unwrap_or_default();
+            calls.push((pid.to_string(), format!("{start}{rest}")));
+        } else {
+            calls.push((pid.to_string(), call.to_string()));
+        }
+    }
+    calls
 }

@@ -20,23 +20,52 @@ pub struct NewRepo<'a> {
     pub verify: bool,
 }
 
-/// Writes and commits `plan` as the new repo `target.dir`; returns the commit's id. A hook
-/// that rejects the commit fails the run before the repo moves into place: nothing is
-/// written.
-pub fn publish(target: &NewRepo<'_>, plan: &Plan) -> Result<String> {
+/// git asked about a new repository before anything of it exists: its staging directory
+/// named, and `git var -l` started for the git directory the repository will have, so
+/// `includeIf "gitdir:…"` matches (in place: the target's; else the staging's). `new`
+/// starts it before it renders, so git answers while the repo is rendered, and the
+/// commit, the first to need the answer, does not wait for it.
+pub struct Asked {
+    staging: write::StagingName,
+    place: crate::identity::Place,
+    git_home: std::path::PathBuf,
+}
+
+impl Asked {
+    /// Names `dir`'s staging directory and starts `git var -l` for it. git runs in the
+    /// directory the staging will be made in (it exists; the staging does not yet): with
+    /// `GIT_DIR` set, git reads no work tree, so where it starts changes nothing it says.
+    pub fn ahead(dir: &Path) -> Result<Asked> {
+        let staging = write::staging_name(dir)?;
+        let git_home = match staging.in_place() {
+            true => dir.to_path_buf(),
+            false => staging.path().to_path_buf(),
+        };
+        let place = crate::identity::Place::new_repo_from(&git_home, staging.parent());
+        place.ask_listing_ahead();
+        Ok(Asked {
+            staging,
+            place,
+            git_home,
+        })
+    }
+}
+
+/// Writes and commits `plan` as the new repo `target.dir` where `asked` named its staging;
+/// returns the commit's id. A hook that rejects the commit fails the run before the repo
+/// moves into place: nothing is written.
+pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String> {
+    let Asked {
+        staging,
+        mut place,
+        git_home,
+    } = asked;
     let mut critical = signals::Critical::enter();
-    let staged = write::staging_dir(target.dir)?;
+    let staged = staging.create()?;
     critical.staging(staged.path().to_path_buf());
-    // git is asked who commits where the repo's git directory will be, so `includeIf
-    // "gitdir:…"` matches (in place: the target; else the staging beside it). Asked now,
-    // answered while the files are written: the commit is the first to need it.
-    let git_home = if target.dir.is_dir() {
-        target.dir
-    } else {
-        staged.path()
-    };
-    let place = crate::identity::Place::new_repo(git_home);
-    place.ask_listing_ahead();
+    // From here git (and a signing program) runs at the top of the repository's work tree,
+    // as for `git commit`.
+    place.cwd = std::path::absolute(&git_home).unwrap_or(git_home);
     let committing = || git::resolve_committing(target.author, &place);
     signals::test_seam("new-staged")?;
     let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, target.verify);
@@ -55,15 +84,15 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan) -> Result<String> {
 }
 
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
-/// commit benches time. The blobs are hashed and packed on a second core while the files
-/// are written.
-/// `committing` (author, signing, syncing) is resolved once the files are written, just
-/// before the commit needs it;
-/// `find_hooks` once the repository exists (see `git::commit`, which returns them).
+/// commit benches time. While the files are written, a second thread hashes and packs the
+/// blobs, resolves `committing` (author, signing, syncing: it waits for the `git var -l`
+/// `Asked::ahead` started) and then initialises the repository: git is asked where no
+/// repository exists yet, as before, and `git init`'s work leaves the critical path.
+/// `find_hooks` is asked once the repository exists (see `git::commit`, which returns them).
 pub fn fill_and_commit(
     staged: &write::Staged,
     plan: &Plan,
-    committing: impl FnOnce() -> Result<git::Committing>,
+    committing: impl FnOnce() -> Result<git::Committing> + Send,
     message: &str,
     find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
 ) -> Result<(String, Option<crate::hooks::Hooks>)> {
@@ -75,13 +104,14 @@ pub fn fill_and_commit(
         // files as written: the repo exists first, the blobs follow the files. The base
         // stores what `git add` stores too (LFS pointers), as every later base does.
         let committing = committing()?;
-        git::init(staged.path())?;
+        let repo = git::init_for_commit(staged.path(), &committing)?;
         let written = write::fill(staged, work_tree)?;
         let blob_plan =
             crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
         let blobs = git::Blobs::of(&blob_plan)?;
         signals::test_seam("new-written")?;
         let commit = git::commit(
+            repo,
             staged.path(),
             &blob_plan,
             written.stats(),
@@ -94,22 +124,30 @@ pub fn fill_and_commit(
         crate::pristine::store(staged.path(), plan, message, &by)?;
         return Ok(commit);
     }
-    let (written, blobs) = std::thread::scope(|s| {
-        let blobs = s.spawn(|| git::Blobs::of(plan));
+    let (written, prepared) = std::thread::scope(|s| {
+        let prepared = s.spawn(|| -> Result<_> {
+            let blobs = git::Blobs::of(plan)?;
+            let committing = committing()?;
+            let repo = git::init_for_commit(staged.path(), &committing)?;
+            Ok((blobs, committing, repo))
+        });
         let written = write::fill(staged, work_tree);
-        let blobs = blobs
+        let prepared = prepared
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (written, blobs)
+        (written, prepared)
     });
-    let (written, blobs) = (written?, blobs?);
+    // A file that could not be written is said first, as when nothing ran beside it.
+    let written = written?;
+    let (blobs, committing, repo) = prepared?;
     signals::test_seam("new-written")?;
     git::commit(
+        repo,
         staged.path(),
         plan,
         written.stats(),
         blobs,
-        &committing()?,
+        &committing,
         message,
         find_hooks,
     )

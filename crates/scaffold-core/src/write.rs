@@ -82,31 +82,35 @@ impl Staged {
         &self.dir
     }
 
-    /// Moves the finished tree into place and syncs that move (its objects, refs and index
-    /// were synced as they were written): once this returns, a crash leaves the
-    /// repository where it was asked for, never in a staging directory the next run would
-    /// remove as stale.
+    /// Moves the finished tree into place. A target that did not exist is the staging
+    /// directory renamed: one `rename(2)`, atomic, so a crash leaves the whole repository
+    /// at the target or none of it (the staging directory, which the next run removes as
+    /// stale). That rename is not synced, as git syncs no directory it renames into
+    /// (`finalize_object_file`, object-file.c, v2.47.3) and, by default, no ref
+    /// (`core.fsync`): a crash just after `new` returns may lose the new repository as it
+    /// may lose a `git commit`, but never leaves part of one. An existing directory is
+    /// filled entry by entry (`move_entries_in`), and that move is synced: its list of
+    /// moved names is what undoes a move a crash cut short.
     pub fn finish(mut self) -> Result<()> {
-        let published_in = if self.in_place {
+        if self.in_place {
             self.move_entries_in()?;
-            self.target.clone()
-        } else {
-            if fs::symlink_metadata(&self.target).is_ok() {
-                return Err(Error::refused(
-                    Problem::new(format!(
-                        "`{}` appeared while scaffold ran",
-                        self.target.display()
-                    ))
-                    .fix("nothing was written there"),
-                ));
-            }
-            fs::rename(&self.dir, &self.target)
-                .map_err(|e| Error::io_path("move the new repository to", &self.target, e))?;
-            self.dir.parent().unwrap_or(Path::new(".")).to_path_buf()
-        };
+            self.finished = true;
+            return crate::pack::sync_dir(&self.target)
+                .map_err(|e| Error::io_path("flush to disk", &self.target, e));
+        }
+        if fs::symlink_metadata(&self.target).is_ok() {
+            return Err(Error::refused(
+                Problem::new(format!(
+                    "`{}` appeared while scaffold ran",
+                    self.target.display()
+                ))
+                .fix("nothing was written there"),
+            ));
+        }
+        fs::rename(&self.dir, &self.target)
+            .map_err(|e| Error::io_path("move the new repository to", &self.target, e))?;
         self.finished = true;
-        crate::pack::sync_dir(&published_in)
-            .map_err(|e| Error::io_path("flush to disk", &published_in, e))
+        Ok(())
     }
 
     /// Lists the entries, then renames each into the target (`.git` last, so a half-moved
@@ -176,19 +180,61 @@ pub fn staging_parent(target: &Path) -> Result<(PathBuf, bool)> {
 
 /// A fresh, empty staging directory for `target`, named after this process.
 pub fn staging_dir(target: &Path) -> Result<Staged> {
+    staging_name(target)?.create()
+}
+
+/// Where `target` will be staged, before anything is created: `new` asks git about the
+/// repository to be (`git var -l`) while it renders.
+pub struct StagingName {
+    parent: PathBuf,
+    dir: PathBuf,
+    target: PathBuf,
+    in_place: bool,
+}
+
+impl StagingName {
+    /// The staging directory to be.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The directory the staging will be made in, which exists: the target's parent, or
+    /// the target itself when it is an existing (empty) directory.
+    pub fn parent(&self) -> &Path {
+        &self.parent
+    }
+
+    pub fn in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// The staging directory, created (empty).
+    pub fn create(self) -> Result<Staged> {
+        fs::create_dir(&self.dir)
+            .map_err(|e| Error::io_path("create a staging directory in", &self.parent, e))?;
+        Ok(Staged {
+            dir: self.dir,
+            target: self.target,
+            in_place: self.in_place,
+            finished: false,
+        })
+    }
+}
+
+/// The name of `target`'s staging directory, after this process (and the time, so two
+/// runs of one pid never share one); nothing is created.
+pub fn staging_name(target: &Path) -> Result<StagingName> {
     let (parent, in_place) = staging_parent(target)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
     let dir = parent.join(format!("{STAGING}{}-{nanos:08x}", std::process::id()));
-    fs::create_dir(&dir)
-        .map_err(|e| Error::io_path("create a staging directory in", &parent, e))?;
-    Ok(Staged {
+    Ok(StagingName {
+        parent,
         dir,
         target: target.to_path_buf(),
         in_place,
-        finished: false,
     })
 }
 

@@ -101,8 +101,18 @@ pub fn init(dir: &Path) -> Result<Repository> {
     Repository::init_opts(dir, &options).map_err(|e| Error::git("initialise", dir, e))
 }
 
-/// Initialises `dir` on `main`, commits the plan and records it as the pristine base
-/// (`pristine::BASE_REF`; the same tree, since nothing was edited yet). The index takes
+/// `init` for a commit made as `committing` says: libgit2 syncs the files it writes only
+/// when `core.fsync` has git sync refs or loose objects (`git init` itself syncs nothing).
+/// `new` calls it on a second thread while the files are written (no other libgit2 call
+/// runs meanwhile: the setting is process-wide).
+pub fn init_for_commit(dir: &Path, committing: &Committing) -> Result<Repository> {
+    let _libgit2_fsync = Libgit2Fsync::set(committing.fsync.libgit2_files());
+    init(dir)
+}
+
+/// Commits the plan in `repo` (just initialised at `dir` by `init_for_commit`) and records
+/// it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
+/// yet). The index takes
 /// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
 /// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
 /// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
@@ -113,7 +123,9 @@ pub fn init(dir: &Path) -> Result<Repository> {
 /// which the caller runs once the repo is in place. Synced to disk: what `core.fsync` has
 /// git sync (by default the pack and its idx; refs, reflogs and the index when it names
 /// them).
+#[allow(clippy::too_many_arguments)] // one commit's inputs, each from its own step
 pub fn commit(
+    repo: Repository,
     dir: &Path,
     plan: &Plan,
     stats: &[std::fs::Metadata],
@@ -137,7 +149,6 @@ pub fn commit(
         ));
     }
     let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
-    let repo = init(dir)?;
     let hooks = find_hooks(dir);
     let fail = |e| Error::git("commit", dir, e);
     // Trees and commits are built by libgit2 in an object store in memory, the repo's
@@ -182,7 +193,19 @@ pub fn commit(
     let oid = write_commit(&repo, dir, author, &message, &tree, &[])?;
     let base = crate::pristine::base_commit(&repo, &tree, &[], &message, &base_by(author)?)?;
     in_memory.extend([oid, base]);
-    write_pack(&repo, &odb, pack, &in_memory, fsync)?;
+    let finished = packed(&repo, &odb, pack, &in_memory)?;
+    mempack.reset().map_err(fail)?;
+    // The index is written while the pack goes to disk (its syncs wait on the disk, not
+    // the CPU); `git commit` too writes the index before it moves the branch.
+    let objects = repo.path().join("objects");
+    std::thread::scope(|s| {
+        let packing = s.spawn(|| finished.write_to(&objects, fsync));
+        let indexed = write_index(&repo, &mut index, fsync);
+        let packed = packing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        packed.and(indexed)
+    })?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(
@@ -194,33 +217,49 @@ pub fn commit(
     .map_err(fail)?;
     repo.reference(crate::pristine::BASE_REF, base, false, "scaffold: base")
         .map_err(fail)?;
-    mempack.reset().map_err(fail)?;
-    index.write().map_err(fail)?;
+    Ok((oid.to_string(), hooks))
+}
+
+/// Writes the index, and syncs it when `core.fsync` names it (libgit2 never does).
+fn write_index(repo: &Repository, index: &mut git2::Index, fsync: Fsync) -> Result<()> {
+    index
+        .write()
+        .map_err(|e| Error::git("commit", repo.path(), e))?;
     if fsync.index() {
         let path = repo.path().join("index");
         std::fs::File::open(&path)
             .and_then(|file| file.sync_all())
             .map_err(|e| Error::io_path("flush to disk", &path, e))?;
     }
-    Ok((oid.to_string(), hooks))
+    Ok(())
 }
 
-/// Adds the objects `in_memory` names (in libgit2's memory store `odb`) to `pack` and
-/// writes it into the repository.
-fn write_pack(
+/// `pack` with the objects `in_memory` names (in libgit2's memory store `odb`) added,
+/// finished: ready to be written.
+fn packed(
     repo: &Repository,
     odb: &git2::Odb<'_>,
     mut pack: PackBuilder,
     in_memory: &[Oid],
-    fsync: Fsync,
-) -> Result<()> {
+) -> Result<crate::pack::Finished> {
     for id in in_memory {
         let object = odb
             .read(*id)
             .map_err(|e| Error::git("commit", repo.path(), e))?;
         pack.add(*id, object.kind(), object.data());
     }
-    pack.finish().write_to(&repo.path().join("objects"), fsync)
+    Ok(pack.finish())
+}
+
+/// Adds the objects `in_memory` names to `pack` and writes it into the repository.
+fn write_pack(
+    repo: &Repository,
+    odb: &git2::Odb<'_>,
+    pack: PackBuilder,
+    in_memory: &[Oid],
+    fsync: Fsync,
+) -> Result<()> {
+    packed(repo, odb, pack, in_memory)?.write_to(&repo.path().join("objects"), fsync)
 }
 
 /// Makes libgit2 flush every object, ref and index file it writes to disk before renaming

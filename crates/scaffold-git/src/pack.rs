@@ -142,18 +142,38 @@ pub struct Finished {
 }
 
 impl Finished {
-    /// Writes `<name>.pack`, then `<name>.idx` (git finds a pack by its idx, so the pack is
-    /// whole before anything can see it), read-only as git leaves them, each synced to disk
-    /// when `fsync` says git would sync it (by default both: `core.fsync`'s `pack` and
-    /// `pack-metadata`).
+    /// Writes `<name>.pack` and `<name>.idx` under temporary names, read-only as git leaves
+    /// them, each synced to disk when `fsync` says git would sync it (by default both:
+    /// `core.fsync`'s `pack` and `pack-metadata`), then renames the pack and then the idx
+    /// into place, as git's `finish_tmp_packfile` (pack-write.c, v2.47.3) does: git finds a
+    /// pack by its idx, so the pack is whole before anything can see it. The two syncs run
+    /// side by side (the pack's on a second thread): each waits on the disk, and neither
+    /// needs the other.
     pub fn write_to(&self, objects_dir: &Path, fsync: crate::durability::Fsync) -> Result<()> {
         let dir = objects_dir.join("pack");
-        for (extension, bytes, sync) in [
-            ("pack", &self.pack, fsync.packs()),
-            ("idx", &self.idx, fsync.pack_indexes()),
-        ] {
-            let path = dir.join(format!("{}.{extension}", self.name));
-            write_read_only(&path, bytes, sync).map_err(|e| Error::io_path("write", &path, e))?;
+        let pack = dir.join(format!("{}.pack", self.name));
+        let idx = dir.join(format!("{}.idx", self.name));
+        let written = |path: &Path, bytes: &[u8]| {
+            write_read_only(path, bytes).map_err(|e| Error::io_path("write", path, e))
+        };
+        let synced = |path: &Path, file: std::fs::File, sync: bool| match sync {
+            true => file
+                .sync_all()
+                .map_err(|e| Error::io_path("flush to disk", path, e)),
+            false => Ok(()),
+        };
+        let pack_file = written(&pack, &self.pack)?;
+        std::thread::scope(|s| {
+            let pack_synced = s.spawn(|| synced(&pack, pack_file, fsync.packs()));
+            let idx_synced =
+                written(&idx, &self.idx).and_then(|file| synced(&idx, file, fsync.pack_indexes()));
+            let pack_synced = pack_synced
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            pack_synced.and(idx_synced)
+        })?;
+        for path in [&pack, &idx] {
+            std::fs::rename(temporary(path), path).map_err(|e| Error::io_path("write", path, e))?;
         }
         Ok(())
     }
@@ -164,24 +184,25 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Written under a temporary name, flushed to disk (`sync`) and renamed, so a pack file is
-/// never seen half written and survives a crash once a ref names its objects. As git's
-/// `finalize_object_file`, the rename itself is not synced: the caller's sync of the
-/// repository's move into place covers it (ext4's journal commits metadata in order).
-fn write_read_only(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+/// Where `path` is written before it is renamed into place.
+fn temporary(path: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.tmp", path.display()))
+}
+
+/// Writes `bytes` under `path`'s temporary name, read-only, and returns the open file for
+/// the caller to sync before renaming it (a pack file is never seen half written, and
+/// survives a crash once a ref names its objects). As git's `finalize_object_file`
+/// (object-file.c, v2.47.3), the rename itself is not synced: git syncs no directory.
+fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<std::fs::File> {
     use std::io::Write;
-    let temporary = PathBuf::from(format!("{}.tmp", path.display()));
-    let mut file = std::fs::File::create(&temporary)?;
+    let mut file = std::fs::File::create(temporary(path))?;
     file.write_all(bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         file.set_permissions(std::fs::Permissions::from_mode(0o444))?;
     }
-    if sync {
-        file.sync_all()?;
-    }
-    std::fs::rename(&temporary, path)
+    Ok(file)
 }
 
 /// Flushes a directory's entries (a rename into it) to disk.

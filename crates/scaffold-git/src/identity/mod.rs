@@ -8,9 +8,9 @@
 //! does (openpgp: `gpg --status-fd=2 -bsau KEY`; x509: `gpgsm`, the same; ssh:
 //! `ssh-keygen -Y sign -n git -f KEY FILE`). `hooks_dir` finds the hooks `hooks` runs on
 //! scaffold's commits, `new`'s first one included.
-use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 
 use crate::error::{Error, Problem, Result};
 
@@ -19,15 +19,17 @@ use listing::{Listing, Role};
 
 /// Where git is asked: a directory inside the repository, and for a repository that does
 /// not exist yet (`new`) the git directory it will have, so `includeIf "gitdir:…"` matches.
+/// Shared between threads: `new` waits for its `git var -l` on the thread that then
+/// initialises the repository, while the files are written.
 pub struct Place {
     pub cwd: PathBuf,
     pub git_dir: Option<PathBuf>,
     /// Answers asked for ahead (`ask_ahead`), by their arguments.
-    asked: std::cell::RefCell<Vec<(Vec<String>, Option<Answer>)>>,
+    asked: Mutex<Vec<(Vec<String>, Option<Answer>)>>,
     /// `git var -l`, asked once: None when git is not on PATH or refused it.
-    listing: OnceCell<Option<Listing>>,
+    listing: OnceLock<Option<Listing>>,
     /// `git var -l` started by `ask_listing_ahead`, not yet waited for.
-    listing_ahead: std::cell::RefCell<Option<std::process::Child>>,
+    listing_ahead: Mutex<Option<std::process::Child>>,
 }
 
 /// What git printed on stdout, or its stderr when it failed.
@@ -40,9 +42,17 @@ impl Place {
             cwd: root.to_path_buf(),
             git_dir: None,
             asked: Default::default(),
-            listing: OnceCell::new(),
+            listing: OnceLock::new(),
             listing_ahead: Default::default(),
         }
+    }
+
+    /// A repository about to be created at `dir`, asked from `cwd` (which exists) until
+    /// `dir` does: the caller moves `cwd` there once it is made.
+    pub fn new_repo_from(dir: &Path, cwd: &Path) -> Self {
+        let mut place = Place::new_repo(dir);
+        place.cwd = std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        place
     }
 
     /// A repository about to be created at `dir` (which exists, empty).
@@ -52,7 +62,7 @@ impl Place {
             git_dir: Some(dir.join(".git")),
             cwd: dir,
             asked: Default::default(),
-            listing: OnceCell::new(),
+            listing: OnceLock::new(),
             listing_ahead: Default::default(),
         }
     }
@@ -69,7 +79,10 @@ impl Place {
 
     /// stdout of `git ARGS`: None when git is not on PATH, Err(stderr) when it fails.
     fn ask(&self, args: &[&str]) -> Option<Answer> {
-        let asked = self.asked.borrow();
+        let asked = self
+            .asked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((_, answer)) = asked.iter().find(|(asked, _)| asked == args) {
             return answer.clone();
         }
@@ -93,7 +106,10 @@ impl Place {
                 (args, child)
             })
             .collect();
-        let mut asked = self.asked.borrow_mut();
+        let mut asked = self
+            .asked
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         for (args, child) in running {
             let answer = child
                 .and_then(|child| child.wait_with_output())
@@ -122,14 +138,21 @@ impl Place {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
-        *self.listing_ahead.borrow_mut() = child.ok();
+        *self
+            .listing_ahead
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = child.ok();
     }
 
     /// git's config and idents for this place, from one `git var -l`.
     fn listing(&self) -> Option<&Listing> {
         self.listing
             .get_or_init(|| {
-                let ahead = self.listing_ahead.borrow_mut().take();
+                let ahead = self
+                    .listing_ahead
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take();
                 let answer = match ahead {
                     Some(child) => child.wait_with_output().ok().and_then(Self::answer),
                     None => self.ask(LISTING),
