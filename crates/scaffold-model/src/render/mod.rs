@@ -561,73 +561,92 @@ fn to_hcl(value: Value, _: Kwargs, _: &State) -> TeraResult<String> {
 }
 
 /// A Terraform literal. Strings keep `${...}` as interpolation; other `"` and `\` are escaped.
+/// Written straight into `out`: only a map's single-line values are written apart first
+/// (their width decides the alignment), not every nested value at every depth (the HCL of
+/// the addons' values was a tenth of a ten-environment render, BENCHMARKS.md, round three e).
 pub fn write_hcl(value: &Json, depth: usize, out: &mut String) {
-    let pad = "  ".repeat(depth + 1);
-    let close = "  ".repeat(depth);
     match value {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(&b.to_string()),
-        Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => out.push_str(&hcl_string(s)),
-        Json::Array(items) if items.is_empty() => out.push_str("[]"),
-        Json::Array(items) => {
+        Json::Array(items) if !items.is_empty() => {
             out.push_str("[\n");
             for item in items {
-                out.push_str(&pad);
+                indent(depth + 1, out);
                 write_hcl(item, depth + 1, out);
                 out.push_str(",\n");
             }
-            out.push_str(&close);
+            indent(depth, out);
             out.push(']');
         }
-        Json::Object(map) if map.is_empty() => out.push_str("{}"),
-        Json::Object(map) => {
-            // As `terraform fmt` does: `=` aligned over each run of single-line entries;
-            // an entry whose value spans lines stands alone.
-            let keys: Vec<String> = map
-                .keys()
-                .map(|k| {
-                    if is_identifier(k) {
-                        k.clone()
-                    } else {
-                        hcl_string(k)
-                    }
-                })
-                .collect();
-            let values: Vec<String> = map
-                .values()
-                .map(|v| {
-                    let mut text = String::new();
-                    write_hcl(v, depth + 1, &mut text);
-                    text
-                })
-                .collect();
-            out.push_str("{\n");
-            let mut start = 0;
-            while start < keys.len() {
-                let mut end = start + 1;
-                if !values[start].contains('\n') {
-                    while end < keys.len() && !values[end].contains('\n') {
-                        end += 1;
-                    }
-                }
-                let width = keys[start..end]
-                    .iter()
-                    .map(|k| k.chars().count())
-                    .max()
-                    .unwrap_or(0);
-                for i in start..end {
-                    out.push_str(&pad);
-                    out.push_str(&format!("{:<width$} = ", keys[i]));
-                    out.push_str(&values[i]);
-                    out.push('\n');
-                }
-                start = end;
-            }
-            out.push_str(&close);
-            out.push('}');
-        }
+        Json::Object(map) if !map.is_empty() => write_hcl_map(map, depth, out),
+        _ => out.push_str(&hcl_inline(value).unwrap_or_default()),
     }
+}
+
+/// `depth` levels of two spaces.
+fn indent(depth: usize, out: &mut String) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+}
+
+/// The text of a value that `write_hcl` writes without nesting (a scalar, an empty list or
+/// map); None for the others, which span lines.
+fn hcl_inline(value: &Json) -> Option<String> {
+    match value {
+        Json::Null => Some("null".into()),
+        Json::Bool(b) => Some(b.to_string()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::String(s) => Some(hcl_string(s)),
+        Json::Array(items) if items.is_empty() => Some("[]".into()),
+        Json::Object(map) if map.is_empty() => Some("{}".into()),
+        Json::Array(_) | Json::Object(_) => None,
+    }
+}
+
+/// A non-empty map: as `terraform fmt` does, `=` aligned over each run of single-line
+/// entries; an entry whose value spans lines stands alone.
+fn write_hcl_map(map: &serde_json::Map<String, Json>, depth: usize, out: &mut String) {
+    let entries: Vec<(std::borrow::Cow<str>, &Json, Option<String>)> = map
+        .iter()
+        .map(|(k, v)| {
+            let key = match is_identifier(k) {
+                true => std::borrow::Cow::Borrowed(k.as_str()),
+                false => std::borrow::Cow::Owned(hcl_string(k)),
+            };
+            (key, v, hcl_inline(v))
+        })
+        .collect();
+    let single_line = |i: usize| entries[i].2.as_ref().is_some_and(|t| !t.contains('\n'));
+    out.push_str("{\n");
+    let mut start = 0;
+    while start < entries.len() {
+        let mut end = start + 1;
+        if single_line(start) {
+            while end < entries.len() && single_line(end) {
+                end += 1;
+            }
+        }
+        let width = entries[start..end]
+            .iter()
+            .map(|(k, _, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (key, value, inline) in &entries[start..end] {
+            indent(depth + 1, out);
+            out.push_str(key);
+            for _ in key.chars().count()..width {
+                out.push(' ');
+            }
+            out.push_str(" = ");
+            match inline {
+                Some(text) => out.push_str(text),
+                None => write_hcl(value, depth + 1, out),
+            }
+            out.push('\n');
+        }
+        start = end;
+    }
+    indent(depth, out);
+    out.push('}');
 }
 
 /// `external-dns` → `EXTERNAL_DNS`: a name as an environment-variable or map key.
@@ -800,6 +819,24 @@ mod tests {
         assert_eq!(
             out,
             "{\n  region = \"${local.region}\"\n  \"a.b/c\" = [\n    \"x\\\"y\",\n    1,\n    true,\n  ]\n}"
+        );
+    }
+
+    /// `=` aligned over each run of single-line entries, at every depth; a value that spans
+    /// lines (a non-empty list or map, or a string whose interpolation holds a newline)
+    /// stands alone and ends the run.
+    #[test]
+    fn hcl_aligns_runs_of_single_line_entries_at_every_depth() {
+        let mut out = String::new();
+        let value = json!({
+            "a": 1, "long_key": "x",
+            "nested": {"b": [1, {"c": true, "ccc": null}], "dd": {}, "e": 2.5},
+            "z": [], "s": "${a\nb}", "t": null, "uu": false
+        });
+        write_hcl(&value, 1, &mut out);
+        assert_eq!(
+            out,
+            "{\n    a        = 1\n    long_key = \"x\"\n    nested = {\n      b = [\n        1,\n        {\n          c   = true\n          ccc = null\n        },\n      ]\n      dd = {}\n      e  = 2.5\n    }\n    z = []\n    s = \"${a\nb}\"\n    t  = null\n    uu = false\n  }"
         );
     }
 
