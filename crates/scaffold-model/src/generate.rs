@@ -60,6 +60,8 @@ fn renderer_of(blueprint: &Blueprint, plain: Option<&HashSet<String>>) -> Result
     )?;
     let paths: Vec<String> = plan::path_names(blueprint).collect();
     renderer.add_paths(paths.iter().map(String::as_str));
+    let (one_offs, conditions) = answers::one_offs(blueprint);
+    renderer.add_one_offs(one_offs, conditions);
     if holds_files {
         renderer.mark_holding_file_templates();
     }

@@ -25,11 +25,20 @@ pub struct Renderer {
     /// Whether it holds every file template that needs Tera (`generate::renderer_for`):
     /// rendering then compiles none.
     holds_file_templates: bool,
+    /// One-off templates (a condition, a default, a derived name) compiled once in the
+    /// default engine, under `one_off_template(source)`: each environment's answers render
+    /// the same ones again (`add_one_offs`).
+    one_offs: std::collections::HashSet<String>,
 }
 
 /// The name a templated path is registered under (in the default engine).
 fn path_template(name: &str) -> String {
     format!("path:{name}")
+}
+
+/// The name a one-off template is registered under (in the default engine).
+fn one_off_template(source: &str) -> String {
+    format!("one-off:{source}")
 }
 
 /// A render context, converted from JSON once.
@@ -131,6 +140,7 @@ impl Renderer {
             engines: vec![(default.clone(), engine(default)?)],
             engine_of: HashMap::new(),
             holds_file_templates: false,
+            one_offs: Default::default(),
         };
         let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
         for source in templates {
@@ -187,6 +197,29 @@ impl Renderer {
         let keys: Vec<String> = paths.iter().map(|(key, _)| key.clone()).collect();
         if tera.add_raw_templates(paths).is_ok() {
             self.engine_of.extend(keys.into_iter().map(|key| (key, 0)));
+        }
+    }
+
+    /// Compiles once the one-off templates among `templates` and the conditions
+    /// `conditions` (as `truth` renders them), so rendering one does not parse it again
+    /// (parsing them once per environment was 5 % of a ten-environment `new`, BENCHMARKS.md
+    /// round three e). One batch, as `add_paths`; if any does not compile, none is kept and
+    /// each is parsed where it is used, which reports its error there.
+    pub fn add_one_offs<'a>(
+        &mut self,
+        templates: impl IntoIterator<Item = &'a str>,
+        conditions: impl IntoIterator<Item = &'a str>,
+    ) {
+        let conditions = conditions.into_iter().map(|c| self.condition(c));
+        let sources: std::collections::BTreeSet<String> = templates
+            .into_iter()
+            .map(String::from)
+            .chain(conditions)
+            .filter(|source| is_template(&self.engines[0].0, source))
+            .collect();
+        let named = sources.iter().map(|s| (one_off_template(s), s.as_str()));
+        if self.engines[0].1.add_raw_templates(named).is_ok() {
+            self.one_offs.extend(sources);
         }
     }
 
@@ -252,6 +285,13 @@ impl Renderer {
         if !is_template(delimiters, source) {
             return Ok(source.to_string());
         }
+        // Compiled once (`add_one_offs`); one that fails is rendered again below, which
+        // reports its error as a one-off (its own text, not the registered name).
+        if self.one_offs.contains(source)
+            && let Ok(text) = tera.render(&one_off_template(source), &scope.0)
+        {
+            return Ok(text);
+        }
         tera.render_str(source, &scope.0, false)
             .map_err(|e| match located(&e) {
                 // A one-off has no file of its own: say which field it is and where in it.
@@ -296,12 +336,16 @@ impl Renderer {
 
     /// Evaluates a Tera expression as a condition.
     pub fn truth(&self, what: &str, expr: &str, context: &Json) -> Result<bool> {
+        Ok(self.render_str(what, &self.condition(expr), context)? == "true")
+    }
+
+    /// The template `truth` renders for `expr`.
+    fn condition(&self, expr: &str) -> String {
         let block = &self.engines[0].0.block;
-        let source = format!(
+        format!(
             "{} if {expr} {}true{} endif {}",
             block[0], block[1], block[0], block[1]
-        );
-        Ok(self.render_str(what, &source, context)? == "true")
+        )
     }
 
     /// The top-level variables each template reads (for `blueprint lint`).
@@ -892,5 +936,53 @@ mod tests {
         let r = Renderer::plain([("t", "[[ nope ]]")]).expect("parses");
         let err = r.render("t", &json!({})).expect_err("undefined");
         assert!(err.to_string().contains("nope"), "{err}");
+    }
+
+    /// One-offs compiled once render as parsed ones do, and fail with the same message (the
+    /// one-off's own text, not the name it is compiled under); one that does not compile
+    /// keeps none of the batch, and is reported where it is used.
+    #[test]
+    fn compiled_one_offs_render_and_fail_as_parsed_ones() {
+        let one_offs = [
+            "[[ a ]]-[[ b | default(value=1) ]]",
+            "[[ a.missing | to_json ]]",
+        ];
+        let conditions = ["a == \"x\" and b is defined", "nope"];
+        let parsed = Renderer::plain([]).expect("an engine");
+        let mut compiled = Renderer::plain([]).expect("an engine");
+        compiled.add_one_offs(one_offs, conditions);
+        assert_eq!(compiled.one_offs.len(), 4, "{:?}", compiled.one_offs);
+        for context in [json!({"a": "x", "b": 2}), json!({"a": "y"})] {
+            for source in one_offs {
+                let render = |r: &Renderer| {
+                    r.render_str("w", source, &context)
+                        .map_err(|e| e.to_string())
+                };
+                assert_eq!(render(&compiled), render(&parsed), "{source}");
+            }
+            for expr in conditions {
+                let truth = |r: &Renderer| r.truth("c", expr, &context).map_err(|e| e.to_string());
+                assert_eq!(truth(&compiled), truth(&parsed), "{expr}");
+            }
+        }
+        let err = compiled
+            .render_str("w", one_offs[1], &json!({"a": "x"}))
+            .expect_err("undefined");
+        assert!(
+            err.to_string()
+                .contains("`[[ a.missing | to_json ]]` does not render"),
+            "{err}"
+        );
+        let mut broken = Renderer::plain([]).expect("an engine");
+        broken.add_one_offs(["[[ a ]]", "[[ a "], []);
+        assert!(broken.one_offs.is_empty());
+        assert_eq!(
+            broken
+                .render_str("w", "[[ a ]]", &json!({"a": 1}))
+                .ok()
+                .as_deref(),
+            Some("1")
+        );
+        assert!(broken.render_str("w", "[[ a ", &json!({})).is_err());
     }
 }
