@@ -217,6 +217,16 @@ fn answers_for_one_environment_are_checked() {
             &["environments=dev,region"][..],
             "`region` is the name of a question",
         ),
+        // Environments are answered on every core; the first refused in the list's order
+        // (not the alphabet's, nor the first to finish) is the one named.
+        (
+            &[
+                "environments=dev,staging,prod",
+                "prod.addons=gamma",
+                "staging.addons=delta",
+            ][..],
+            "environment `staging`:",
+        ),
     ] {
         let out = new(&env, "refused", set);
         assert_eq!(out.code, 2, "{set:?}: {}", out.stderr);
@@ -581,6 +591,39 @@ fn lint_warns_of_an_environment_file_whose_path_does_not_name_it() {
     assert!(
         out.stderr
             .contains("renders `shared.txt`, which `env-files/shared.txt` renders too"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Environments render on every core, each into a plan of its own; a blueprint that fails
+/// still reports the error a serial run meets first: `dev`'s file clashes with the repo's
+/// before `staging`'s template fails (lint renders `prod` alone, which meets neither).
+#[test]
+fn the_first_failing_environment_is_reported_when_a_later_one_fails_too() {
+    let env = Env::new();
+    let bp = blueprint(&env);
+    write(&bp, "files/clusters/dev/cluster.yaml", "the repo's own\n");
+    write(
+        &bp,
+        "env-files/notes-[[ environment ]].txt.tera",
+        "[% if environment == \"staging\" %][[ region.misspelt | to_json ]][% endif %]notes\n",
+    );
+    let out = new(&env, "p", &["environments=dev,staging"]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "renders `clusters/dev/cluster.yaml`, which `files/clusters/dev/cluster.yaml` renders too"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!env.path("p").exists());
+    // Alone, staging's template is what fails.
+    let out = new(&env, "q", &["environments=staging"]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the value is undefined"),
         "{}",
         out.stderr
     );

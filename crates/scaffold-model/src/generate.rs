@@ -60,6 +60,8 @@ fn renderer_of(blueprint: &Blueprint, plain: Option<&HashSet<String>>) -> Result
     )?;
     let paths: Vec<String> = plan::path_names(blueprint).collect();
     renderer.add_paths(paths.iter().map(String::as_str));
+    let (one_offs, conditions) = answers::one_offs(blueprint);
+    renderer.add_one_offs(one_offs, conditions);
     if holds_files {
         renderer.mark_holding_file_templates();
     }
@@ -215,59 +217,163 @@ fn render_environments(
 ) -> Result<(Plan, Scoped)> {
     // As for one environment, the record's choice is the one rendered (add-addon and
     // remove-addon change it over answers gathered before).
-    let chosen_in = |name: &str, own: &answers::Answers| -> Vec<String> {
-        let recorded = record.environments.get(name);
-        let chosen = recorded.and_then(|recorded| recorded.get(addons_key));
-        crate::json::strings(chosen.or_else(|| own.values.get(addons_key)))
-    };
+    let chosen: Vec<Vec<String>> = answers
+        .environments
+        .iter()
+        .map(|(name, own)| {
+            let recorded = record.environments.get(name);
+            let chosen = recorded.and_then(|recorded| recorded.get(addons_key));
+            crate::json::strings(chosen.or_else(|| own.values.get(addons_key)))
+        })
+        .collect();
     let mut union: Vec<String> = Vec::new();
-    let mut each = Vec::new();
-    for (name, own) in &answers.environments {
-        let chosen = chosen_in(name, own);
-        for addon in &chosen {
-            if !union.contains(addon) {
-                union.push(addon.clone());
-            }
+    for addon in chosen.iter().flatten() {
+        if !union.contains(addon) {
+            union.push(addon.clone());
         }
-        let own_catalog = match record.environment_addon_settings.get(name) {
-            Some(settings) => settled(catalog, blueprint, settings)?,
-            None => std::borrow::Cow::Borrowed(catalog),
-        };
-        let mut scoped = scoped(blueprint, renderer, &own_catalog, own, &chosen)?;
-        let environment = Json::String(name.clone());
-        scoped.scope = scoped.scope.with(crate::answers::ENVIRONMENT, &environment);
-        if let Json::Object(map) = &mut scoped.context {
-            map.insert(crate::answers::ENVIRONMENT.into(), environment);
-        }
-        each.push(scoped);
     }
-    let mut shared = scoped(blueprint, renderer, catalog, answers, &union)?;
+    // Each environment's context, then the shared one, on every core: the first error in
+    // that order is the one a serial run would meet first.
+    let contexts: Vec<Option<usize>> = (0..answers.environments.len())
+        .map(Some)
+        .chain([None])
+        .collect();
+    let mut each = crate::parallel::map(&contexts, |which| match which {
+        Some(k) => {
+            let (name, own) = &answers.environments[*k];
+            environment_scoped(blueprint, renderer, catalog, record, name, own, &chosen[*k])
+        }
+        None => scoped(blueprint, renderer, catalog, answers, &union),
+    })
+    .into_iter()
+    .collect::<Result<Vec<Scoped>>>()?;
+    let mut shared = each
+        .pop()
+        .ok_or_else(|| Error::blueprint("no shared context"))?;
     let first = first_environment_of(&answers.environments, &each, catalog);
     shared.scope = shared.scope.with(FIRST_ENVIRONMENT_OF, &first);
     if let Json::Object(map) = &mut shared.context {
         map.insert(FIRST_ENVIRONMENT_OF.into(), first);
     }
-    let mut plan = Plan::default();
-    let shared_scope = &shared.scope;
-    plan::render_trees(
-        &mut plan,
-        blueprint,
-        renderer,
-        shared_scope,
-        shared.addons(),
-        &|scope| matches!(scope, TreeScope::Repo | TreeScope::Addon),
-    )?;
-    let shared_files: BTreeSet<RelPath> = plan.files.keys().cloned().collect();
+    let (mut plan, owned) = match render_environment_trees(blueprint, renderer, &shared, &each) {
+        Some(rendered) => rendered,
+        None => render_environment_trees_in_order(blueprint, renderer, &shared, &each)?,
+    };
+    let shared_files: BTreeSet<RelPath> = plan
+        .files
+        .keys()
+        .filter(|path| !owned.iter().any(|files| files.contains(*path)))
+        .cloned()
+        .collect();
+    // Each environment's files take the patches of the addons it runs, in its own scope;
+    // the shared files those of every addon some environment runs (lint reports a patch
+    // there that an environment without the addon would get).
+    for (own, files) in each.iter().zip(&owned) {
+        let within = |path: &RelPath| files.contains(path);
+        plan::apply_addon_patches(&mut plan, renderer, &own.scope, own.addons(), &within)?;
+    }
+    let within = |path: &RelPath| shared_files.contains(path);
+    plan::apply_addon_patches(&mut plan, renderer, &shared.scope, shared.addons(), &within)?;
+    Ok((plan, shared))
+}
+
+/// One environment's context: its answers and its own addons, named `environment`.
+fn environment_scoped(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    catalog: &Catalog,
+    record: &Record,
+    name: &str,
+    own: &answers::Answers,
+    chosen: &[String],
+) -> Result<Scoped> {
+    let own_catalog = match record.environment_addon_settings.get(name) {
+        Some(settings) => settled(catalog, blueprint, settings)?,
+        None => std::borrow::Cow::Borrowed(catalog),
+    };
+    let mut scoped = scoped(blueprint, renderer, &own_catalog, own, chosen)?;
+    let environment = Json::String(name.to_string());
+    scoped.scope = scoped.scope.with(crate::answers::ENVIRONMENT, &environment);
+    if let Json::Object(map) = &mut scoped.context {
+        map.insert(crate::answers::ENVIRONMENT.into(), environment);
+    }
+    Ok(scoped)
+}
+
+/// Whether a tree is the shared one's (the repo's and per-addon trees) or an environment's.
+fn shared_tree(scope: TreeScope) -> bool {
+    match scope {
+        TreeScope::Repo | TreeScope::Addon => true,
+        TreeScope::Environment | TreeScope::AddonEnvironment => false,
+    }
+}
+
+/// The shared trees and each environment's, rendered on every core into a plan of their
+/// own each, then joined: the plan and the paths each environment rendered. None when any
+/// of them fails or two of them render one path: `render_environment_trees_in_order` then
+/// meets the same error where a serial run meets it first, and reports it as it does.
+fn render_environment_trees(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    shared: &Scoped,
+    each: &[Scoped],
+) -> Option<(Plan, Vec<BTreeSet<RelPath>>)> {
+    let jobs: Vec<Option<&Scoped>> = std::iter::once(None).chain(each.iter().map(Some)).collect();
+    let mut plans = crate::parallel::map(&jobs, |job| {
+        let mut plan = Plan::default();
+        let (scoped, which): (&Scoped, &dyn Fn(TreeScope) -> bool) = match job {
+            None => (shared, &shared_tree),
+            Some(own) => (*own, &|scope| !shared_tree(scope)),
+        };
+        plan::render_trees(
+            &mut plan,
+            blueprint,
+            renderer,
+            &scoped.scope,
+            scoped.addons(),
+            which,
+        )
+        .ok()
+        .map(|()| plan)
+    })
+    .into_iter();
+    let mut plan = plans.next()??;
     let mut owned = Vec::with_capacity(each.len());
-    for own in &each {
+    for own in plans {
+        let own = own?;
+        if own.files.keys().any(|path| plan.files.contains_key(path)) {
+            return None;
+        }
+        owned.push(own.files.keys().cloned().collect());
+        plan.files.extend(own.files);
+        plan.sources.extend(own.sources);
+        plan.executable.extend(own.executable);
+    }
+    Some((plan, owned))
+}
+
+/// `render_environment_trees` one tree after another into one plan, which meets the first
+/// error of a failing blueprint where a reader of the blueprint would.
+fn render_environment_trees_in_order(
+    blueprint: &Blueprint,
+    renderer: &Renderer,
+    shared: &Scoped,
+    each: &[Scoped],
+) -> Result<(Plan, Vec<BTreeSet<RelPath>>)> {
+    let mut plan = Plan::default();
+    let (scope, addons) = (&shared.scope, shared.addons());
+    plan::render_trees(&mut plan, blueprint, renderer, scope, addons, &shared_tree)?;
+    let mut owned = Vec::with_capacity(each.len());
+    for own in each {
         let before: BTreeSet<RelPath> = plan.files.keys().cloned().collect();
+        let which = |scope| !shared_tree(scope);
         plan::render_trees(
             &mut plan,
             blueprint,
             renderer,
             &own.scope,
             own.addons(),
-            &|scope| matches!(scope, TreeScope::Environment | TreeScope::AddonEnvironment),
+            &which,
         )?;
         let files: BTreeSet<RelPath> = plan
             .files
@@ -277,16 +383,7 @@ fn render_environments(
             .collect();
         owned.push(files);
     }
-    // Each environment's files take the patches of the addons it runs, in its own scope;
-    // the shared files those of every addon some environment runs (lint reports a patch
-    // there that an environment without the addon would get).
-    for (own, files) in each.iter().zip(&owned) {
-        let within = |path: &RelPath| files.contains(path);
-        plan::apply_addon_patches(&mut plan, renderer, &own.scope, own.addons(), &within)?;
-    }
-    let within = |path: &RelPath| shared_files.contains(path);
-    plan::apply_addon_patches(&mut plan, renderer, shared_scope, shared.addons(), &within)?;
-    Ok((plan, shared))
+    Ok((plan, owned))
 }
 
 /// The context of `answers` with the addons `chosen` (and what they need) selected.

@@ -305,7 +305,8 @@ impl<'a> Files<'a> {
     /// `addon-files/`), a chunk of templates at a time: each chunk is compiled, rendered in
     /// every scope and dropped, so the run never holds every compiled template at once.
     /// Within a scope, files render in tree order; one thread (a second render thread
-    /// measured no faster at 2,000 files and cost a malloc arena, BENCHMARKS.md).
+    /// measured no faster at 2,000 files and cost a malloc arena, BENCHMARKS.md). A repo's
+    /// environments are what runs on every core (`generate`, round three e).
     fn render_tree(
         &self,
         plan: &mut Plan,

@@ -40,9 +40,27 @@ pub fn compile(pattern: &str) -> Result<PikeVM, String> {
     PikeVM::new_from_nfa(nfa).map_err(|e| e.to_string())
 }
 
+thread_local! {
+    /// Each pattern compiled once per thread: every environment's answers are checked
+    /// against the same patterns, and compiling was 7 % of a ten-environment `new`'s CPU
+    /// (BENCHMARKS.md, round three e). A run meets a few dozen patterns.
+    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Result<PikeVM, String>>> =
+        Default::default();
+}
+
 /// Whether `pattern` matches anywhere in `text` (as `regex::Regex::is_match`).
 pub fn is_match(pattern: &str, text: &str) -> Result<bool, String> {
-    let vm = compile(pattern)?;
+    let vm = COMPILED.with(|compiled| {
+        let mut compiled = compiled.borrow_mut();
+        match compiled.get(pattern) {
+            Some(vm) => vm.clone(),
+            None => {
+                let vm = compile(pattern);
+                compiled.insert(pattern.to_string(), vm.clone());
+                vm
+            }
+        }
+    })?;
     let mut cache = vm.create_cache();
     Ok(vm.is_match(&mut cache, text))
 }
@@ -53,6 +71,21 @@ mod tests {
 
     /// The same answers as `regex::Regex` for patterns of the kinds blueprints use
     /// (anchors, bounded repeats, Unicode classes, flags) and the same text for errors.
+    /// A pattern is compiled once per thread: asked again, it answers as the first time,
+    /// a bad one with the same error.
+    #[test]
+    fn a_pattern_asked_again_answers_the_same() {
+        for _ in 0..3 {
+            assert_eq!(is_match(r"^[a-z]+$", "abc"), Ok(true));
+            assert_eq!(is_match(r"^[a-z]+$", "ab1"), Ok(false));
+            assert_eq!(
+                is_match("a(", "a"),
+                Err(compile("a(").err().unwrap_or_default())
+            );
+            assert!(is_match("a(", "a").is_err());
+        }
+    }
+
     #[test]
     fn matches_and_refuses_as_the_regex_crate_does() {
         let patterns = [

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value as Json};
 
 use super::pass::collect;
-use super::values::{Answers, Sources, satisfies, show};
+use super::values::{Answers, Prompter, Sources, satisfies, show};
 use crate::blueprint::Blueprint;
 use crate::error::{Error, Problem, Result};
 use crate::render::Renderer;
@@ -132,13 +132,7 @@ pub fn gather_each(
             names.join(", ")
         )));
     }
-    let per_env = |key: &str| {
-        blueprint
-            .manifest
-            .questions
-            .iter()
-            .any(|q| q.key == key && q.per_environment)
-    };
+    let per_env = |key: &str| per_environment(blueprint, key);
     let asks_environment = blueprint
         .manifest
         .questions
@@ -165,52 +159,34 @@ pub fn gather_each(
     }
     // One environment needs no naming in messages.
     let several = names.len() > 1;
-    for name in &names {
-        // Shared answers stand as recorded ones; a per-environment answer given or typed
-        // for all counts too, but not a default (the environment renders its own) nor an
-        // empty one (asked again).
-        let mut recorded: Map<String, Json> = shared
-            .values
-            .iter()
-            .filter(|(k, v)| !per_env(k) || (!shared.defaulted.contains(k) && satisfies(v)))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if let Some(own) = given.recorded.get(name) {
-            recorded.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let pass = Pass {
+        blueprint,
+        renderer,
+        shared: &shared,
+        given: &given,
+        builtins,
+        asks_environment,
+        several,
+    };
+    let gathered: Vec<Result<Answers>> = match sources.prompter.as_mut() {
+        // Nothing is asked: the environments' passes run on every core, and the first
+        // error in their order is the one a serial run meets.
+        None => crate::parallel::map(&names, |name| pass.answer(name, None)),
+        Some(prompter) => {
+            let mut gathered = Vec::with_capacity(names.len());
+            for name in &names {
+                let answers = pass.answer(name, Some(&mut **prompter));
+                let failed = answers.is_err();
+                gathered.push(answers);
+                if failed {
+                    break;
+                }
+            }
+            gathered
         }
-        let own = given.by_environment.get(name);
-        let mut set = given.set.clone();
-        set.extend(own.map(|o| o.set.clone()).unwrap_or_default());
-        if asks_environment {
-            set.push((ENVIRONMENT.to_string(), name.clone()));
-        }
-        let mut values = given.values.clone();
-        values.extend(own.map(|o| o.values.clone()).unwrap_or_default());
-        let mut builtins = builtins.clone();
-        builtins.insert(ENVIRONMENT.into(), Json::String(name.clone()));
-        let mut answers = collect(
-            blueprint,
-            renderer,
-            Sources {
-                set,
-                values,
-                prompter: match sources.prompter.as_mut() {
-                    Some(p) => Some(&mut **p),
-                    None => None,
-                },
-                builtins,
-                recorded_environments: BTreeMap::new(),
-            },
-            &recorded,
-            false,
-        )
-        .map_err(|e| match e {
-            Error::Input(problem) if several => Error::Input(Problem {
-                what: format!("environment `{name}`: {}", problem.what),
-                ..problem
-            }),
-            other => other,
-        })?;
+    };
+    for (name, answers) in names.iter().zip(gathered) {
+        let mut answers = answers?;
         answers.recorded.retain(|k| per_env(k));
         shared.warnings.extend(
             std::mem::take(&mut answers.warnings)
@@ -224,6 +200,72 @@ pub fn gather_each(
     shared.warnings.extend(nested);
     shared.recorded.retain(|k| !per_env(k));
     Ok(shared)
+}
+
+/// Whether `key` is a `per_environment` question's.
+fn per_environment(blueprint: &Blueprint, key: &str) -> bool {
+    blueprint
+        .manifest
+        .questions
+        .iter()
+        .any(|q| q.key == key && q.per_environment)
+}
+
+/// What every environment's pass reads: the shared answers and what was given.
+struct Pass<'a> {
+    blueprint: &'a Blueprint,
+    renderer: &'a Renderer,
+    shared: &'a Answers,
+    given: &'a Given,
+    builtins: &'a Map<String, Json>,
+    asks_environment: bool,
+    several: bool,
+}
+
+impl Pass<'_> {
+    /// The environment `name`'s own answers (asked through `prompter` when there is one).
+    fn answer(&self, name: &String, prompter: Option<&mut dyn Prompter>) -> Result<Answers> {
+        let (shared, given) = (self.shared, self.given);
+        // Shared answers stand as recorded ones; a per-environment answer given or typed
+        // for all counts too, but not a default (the environment renders its own) nor an
+        // empty one (asked again).
+        let mut recorded: Map<String, Json> = shared
+            .values
+            .iter()
+            .filter(|(k, v)| {
+                !per_environment(self.blueprint, k)
+                    || (!shared.defaulted.contains(*k) && satisfies(v))
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(own) = given.recorded.get(name) {
+            recorded.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let own = given.by_environment.get(name);
+        let mut set = given.set.clone();
+        set.extend(own.map(|o| o.set.clone()).unwrap_or_default());
+        if self.asks_environment {
+            set.push((ENVIRONMENT.to_string(), name.clone()));
+        }
+        let mut values = given.values.clone();
+        values.extend(own.map(|o| o.values.clone()).unwrap_or_default());
+        let mut builtins = self.builtins.clone();
+        builtins.insert(ENVIRONMENT.into(), Json::String(name.clone()));
+        let sources = Sources {
+            set,
+            values,
+            prompter,
+            builtins,
+            recorded_environments: BTreeMap::new(),
+        };
+        collect(self.blueprint, self.renderer, sources, &recorded, false).map_err(|e| match e {
+            Error::Input(problem) if self.several => Error::Input(Problem {
+                what: format!("environment `{name}`: {}", problem.what),
+                ..problem
+            }),
+            other => other,
+        })
+    }
 }
 
 /// A `distinct` question's answers: the first two environments that give the same

@@ -24,6 +24,37 @@ pub use values::{
     Answers, Prompt, Prompter, Sources, as_text, context_of, satisfies, secret_env, show,
 };
 
+/// The one-off templates gathering answers renders (`templates`: defaults, patterns and
+/// their messages, checks' messages, derived names, layer directories) and the conditions
+/// it evaluates (questions' `when`, checks' `expr`), for `Renderer::add_one_offs`.
+pub fn one_offs(blueprint: &Blueprint) -> (Vec<&str>, Vec<&str>) {
+    let manifest = &blueprint.manifest;
+    let mut templates: Vec<&str> = Vec::new();
+    let mut conditions: Vec<&str> = Vec::new();
+    for question in &manifest.questions {
+        if let Some(Json::String(default)) = &question.default {
+            templates.push(default);
+        }
+        let texts = [
+            &question.regex,
+            &question.error,
+            &question.item_regex,
+            &question.item_error,
+            &question.value_regex,
+            &question.value_error,
+        ];
+        templates.extend(texts.into_iter().flatten().map(String::as_str));
+        conditions.extend(question.when.as_deref());
+    }
+    for check in &manifest.checks {
+        templates.push(&check.error);
+        conditions.push(&check.expr);
+    }
+    templates.extend(manifest.aws_names.iter().map(|name| name.value.as_str()));
+    templates.extend(manifest.layers.values().map(String::as_str));
+    (templates, conditions)
+}
+
 /// The answers as a review before writing: one `key: value` line each, in question order,
 /// secrets shown as `(hidden)`, each environment's own answers under its name.
 pub fn review(blueprint: &Blueprint, answers: &Answers) -> String {

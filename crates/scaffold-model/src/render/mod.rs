@@ -25,11 +25,20 @@ pub struct Renderer {
     /// Whether it holds every file template that needs Tera (`generate::renderer_for`):
     /// rendering then compiles none.
     holds_file_templates: bool,
+    /// One-off templates (a condition, a default, a derived name) compiled once in the
+    /// default engine, under `one_off_template(source)`: each environment's answers render
+    /// the same ones again (`add_one_offs`).
+    one_offs: std::collections::HashSet<String>,
 }
 
 /// The name a templated path is registered under (in the default engine).
 fn path_template(name: &str) -> String {
     format!("path:{name}")
+}
+
+/// The name a one-off template is registered under (in the default engine).
+fn one_off_template(source: &str) -> String {
+    format!("one-off:{source}")
 }
 
 /// A render context, converted from JSON once.
@@ -131,6 +140,7 @@ impl Renderer {
             engines: vec![(default.clone(), engine(default)?)],
             engine_of: HashMap::new(),
             holds_file_templates: false,
+            one_offs: Default::default(),
         };
         let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
         for source in templates {
@@ -187,6 +197,29 @@ impl Renderer {
         let keys: Vec<String> = paths.iter().map(|(key, _)| key.clone()).collect();
         if tera.add_raw_templates(paths).is_ok() {
             self.engine_of.extend(keys.into_iter().map(|key| (key, 0)));
+        }
+    }
+
+    /// Compiles once the one-off templates among `templates` and the conditions
+    /// `conditions` (as `truth` renders them), so rendering one does not parse it again
+    /// (parsing them once per environment was 5 % of a ten-environment `new`, BENCHMARKS.md
+    /// round three e). One batch, as `add_paths`; if any does not compile, none is kept and
+    /// each is parsed where it is used, which reports its error there.
+    pub fn add_one_offs<'a>(
+        &mut self,
+        templates: impl IntoIterator<Item = &'a str>,
+        conditions: impl IntoIterator<Item = &'a str>,
+    ) {
+        let conditions = conditions.into_iter().map(|c| self.condition(c));
+        let sources: std::collections::BTreeSet<String> = templates
+            .into_iter()
+            .map(String::from)
+            .chain(conditions)
+            .filter(|source| is_template(&self.engines[0].0, source))
+            .collect();
+        let named = sources.iter().map(|s| (one_off_template(s), s.as_str()));
+        if self.engines[0].1.add_raw_templates(named).is_ok() {
+            self.one_offs.extend(sources);
         }
     }
 
@@ -252,6 +285,13 @@ impl Renderer {
         if !is_template(delimiters, source) {
             return Ok(source.to_string());
         }
+        // Compiled once (`add_one_offs`); one that fails is rendered again below, which
+        // reports its error as a one-off (its own text, not the registered name).
+        if self.one_offs.contains(source)
+            && let Ok(text) = tera.render(&one_off_template(source), &scope.0)
+        {
+            return Ok(text);
+        }
         tera.render_str(source, &scope.0, false)
             .map_err(|e| match located(&e) {
                 // A one-off has no file of its own: say which field it is and where in it.
@@ -296,12 +336,16 @@ impl Renderer {
 
     /// Evaluates a Tera expression as a condition.
     pub fn truth(&self, what: &str, expr: &str, context: &Json) -> Result<bool> {
+        Ok(self.render_str(what, &self.condition(expr), context)? == "true")
+    }
+
+    /// The template `truth` renders for `expr`.
+    fn condition(&self, expr: &str) -> String {
         let block = &self.engines[0].0.block;
-        let source = format!(
+        format!(
             "{} if {expr} {}true{} endif {}",
             block[0], block[1], block[0], block[1]
-        );
-        Ok(self.render_str(what, &source, context)? == "true")
+        )
     }
 
     /// The top-level variables each template reads (for `blueprint lint`).
@@ -561,73 +605,92 @@ fn to_hcl(value: Value, _: Kwargs, _: &State) -> TeraResult<String> {
 }
 
 /// A Terraform literal. Strings keep `${...}` as interpolation; other `"` and `\` are escaped.
+/// Written straight into `out`: only a map's single-line values are written apart first
+/// (their width decides the alignment), not every nested value at every depth (the HCL of
+/// the addons' values was a tenth of a ten-environment render, BENCHMARKS.md, round three e).
 pub fn write_hcl(value: &Json, depth: usize, out: &mut String) {
-    let pad = "  ".repeat(depth + 1);
-    let close = "  ".repeat(depth);
     match value {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(&b.to_string()),
-        Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => out.push_str(&hcl_string(s)),
-        Json::Array(items) if items.is_empty() => out.push_str("[]"),
-        Json::Array(items) => {
+        Json::Array(items) if !items.is_empty() => {
             out.push_str("[\n");
             for item in items {
-                out.push_str(&pad);
+                indent(depth + 1, out);
                 write_hcl(item, depth + 1, out);
                 out.push_str(",\n");
             }
-            out.push_str(&close);
+            indent(depth, out);
             out.push(']');
         }
-        Json::Object(map) if map.is_empty() => out.push_str("{}"),
-        Json::Object(map) => {
-            // As `terraform fmt` does: `=` aligned over each run of single-line entries;
-            // an entry whose value spans lines stands alone.
-            let keys: Vec<String> = map
-                .keys()
-                .map(|k| {
-                    if is_identifier(k) {
-                        k.clone()
-                    } else {
-                        hcl_string(k)
-                    }
-                })
-                .collect();
-            let values: Vec<String> = map
-                .values()
-                .map(|v| {
-                    let mut text = String::new();
-                    write_hcl(v, depth + 1, &mut text);
-                    text
-                })
-                .collect();
-            out.push_str("{\n");
-            let mut start = 0;
-            while start < keys.len() {
-                let mut end = start + 1;
-                if !values[start].contains('\n') {
-                    while end < keys.len() && !values[end].contains('\n') {
-                        end += 1;
-                    }
-                }
-                let width = keys[start..end]
-                    .iter()
-                    .map(|k| k.chars().count())
-                    .max()
-                    .unwrap_or(0);
-                for i in start..end {
-                    out.push_str(&pad);
-                    out.push_str(&format!("{:<width$} = ", keys[i]));
-                    out.push_str(&values[i]);
-                    out.push('\n');
-                }
-                start = end;
-            }
-            out.push_str(&close);
-            out.push('}');
-        }
+        Json::Object(map) if !map.is_empty() => write_hcl_map(map, depth, out),
+        _ => out.push_str(&hcl_inline(value).unwrap_or_default()),
     }
+}
+
+/// `depth` levels of two spaces.
+fn indent(depth: usize, out: &mut String) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+}
+
+/// The text of a value that `write_hcl` writes without nesting (a scalar, an empty list or
+/// map); None for the others, which span lines.
+fn hcl_inline(value: &Json) -> Option<String> {
+    match value {
+        Json::Null => Some("null".into()),
+        Json::Bool(b) => Some(b.to_string()),
+        Json::Number(n) => Some(n.to_string()),
+        Json::String(s) => Some(hcl_string(s)),
+        Json::Array(items) if items.is_empty() => Some("[]".into()),
+        Json::Object(map) if map.is_empty() => Some("{}".into()),
+        Json::Array(_) | Json::Object(_) => None,
+    }
+}
+
+/// A non-empty map: as `terraform fmt` does, `=` aligned over each run of single-line
+/// entries; an entry whose value spans lines stands alone.
+fn write_hcl_map(map: &serde_json::Map<String, Json>, depth: usize, out: &mut String) {
+    let entries: Vec<(std::borrow::Cow<str>, &Json, Option<String>)> = map
+        .iter()
+        .map(|(k, v)| {
+            let key = match is_identifier(k) {
+                true => std::borrow::Cow::Borrowed(k.as_str()),
+                false => std::borrow::Cow::Owned(hcl_string(k)),
+            };
+            (key, v, hcl_inline(v))
+        })
+        .collect();
+    let single_line = |i: usize| entries[i].2.as_ref().is_some_and(|t| !t.contains('\n'));
+    out.push_str("{\n");
+    let mut start = 0;
+    while start < entries.len() {
+        let mut end = start + 1;
+        if single_line(start) {
+            while end < entries.len() && single_line(end) {
+                end += 1;
+            }
+        }
+        let width = entries[start..end]
+            .iter()
+            .map(|(k, _, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (key, value, inline) in &entries[start..end] {
+            indent(depth + 1, out);
+            out.push_str(key);
+            for _ in key.chars().count()..width {
+                out.push(' ');
+            }
+            out.push_str(" = ");
+            match inline {
+                Some(text) => out.push_str(text),
+                None => write_hcl(value, depth + 1, out),
+            }
+            out.push('\n');
+        }
+        start = end;
+    }
+    indent(depth, out);
+    out.push('}');
 }
 
 /// `external-dns` → `EXTERNAL_DNS`: a name as an environment-variable or map key.
@@ -803,6 +866,24 @@ mod tests {
         );
     }
 
+    /// `=` aligned over each run of single-line entries, at every depth; a value that spans
+    /// lines (a non-empty list or map, or a string whose interpolation holds a newline)
+    /// stands alone and ends the run.
+    #[test]
+    fn hcl_aligns_runs_of_single_line_entries_at_every_depth() {
+        let mut out = String::new();
+        let value = json!({
+            "a": 1, "long_key": "x",
+            "nested": {"b": [1, {"c": true, "ccc": null}], "dd": {}, "e": 2.5},
+            "z": [], "s": "${a\nb}", "t": null, "uu": false
+        });
+        write_hcl(&value, 1, &mut out);
+        assert_eq!(
+            out,
+            "{\n    a        = 1\n    long_key = \"x\"\n    nested = {\n      b = [\n        1,\n        {\n          c   = true\n          ccc = null\n        },\n      ]\n      dd = {}\n      e  = 2.5\n    }\n    z = []\n    s = \"${a\nb}\"\n    t  = null\n    uu = false\n  }"
+        );
+    }
+
     #[test]
     fn delimiters_leave_go_and_flux_syntax_alone() {
         let r = Renderer::plain([("t", "{{ .x }} ${VAR} ${{ y }} [[ name ]]")]).expect("parses");
@@ -855,5 +936,53 @@ mod tests {
         let r = Renderer::plain([("t", "[[ nope ]]")]).expect("parses");
         let err = r.render("t", &json!({})).expect_err("undefined");
         assert!(err.to_string().contains("nope"), "{err}");
+    }
+
+    /// One-offs compiled once render as parsed ones do, and fail with the same message (the
+    /// one-off's own text, not the name it is compiled under); one that does not compile
+    /// keeps none of the batch, and is reported where it is used.
+    #[test]
+    fn compiled_one_offs_render_and_fail_as_parsed_ones() {
+        let one_offs = [
+            "[[ a ]]-[[ b | default(value=1) ]]",
+            "[[ a.missing | to_json ]]",
+        ];
+        let conditions = ["a == \"x\" and b is defined", "nope"];
+        let parsed = Renderer::plain([]).expect("an engine");
+        let mut compiled = Renderer::plain([]).expect("an engine");
+        compiled.add_one_offs(one_offs, conditions);
+        assert_eq!(compiled.one_offs.len(), 4, "{:?}", compiled.one_offs);
+        for context in [json!({"a": "x", "b": 2}), json!({"a": "y"})] {
+            for source in one_offs {
+                let render = |r: &Renderer| {
+                    r.render_str("w", source, &context)
+                        .map_err(|e| e.to_string())
+                };
+                assert_eq!(render(&compiled), render(&parsed), "{source}");
+            }
+            for expr in conditions {
+                let truth = |r: &Renderer| r.truth("c", expr, &context).map_err(|e| e.to_string());
+                assert_eq!(truth(&compiled), truth(&parsed), "{expr}");
+            }
+        }
+        let err = compiled
+            .render_str("w", one_offs[1], &json!({"a": "x"}))
+            .expect_err("undefined");
+        assert!(
+            err.to_string()
+                .contains("`[[ a.missing | to_json ]]` does not render"),
+            "{err}"
+        );
+        let mut broken = Renderer::plain([]).expect("an engine");
+        broken.add_one_offs(["[[ a ]]", "[[ a "], []);
+        assert!(broken.one_offs.is_empty());
+        assert_eq!(
+            broken
+                .render_str("w", "[[ a ]]", &json!({"a": 1}))
+                .ok()
+                .as_deref(),
+            Some("1")
+        );
+        assert!(broken.render_str("w", "[[ a ", &json!({})).is_err());
     }
 }
