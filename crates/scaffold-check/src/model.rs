@@ -518,15 +518,14 @@ fn identity_of(doc: &Doc) -> Option<Doc> {
 }
 
 /// A kustomization's or a Flux Kustomization's document as far as `flux.path` reads it: the
-/// fields it reads, and of the node tree every scalar reading one of their strings and every
-/// key `path` (with what leads to them, in document order), so that each place the rule
-/// asks for (`line_of_scalar` of an entry, `line_of_key("path")`) is the whole document's.
+/// fields it reads, and of the node tree the places the rule asks for (`line_of_scalar` of
+/// each of their strings, `line_of_key("path")`), each the whole document's ([`places_of`]).
 fn read_by_flux_path(doc: &Doc) -> Doc {
     let fields: Vec<&str> = IDENTITY.iter().chain(READ_BY_FLUX_PATH).copied().collect();
     let value = project(&doc.value, &fields);
     let mut texts = std::collections::BTreeSet::new();
     strings_of(&value, &mut texts);
-    let node = pruned(&doc.node, &texts).unwrap_or_else(|| empty_node(doc.line));
+    let node = places_of(&doc.node, &texts).unwrap_or_else(|| empty_node(doc.line));
     Doc {
         line: doc.line,
         node: Arc::new(node),
@@ -580,58 +579,85 @@ fn strings_of<'a>(value: &'a Json, out: &mut std::collections::BTreeSet<&'a str>
     }
 }
 
-/// The node tree less every subtree holding no scalar that reads one of `texts` and no key
-/// `path`; what is kept keeps its places and its document order.
-fn pruned(
+/// The places `flux.path` asks a kept document for, as a flat list in document order (a
+/// table of lines keyed by text, in the node type the model's documents hold): the first
+/// scalar reading each of `texts` (what `line_of_scalar` finds) and the first key `path`
+/// (what `line_of_key("path")` finds), each as the whole tree's depth-first search meets
+/// them. A pruned tree kept every such scalar with the maps and lists above it: three
+/// times the memory for the same answers.
+fn places_of(
     node: &scaffold_support::yaml::Node,
     texts: &std::collections::BTreeSet<&str>,
 ) -> Option<scaffold_support::yaml::Node> {
     use scaffold_support::yaml::{Kind, Node};
-    let kind = match &node.kind {
-        Kind::Scalar(_) => {
-            return node
-                .text()
-                .is_some_and(|t| texts.contains(t))
-                .then(|| node.clone());
-        }
-        Kind::Seq(items) => {
-            let kept: Vec<Node> = items.iter().filter_map(|i| pruned(i, texts)).collect();
-            if kept.is_empty() {
-                return None;
-            }
-            Kind::Seq(kept)
-        }
-        Kind::Map(entries) => {
-            let kept: Vec<(Node, Node)> = entries
-                .iter()
-                .filter_map(|(key, value)| {
-                    let key_kept = pruned(key, texts)
-                        .or_else(|| (key.text() == Some("path")).then(|| key.clone()));
-                    let value_kept = pruned(value, texts);
-                    if key_kept.is_none() && value_kept.is_none() {
-                        return None;
-                    }
-                    // What is not kept of a kept entry: an empty mapping at its place.
-                    let place = |n: &Node| Node {
-                        pos: n.pos,
-                        kind: Kind::Map(Vec::new()),
-                    };
-                    Some((
-                        key_kept.unwrap_or_else(|| place(key)),
-                        value_kept.unwrap_or_else(|| place(value)),
-                    ))
-                })
-                .collect();
-            if kept.is_empty() {
-                return None;
-            }
-            Kind::Map(kept)
-        }
+    let mut places = Places {
+        texts,
+        found: std::collections::BTreeSet::new(),
+        path_key: false,
+        out: Vec::new(),
     };
+    places.visit(node, false);
+    let first = places.out.first()?.pos;
     Some(Node {
-        pos: node.pos,
-        kind,
+        pos: first,
+        kind: Kind::Seq(places.out),
     })
+}
+
+/// The walk [`places_of`] makes: `find`'s order (a node, then each key's subtree before its
+/// value's), and `find_key`'s, which meets a map's keys but not what a key holds.
+struct Places<'a> {
+    texts: &'a std::collections::BTreeSet<&'a str>,
+    found: std::collections::BTreeSet<&'a str>,
+    path_key: bool,
+    out: Vec<scaffold_support::yaml::Node>,
+}
+
+impl<'a> Places<'a> {
+    fn visit(&mut self, node: &'a scaffold_support::yaml::Node, in_key: bool) {
+        use scaffold_support::yaml::Kind;
+        match &node.kind {
+            Kind::Scalar(_) => self.scalar(node),
+            Kind::Seq(items) => items.iter().for_each(|i| self.visit(i, in_key)),
+            Kind::Map(entries) => {
+                for (key, value) in entries {
+                    if !in_key && !self.path_key && key.text() == Some("path") {
+                        self.key_path(key);
+                    } else {
+                        self.visit(key, true);
+                    }
+                    self.visit(value, in_key);
+                }
+            }
+        }
+    }
+
+    /// A scalar: kept when it is the first to read one of the texts.
+    fn scalar(&mut self, node: &'a scaffold_support::yaml::Node) {
+        if let Some(text) = node.text().filter(|t| self.texts.contains(t))
+            && self.found.insert(text)
+        {
+            self.out.push(node.clone());
+        }
+    }
+
+    /// The first key `path`: a one-entry map, so that `find_key` meets it as a key (and
+    /// `find_scalar("path")` as the scalar it also is).
+    fn key_path(&mut self, key: &'a scaffold_support::yaml::Node) {
+        use scaffold_support::yaml::{Kind, Node};
+        self.path_key = true;
+        if let Some(text) = key.text() {
+            self.found.insert(text);
+        }
+        let nothing = Node {
+            pos: key.pos,
+            kind: Kind::Map(Vec::new()),
+        };
+        self.out.push(Node {
+            pos: key.pos,
+            kind: Kind::Map(vec![(key.clone(), nothing)]),
+        });
+    }
 }
 
 /// Every file of a rendering with its text (`None` when it is not UTF-8).
@@ -736,4 +762,45 @@ fn object_of(path: &str, doc: &Doc) -> Option<Object> {
             .to_string(),
         namespace: yaml::str_at(&doc.value, "metadata/namespace").map(str::to_string),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every scalar's text in a node tree, keys included.
+    fn every_text(node: &scaffold_support::yaml::Node) -> std::collections::BTreeSet<&str> {
+        node.scalars()
+            .into_iter()
+            .filter_map(|n| n.text())
+            .collect()
+    }
+
+    #[test]
+    fn a_kept_documents_places_are_the_whole_trees() {
+        let texts = [
+            // A value reading `path` before the key, a `path` key in an annotation first,
+            // the same text twice, an entry in a list of maps.
+            "kind: Kustomization\nmetadata:\n  name: path\n  annotations:\n    path: x\nspec:\n  path: ./x\n  sourceRef:\n    name: x\n",
+            "resources:\n  - a.yaml\n  - b.yaml\n  - a.yaml\npatches:\n  - path: p.yaml\n    target:\n      name: a.yaml\nconfigMapGenerator:\n  - files:\n      - k=path\n",
+            "- x: path\n- path:\n    path: ./y\n",
+            "a: 1\n",
+        ];
+        for text in texts {
+            let doc = yaml::parse(text).expect("parses").remove(0);
+            let all = every_text(&doc.node);
+            let places = places_of(&doc.node, &all).expect("a place");
+            for wanted in all.iter().chain(["absent"].iter()) {
+                assert_eq!(
+                    places.find_scalar(wanted),
+                    doc.node.find_scalar(wanted),
+                    "{wanted} in {text}"
+                );
+            }
+            assert_eq!(places.find_key("path"), doc.node.find_key("path"), "{text}");
+            assert_eq!(places.find_key("name"), None);
+        }
+        let doc = yaml::parse("a: b\n").expect("parses").remove(0);
+        assert!(places_of(&doc.node, &std::collections::BTreeSet::new()).is_none());
+    }
 }
