@@ -229,64 +229,80 @@ impl Repo {
         Repo::of_texts(files, Keep::Everything)
     }
 
-    /// The model of file texts, keeping what `keep` says of each parsed file.
-    pub(crate) fn of_texts(files: BTreeMap<String, Option<Arc<str>>>, keep: Keep) -> Repo {
-        let mut repo = Repo {
-            files,
-            ..Repo::default()
-        };
+    /// The model of file texts, keeping what `keep` says of each parsed file (a text
+    /// borrowed from a rendering is copied only when kept).
+    pub(crate) fn of_texts<Text: AsRef<str> + Into<Arc<str>>>(
+        files: BTreeMap<String, Option<Text>>,
+        keep: Keep,
+    ) -> Repo {
+        let mut repo = Repo::default();
         let mut modules: BTreeMap<String, Vec<TfFile>> = BTreeMap::new();
-        for (path, text) in &repo.files {
-            let Some(text) = text else { continue };
-            let markers = conflict_markers(text);
-            if !markers.is_empty() {
-                repo.conflicts.insert(path.clone(), markers);
-                if path.ends_with(".tf") {
-                    let markers = Err(ParseError {
-                        line: 0,
-                        column: 0,
-                        message: "merge conflict markers".into(),
-                    });
-                    add_tf(&mut modules, path, keep.tf_text(text), markers);
-                }
-                continue;
+        for (path, text) in files {
+            if let Some(text) = &text {
+                repo.read_file(&mut modules, &path, text.as_ref(), keep);
             }
-            if is_yaml(path) && !is_kops_template(text) {
-                match yaml::parse(text) {
-                    Ok(docs) => {
-                        let docs = keep.yaml_docs(path, docs);
-                        for doc in &docs {
-                            if let Some(object) = object_of(path, doc) {
-                                repo.objects.push(object);
-                            }
-                        }
-                        repo.yaml.insert(path.clone(), docs);
-                    }
-                    // A Helm chart's templates are YAML only once Helm renders them.
-                    Err(_) if text.contains("{{") => {}
-                    Err(e) => repo.yaml_errors.push((path.clone(), e)),
-                }
-            } else if path.ends_with(".json") {
-                if let Err(e) = serde_json::from_str::<Json>(text) {
-                    repo.json_errors.push((
-                        path.clone(),
-                        ParseError {
-                            line: e.line(),
-                            column: e.column(),
-                            message: e.to_string(),
-                        },
-                    ));
-                }
-            } else if path.ends_with(".tf") {
-                let body = hcl::parse(text).map_err(|e| hcl_error(&e));
-                add_tf(&mut modules, path, keep.tf_text(text), keep.tf_body(body));
-            }
+            let text = text.map(|text| keep.text(&path, text));
+            repo.files.insert(path, text);
         }
         repo.terraform = modules
             .into_iter()
             .map(|(dir, files)| std::sync::Arc::new(TfModule { dir, files }))
             .collect();
         repo
+    }
+
+    /// One file's text into the model: its conflict markers, its YAML documents and the
+    /// objects they hold, whether its JSON parses, its Terraform body.
+    fn read_file(
+        &mut self,
+        modules: &mut BTreeMap<String, Vec<TfFile>>,
+        path: &str,
+        text: &str,
+        keep: Keep,
+    ) {
+        let markers = conflict_markers(text);
+        if !markers.is_empty() {
+            self.conflicts.insert(path.to_string(), markers);
+            if path.ends_with(".tf") {
+                let markers = Err(ParseError {
+                    line: 0,
+                    column: 0,
+                    message: "merge conflict markers".into(),
+                });
+                add_tf(modules, path, keep.tf_text(text), markers);
+            }
+            return;
+        }
+        if is_yaml(path) && !is_kops_template(text) {
+            match yaml::parse(text) {
+                Ok(docs) => {
+                    let docs = keep.yaml_docs(path, docs);
+                    for doc in &docs {
+                        if let Some(object) = object_of(path, doc) {
+                            self.objects.push(object);
+                        }
+                    }
+                    self.yaml.insert(path.to_string(), docs);
+                }
+                // A Helm chart's templates are YAML only once Helm renders them.
+                Err(_) if text.contains("{{") => {}
+                Err(e) => self.yaml_errors.push((path.to_string(), e)),
+            }
+        } else if path.ends_with(".json") {
+            if let Err(e) = serde_json::from_str::<Json>(text) {
+                self.json_errors.push((
+                    path.to_string(),
+                    ParseError {
+                        line: e.line(),
+                        column: e.column(),
+                        message: e.to_string(),
+                    },
+                ));
+            }
+        } else if path.ends_with(".tf") {
+            let body = hcl::parse(text).map_err(|e| hcl_error(&e));
+            add_tf(modules, path, keep.tf_text(text), keep.tf_body(body));
+        }
     }
 
     /// The part of the repo whose files `keep` accepts (an environment's view).
@@ -438,7 +454,8 @@ pub(crate) enum Keep {
     /// reads and the nodes that place its findings (`read_by_flux_path`); of any other
     /// object only its identity (apiVersion, kind, name, namespace: what a build and a
     /// patch's target are matched by) and its first line; of a `.tf` file only whether it
-    /// parses (a broken file suppresses the rule's findings, `without_guesses`). A model
+    /// parses (a broken file suppresses the rule's findings, `without_guesses`); of a
+    /// file's text what [`Keep::text`] says. A model
     /// this small holds no value another rule reads.
     FluxPaths,
 }
@@ -460,6 +477,19 @@ impl Keep {
                 }
             })
             .collect()
+    }
+
+    /// What the model keeps of a file's text once it is parsed: all of it, or for
+    /// `flux.path` only what that rule reads, a suppression comment (`suppressed`) or a
+    /// `.tfvars` input (`environments::own_values`); of any other file an empty text, so
+    /// that the copy of a rendering's texts is not held beside the rendering.
+    fn text(self, path: &str, text: impl AsRef<str> + Into<Arc<str>>) -> Arc<str> {
+        static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        let read = |text: &str| path.ends_with(".tfvars") || text.contains("scaffold:ignore");
+        match self {
+            Keep::FluxPaths if !read(text.as_ref()) => EMPTY.clone(),
+            _ => text.into(),
+        }
     }
 
     fn tf_text(self, text: &str) -> &str {
@@ -660,14 +690,11 @@ impl<'a> Places<'a> {
     }
 }
 
-/// Every file of a rendering with its text (`None` when it is not UTF-8).
-pub(crate) fn texts_of(plan: &crate::tree::Plan) -> BTreeMap<String, Option<Arc<str>>> {
+/// Every file of a rendering with its text, borrowed (`None` when it is not UTF-8).
+pub(crate) fn texts_of(plan: &crate::tree::Plan) -> BTreeMap<String, Option<&str>> {
     plan.files
         .iter()
-        .map(|(path, bytes)| {
-            let text = std::str::from_utf8(bytes).ok().map(Arc::from);
-            (path.as_str().to_string(), text)
-        })
+        .map(|(path, bytes)| (path.as_str().to_string(), std::str::from_utf8(bytes).ok()))
         .collect()
 }
 
