@@ -248,6 +248,7 @@ impl Repo {
             .into_iter()
             .map(|(dir, files)| std::sync::Arc::new(TfModule { dir, files }))
             .collect();
+        repo.objects.shrink_to_fit();
         repo
     }
 
@@ -576,7 +577,7 @@ fn project(value: &Json, paths: &[&str]) -> Json {
     let Json::Object(map) = value else {
         return value.clone();
     };
-    let mut out = serde_json::Map::new();
+    let mut kept = Vec::new();
     for (key, child) in map {
         let below: Vec<&str> = paths
             .iter()
@@ -586,11 +587,15 @@ fn project(value: &Json, paths: &[&str]) -> Json {
             })
             .collect();
         if paths.contains(&key.as_str()) {
-            out.insert(key.clone(), child.clone());
+            kept.push((key.clone(), child.clone()));
         } else if !below.is_empty() {
-            out.insert(key.clone(), project(child, &below));
+            kept.push((key.clone(), project(child, &below)));
         }
     }
+    // Sized once: a map grown one key at a time holds up to twice the room (most of a
+    // kept document's memory is these small maps).
+    let mut out = serde_json::Map::with_capacity(kept.len());
+    out.extend(kept);
     Json::Object(out)
 }
 
@@ -627,6 +632,7 @@ fn places_of(
         out: Vec::new(),
     };
     places.visit(node, false);
+    places.out.shrink_to_fit();
     let first = places.out.first()?.pos;
     Some(Node {
         pos: first,
