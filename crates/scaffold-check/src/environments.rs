@@ -168,26 +168,38 @@ fn narrowed(
 }
 
 /// `judge`'s findings on each environment's view (as [`views`] makes them), one view alive
-/// at a time: each is built twice (once for what its cluster applies, once to be judged),
-/// so the memory held is one view's, not every environment's.
+/// at a time: each view but the last is built twice (once for what its cluster applies,
+/// once to be judged), so the memory held is one view's, not every environment's.
 fn judged_one_at_a_time(
     repo: &Repo,
     all: &[String],
     judge: impl Fn(&Repo) -> Vec<Diagnostic>,
 ) -> Vec<Vec<Diagnostic>> {
     let values = own_values(repo, all);
-    let applied: Vec<BTreeSet<String>> = all
+    let mut applied_files = Vec::with_capacity(all.len());
+    let mut last_view = None;
+    for env in all {
+        drop(last_view.take());
+        let view = scoped_view(repo, env, all, &values);
+        applied_files.push(applied(&view));
+        last_view = Some(view);
+    }
+    let anywhere: BTreeSet<&String> = applied_files.iter().flatten().collect();
+    // The last view, still built, is judged first and dropped before the others are built.
+    let last = last_view
+        .zip(applied_files.last())
+        .map(|(view, own)| judge(&narrowed(view, own, &anywhere, all)));
+    let mut judged: Vec<Vec<Diagnostic>> = all
         .iter()
-        .map(|env| applied(&scoped_view(repo, env, all, &values)))
-        .collect();
-    let anywhere: BTreeSet<&String> = applied.iter().flatten().collect();
-    all.iter()
-        .zip(&applied)
+        .zip(&applied_files)
+        .take(all.len().saturating_sub(1))
         .map(|(env, own)| {
             let view = scoped_view(repo, env, all, &values);
             judge(&narrowed(view, own, &anywhere, all))
         })
-        .collect()
+        .collect();
+    judged.extend(last);
+    judged
 }
 
 /// What each environment's cluster applies, by name: its view as [`run`] judges it (a repo
