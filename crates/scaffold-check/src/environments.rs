@@ -128,27 +128,78 @@ fn own_values(repo: &Repo, all: &[String]) -> BTreeMap<String, String> {
 /// environment's addon base). Shared objects no cluster applies stay in every view.
 fn views(repo: &Repo, all: &[String]) -> Vec<Repo> {
     let values = own_values(repo, all);
-    let mut full: Vec<Repo> = all.iter().map(|env| view(repo, Some(env), all)).collect();
-    for (view, env) in full.iter_mut().zip(all) {
-        view.environment = Some(EnvironmentScope {
-            own: env.clone(),
-            all: all.to_vec(),
-            values: values.clone(),
-        });
-    }
+    let full: Vec<Repo> = all
+        .iter()
+        .map(|env| scoped_view(repo, env, all, &values))
+        .collect();
     let applied: Vec<BTreeSet<String>> = full.iter().map(applied).collect();
     let anywhere: BTreeSet<&String> = applied.iter().flatten().collect();
     full.into_iter()
         .zip(&applied)
-        .map(|(mut view, own)| {
-            view.objects.retain(|o| {
-                owner(&o.built_from, all).is_some()
-                    || own.contains(&o.built_from)
-                    || !anywhere.contains(&o.built_from)
-            });
-            view
-        })
+        .map(|(view, own)| narrowed(view, own, &anywhere, all))
         .collect()
+}
+
+/// `env`'s view with its scope: which environment it is, among which, and what only each
+/// environment's inputs hold.
+fn scoped_view(repo: &Repo, env: &str, all: &[String], values: &BTreeMap<String, String>) -> Repo {
+    let mut view = view(repo, Some(env), all);
+    view.environment = Some(EnvironmentScope {
+        own: env.to_string(),
+        all: all.to_vec(),
+        values: values.clone(),
+    });
+    view
+}
+
+/// The view less the shared objects other clusters apply and its own (`own`) does not.
+fn narrowed(
+    mut view: Repo,
+    own: &BTreeSet<String>,
+    anywhere: &BTreeSet<&String>,
+    all: &[String],
+) -> Repo {
+    view.objects.retain(|o| {
+        owner(&o.built_from, all).is_some()
+            || own.contains(&o.built_from)
+            || !anywhere.contains(&o.built_from)
+    });
+    view
+}
+
+/// `judge`'s findings on each environment's view (as [`views`] makes them), one view alive
+/// at a time: each view but the last is built twice (once for what its cluster applies,
+/// once to be judged), so the memory held is one view's, not every environment's.
+fn judged_one_at_a_time(
+    repo: &Repo,
+    all: &[String],
+    judge: impl Fn(&Repo) -> Vec<Diagnostic>,
+) -> Vec<Vec<Diagnostic>> {
+    let values = own_values(repo, all);
+    let mut applied_files = Vec::with_capacity(all.len());
+    let mut last_view = None;
+    for env in all {
+        drop(last_view.take());
+        let view = scoped_view(repo, env, all, &values);
+        applied_files.push(applied(&view));
+        last_view = Some(view);
+    }
+    let anywhere: BTreeSet<&String> = applied_files.iter().flatten().collect();
+    // The last view, still built, is judged first and dropped before the others are built.
+    let last = last_view
+        .zip(applied_files.last())
+        .map(|(view, own)| judge(&narrowed(view, own, &anywhere, all)));
+    let mut judged: Vec<Vec<Diagnostic>> = all
+        .iter()
+        .zip(&applied_files)
+        .take(all.len().saturating_sub(1))
+        .map(|(env, own)| {
+            let view = scoped_view(repo, env, all, &values);
+            judge(&narrowed(view, own, &anywhere, all))
+        })
+        .collect();
+    judged.extend(last);
+    judged
 }
 
 /// What each environment's cluster applies, by name: its view as [`run`] judges it (a repo
@@ -178,10 +229,23 @@ pub fn applied_views(repo: &Repo) -> Vec<(Option<String>, Repo)> {
     views
 }
 
-/// Runs `judge` on each environment's view (on every core), and merges the findings: a
-/// finding in an environment's own file, or found in a shared file by some environments
-/// only, names them; a shared file's finding every environment makes names none.
-pub fn run(repo: &Repo, judge: impl Fn(&Repo) -> Vec<Diagnostic> + Sync) -> Vec<Diagnostic> {
+/// How [`run`] judges the views of a repo of several environments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judging {
+    /// Every view built at once and judged on every core (`check`).
+    Parallel,
+    /// One view alive at a time, on the calling thread (`new`'s lint: memory over time).
+    OneAtATime,
+}
+
+/// Runs `judge` on each environment's view, and merges the findings: a finding in an
+/// environment's own file, or found in a shared file by some environments only, names
+/// them; a shared file's finding every environment makes names none.
+pub fn run(
+    repo: &Repo,
+    judging: Judging,
+    judge: impl Fn(&Repo) -> Vec<Diagnostic> + Sync,
+) -> Vec<Diagnostic> {
     let all = names(repo);
     if all.len() < 2 {
         // One environment or none: the view is the whole repo, so it is copied (a copy of
@@ -192,11 +256,13 @@ pub fn run(repo: &Repo, judge: impl Fn(&Repo) -> Vec<Diagnostic> + Sync) -> Vec<
         }
         return judge(&view(repo, all.first().map(String::as_str), &all));
     }
-    let views = views(repo, &all);
-    let per_env: Vec<(usize, Vec<Diagnostic>)> = crate::parallel::map(&views, &judge)
-        .into_iter()
-        .enumerate()
-        .collect();
+    let per_env: Vec<(usize, Vec<Diagnostic>)> = match judging {
+        Judging::Parallel => crate::parallel::map(&views(repo, &all), &judge),
+        Judging::OneAtATime => judged_one_at_a_time(repo, &all, &judge),
+    }
+    .into_iter()
+    .enumerate()
+    .collect();
     // The same finding from several environments' views is one finding.
     let mut merged: BTreeMap<FindingKey, (Diagnostic, Vec<&str>)> = BTreeMap::new();
     for (i, findings) in per_env {

@@ -161,11 +161,7 @@ fn patch_paths(repo: &Repo) -> Vec<(String, String, Vec<String>)> {
     let files = repo
         .yaml
         .keys()
-        .filter(|p| {
-            NAMES
-                .iter()
-                .any(|n| *p == n || p.ends_with(&format!("/{n}")))
-        })
+        .filter(|p| model::is_kustomization_file(p))
         .map(|p| (model::parent(p).to_string(), p.clone()));
     let mut out = Vec::new();
     for (dir, file) in files {
@@ -212,16 +208,19 @@ pub fn has_patches(repo: &Repo) -> bool {
 /// patches and targets that select by label are left alone.
 pub fn apply_patches(repo: &mut Repo) {
     let mut patch_files = BTreeSet::new();
+    // The objects' indices by file, then index (patching replaces values, never adds or
+    // removes an object, nor changes its file): a patch file's objects are one run of it.
+    let mut by_file: Vec<usize> = (0..repo.objects.len()).collect();
+    by_file.sort_by(|a, b| repo.objects[*a].file.cmp(&repo.objects[*b].file));
     for (dir, file, paths) in patch_paths(repo) {
         let built = build(repo, &dir);
         for path in paths {
             let Some(path) = model::join(&dir, &path) else {
                 continue;
             };
-            let patches: Vec<usize> = (0..repo.objects.len())
-                .filter(|i| repo.objects[*i].file == path)
-                .collect();
-            for p in patches {
+            let from = by_file.partition_point(|i| repo.objects[*i].file < path);
+            let to = from + by_file[from..].partition_point(|i| repo.objects[*i].file == path);
+            for p in by_file[from..to].iter().copied() {
                 let patch = &repo.objects[p];
                 let target = built.objects.iter().map(|(i, _)| *i).find(|t| {
                     let o = &repo.objects[*t];

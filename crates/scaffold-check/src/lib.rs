@@ -78,7 +78,7 @@ pub fn flux_path_findings(plan: &tree::Plan) -> Vec<Diagnostic> {
         only: vec![FLUX_PATH.to_string()],
         skip: Vec::new(),
     };
-    run(&repo, &filter)
+    run_judging(&repo, &filter, environments::Judging::OneAtATime)
 }
 
 /// The rule [`flux_path_findings`] reports.
@@ -87,7 +87,12 @@ pub const FLUX_PATH: &str = "flux.path";
 /// Runs every rule on the repo, one environment at a time when it has several
 /// ([`environments`]); findings sorted by file and line, suppressions applied.
 pub fn run(repo: &Repo, filter: &Filter) -> Vec<Diagnostic> {
-    let mut out = environments::run(repo, |view| run_view(view, filter));
+    run_judging(repo, filter, environments::Judging::Parallel)
+}
+
+/// [`run`], judging the environments' views as `judging` says.
+fn run_judging(repo: &Repo, filter: &Filter, judging: environments::Judging) -> Vec<Diagnostic> {
+    let mut out = environments::run(repo, judging, |view| run_view(view, filter));
     if let Some(missing) = &repo.catalog.unavailable
         && filter.keeps("check.catalog")
     {

@@ -229,64 +229,81 @@ impl Repo {
         Repo::of_texts(files, Keep::Everything)
     }
 
-    /// The model of file texts, keeping what `keep` says of each parsed file.
-    pub(crate) fn of_texts(files: BTreeMap<String, Option<Arc<str>>>, keep: Keep) -> Repo {
-        let mut repo = Repo {
-            files,
-            ..Repo::default()
-        };
+    /// The model of file texts, keeping what `keep` says of each parsed file (a text
+    /// borrowed from a rendering is copied only when kept).
+    pub(crate) fn of_texts<Text: AsRef<str> + Into<Arc<str>>>(
+        files: BTreeMap<String, Option<Text>>,
+        keep: Keep,
+    ) -> Repo {
+        let mut repo = Repo::default();
         let mut modules: BTreeMap<String, Vec<TfFile>> = BTreeMap::new();
-        for (path, text) in &repo.files {
-            let Some(text) = text else { continue };
-            let markers = conflict_markers(text);
-            if !markers.is_empty() {
-                repo.conflicts.insert(path.clone(), markers);
-                if path.ends_with(".tf") {
-                    let markers = Err(ParseError {
-                        line: 0,
-                        column: 0,
-                        message: "merge conflict markers".into(),
-                    });
-                    add_tf(&mut modules, path, keep.tf_text(text), markers);
-                }
-                continue;
+        for (path, text) in files {
+            if let Some(text) = &text {
+                repo.read_file(&mut modules, &path, text.as_ref(), keep);
             }
-            if is_yaml(path) && !is_kops_template(text) {
-                match yaml::parse(text) {
-                    Ok(docs) => {
-                        let docs = keep.yaml_docs(path, docs);
-                        for doc in &docs {
-                            if let Some(object) = object_of(path, doc) {
-                                repo.objects.push(object);
-                            }
-                        }
-                        repo.yaml.insert(path.clone(), docs);
-                    }
-                    // A Helm chart's templates are YAML only once Helm renders them.
-                    Err(_) if text.contains("{{") => {}
-                    Err(e) => repo.yaml_errors.push((path.clone(), e)),
-                }
-            } else if path.ends_with(".json") {
-                if let Err(e) = serde_json::from_str::<Json>(text) {
-                    repo.json_errors.push((
-                        path.clone(),
-                        ParseError {
-                            line: e.line(),
-                            column: e.column(),
-                            message: e.to_string(),
-                        },
-                    ));
-                }
-            } else if path.ends_with(".tf") {
-                let body = hcl::parse(text).map_err(|e| hcl_error(&e));
-                add_tf(&mut modules, path, keep.tf_text(text), keep.tf_body(body));
-            }
+            let text = text.map(|text| keep.text(&path, text));
+            repo.files.insert(path, text);
         }
         repo.terraform = modules
             .into_iter()
             .map(|(dir, files)| std::sync::Arc::new(TfModule { dir, files }))
             .collect();
+        repo.objects.shrink_to_fit();
         repo
+    }
+
+    /// One file's text into the model: its conflict markers, its YAML documents and the
+    /// objects they hold, whether its JSON parses, its Terraform body.
+    fn read_file(
+        &mut self,
+        modules: &mut BTreeMap<String, Vec<TfFile>>,
+        path: &str,
+        text: &str,
+        keep: Keep,
+    ) {
+        let markers = conflict_markers(text);
+        if !markers.is_empty() {
+            self.conflicts.insert(path.to_string(), markers);
+            if path.ends_with(".tf") {
+                let markers = Err(ParseError {
+                    line: 0,
+                    column: 0,
+                    message: "merge conflict markers".into(),
+                });
+                add_tf(modules, path, keep.tf_text(text), markers);
+            }
+            return;
+        }
+        if is_yaml(path) && !is_kops_template(text) {
+            match yaml::parse(text) {
+                Ok(docs) => {
+                    let docs = keep.yaml_docs(path, docs);
+                    for doc in &docs {
+                        if let Some(object) = object_of(path, doc) {
+                            self.objects.push(object);
+                        }
+                    }
+                    self.yaml.insert(path.to_string(), docs);
+                }
+                // A Helm chart's templates are YAML only once Helm renders them.
+                Err(_) if text.contains("{{") => {}
+                Err(e) => self.yaml_errors.push((path.to_string(), e)),
+            }
+        } else if path.ends_with(".json") {
+            if let Err(e) = serde_json::from_str::<Json>(text) {
+                self.json_errors.push((
+                    path.to_string(),
+                    ParseError {
+                        line: e.line(),
+                        column: e.column(),
+                        message: e.to_string(),
+                    },
+                ));
+            }
+        } else if path.ends_with(".tf") {
+            let body = hcl::parse(text).map_err(|e| hcl_error(&e));
+            add_tf(modules, path, keep.tf_text(text), keep.tf_body(body));
+        }
     }
 
     /// The part of the repo whose files `keep` accepts (an environment's view).
@@ -380,10 +397,19 @@ impl Repo {
         self.files.contains_key(path)
     }
 
-    /// Whether `dir` holds any file.
+    /// Whether `dir` holds any file. Paths sort, so the first one from `dir/` on is under
+    /// it if any is (a scan of every path was a twentieth of `new`'s lint).
     pub fn is_dir(&self, dir: &str) -> bool {
+        use std::ops::Bound;
         let prefix = format!("{}/", dir.trim_end_matches('/'));
-        dir.is_empty() || dir == "." || self.files.keys().any(|f| f.starts_with(&prefix))
+        let from: (Bound<&str>, Bound<&str>) = (Bound::Included(&prefix), Bound::Unbounded);
+        dir.is_empty()
+            || dir == "."
+            || self
+                .files
+                .range::<str, _>(from)
+                .next()
+                .is_some_and(|(f, _)| f.starts_with(&prefix))
     }
 
     /// Objects of a kind (any group).
@@ -438,7 +464,8 @@ pub(crate) enum Keep {
     /// reads and the nodes that place its findings (`read_by_flux_path`); of any other
     /// object only its identity (apiVersion, kind, name, namespace: what a build and a
     /// patch's target are matched by) and its first line; of a `.tf` file only whether it
-    /// parses (a broken file suppresses the rule's findings, `without_guesses`). A model
+    /// parses (a broken file suppresses the rule's findings, `without_guesses`); of a
+    /// file's text what [`Keep::text`] says. A model
     /// this small holds no value another rule reads.
     FluxPaths,
 }
@@ -460,6 +487,19 @@ impl Keep {
                 }
             })
             .collect()
+    }
+
+    /// What the model keeps of a file's text once it is parsed: all of it, or for
+    /// `flux.path` only what that rule reads, a suppression comment (`suppressed`) or a
+    /// `.tfvars` input (`environments::own_values`); of any other file an empty text, so
+    /// that the copy of a rendering's texts is not held beside the rendering.
+    fn text(self, path: &str, text: impl AsRef<str> + Into<Arc<str>>) -> Arc<str> {
+        static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+        let read = |text: &str| path.ends_with(".tfvars") || text.contains("scaffold:ignore");
+        match self {
+            Keep::FluxPaths if !read(text.as_ref()) => EMPTY.clone(),
+            _ => text.into(),
+        }
     }
 
     fn tf_text(self, text: &str) -> &str {
@@ -518,15 +558,14 @@ fn identity_of(doc: &Doc) -> Option<Doc> {
 }
 
 /// A kustomization's or a Flux Kustomization's document as far as `flux.path` reads it: the
-/// fields it reads, and of the node tree every scalar reading one of their strings and every
-/// key `path` (with what leads to them, in document order), so that each place the rule
-/// asks for (`line_of_scalar` of an entry, `line_of_key("path")`) is the whole document's.
+/// fields it reads, and of the node tree the places the rule asks for (`line_of_scalar` of
+/// each of their strings, `line_of_key("path")`), each the whole document's ([`places_of`]).
 fn read_by_flux_path(doc: &Doc) -> Doc {
     let fields: Vec<&str> = IDENTITY.iter().chain(READ_BY_FLUX_PATH).copied().collect();
     let value = project(&doc.value, &fields);
     let mut texts = std::collections::BTreeSet::new();
     strings_of(&value, &mut texts);
-    let node = pruned(&doc.node, &texts).unwrap_or_else(|| empty_node(doc.line));
+    let node = places_of(&doc.node, &texts).unwrap_or_else(|| empty_node(doc.line));
     Doc {
         line: doc.line,
         node: Arc::new(node),
@@ -547,7 +586,7 @@ fn project(value: &Json, paths: &[&str]) -> Json {
     let Json::Object(map) = value else {
         return value.clone();
     };
-    let mut out = serde_json::Map::new();
+    let mut kept = Vec::new();
     for (key, child) in map {
         let below: Vec<&str> = paths
             .iter()
@@ -557,11 +596,15 @@ fn project(value: &Json, paths: &[&str]) -> Json {
             })
             .collect();
         if paths.contains(&key.as_str()) {
-            out.insert(key.clone(), child.clone());
+            kept.push((key.clone(), child.clone()));
         } else if !below.is_empty() {
-            out.insert(key.clone(), project(child, &below));
+            kept.push((key.clone(), project(child, &below)));
         }
     }
+    // Sized once: a map grown one key at a time holds up to twice the room (most of a
+    // kept document's memory is these small maps).
+    let mut out = serde_json::Map::with_capacity(kept.len());
+    out.extend(kept);
     Json::Object(out)
 }
 
@@ -580,68 +623,93 @@ fn strings_of<'a>(value: &'a Json, out: &mut std::collections::BTreeSet<&'a str>
     }
 }
 
-/// The node tree less every subtree holding no scalar that reads one of `texts` and no key
-/// `path`; what is kept keeps its places and its document order.
-fn pruned(
+/// The places `flux.path` asks a kept document for, as a flat list in document order (a
+/// table of lines keyed by text, in the node type the model's documents hold): the first
+/// scalar reading each of `texts` (what `line_of_scalar` finds) and the first key `path`
+/// (what `line_of_key("path")` finds), each as the whole tree's depth-first search meets
+/// them. A pruned tree kept every such scalar with the maps and lists above it: three
+/// times the memory for the same answers.
+fn places_of(
     node: &scaffold_support::yaml::Node,
     texts: &std::collections::BTreeSet<&str>,
 ) -> Option<scaffold_support::yaml::Node> {
     use scaffold_support::yaml::{Kind, Node};
-    let kind = match &node.kind {
-        Kind::Scalar(_) => {
-            return node
-                .text()
-                .is_some_and(|t| texts.contains(t))
-                .then(|| node.clone());
-        }
-        Kind::Seq(items) => {
-            let kept: Vec<Node> = items.iter().filter_map(|i| pruned(i, texts)).collect();
-            if kept.is_empty() {
-                return None;
-            }
-            Kind::Seq(kept)
-        }
-        Kind::Map(entries) => {
-            let kept: Vec<(Node, Node)> = entries
-                .iter()
-                .filter_map(|(key, value)| {
-                    let key_kept = pruned(key, texts)
-                        .or_else(|| (key.text() == Some("path")).then(|| key.clone()));
-                    let value_kept = pruned(value, texts);
-                    if key_kept.is_none() && value_kept.is_none() {
-                        return None;
-                    }
-                    // What is not kept of a kept entry: an empty mapping at its place.
-                    let place = |n: &Node| Node {
-                        pos: n.pos,
-                        kind: Kind::Map(Vec::new()),
-                    };
-                    Some((
-                        key_kept.unwrap_or_else(|| place(key)),
-                        value_kept.unwrap_or_else(|| place(value)),
-                    ))
-                })
-                .collect();
-            if kept.is_empty() {
-                return None;
-            }
-            Kind::Map(kept)
-        }
+    let mut places = Places {
+        texts,
+        found: std::collections::BTreeSet::new(),
+        path_key: false,
+        out: Vec::new(),
     };
+    places.visit(node, false);
+    places.out.shrink_to_fit();
+    let first = places.out.first()?.pos;
     Some(Node {
-        pos: node.pos,
-        kind,
+        pos: first,
+        kind: Kind::Seq(places.out),
     })
 }
 
-/// Every file of a rendering with its text (`None` when it is not UTF-8).
-pub(crate) fn texts_of(plan: &crate::tree::Plan) -> BTreeMap<String, Option<Arc<str>>> {
+/// The walk [`places_of`] makes: `find`'s order (a node, then each key's subtree before its
+/// value's), and `find_key`'s, which meets a map's keys but not what a key holds.
+struct Places<'a> {
+    texts: &'a std::collections::BTreeSet<&'a str>,
+    found: std::collections::BTreeSet<&'a str>,
+    path_key: bool,
+    out: Vec<scaffold_support::yaml::Node>,
+}
+
+impl<'a> Places<'a> {
+    fn visit(&mut self, node: &'a scaffold_support::yaml::Node, in_key: bool) {
+        use scaffold_support::yaml::Kind;
+        match &node.kind {
+            Kind::Scalar(_) => self.scalar(node),
+            Kind::Seq(items) => items.iter().for_each(|i| self.visit(i, in_key)),
+            Kind::Map(entries) => {
+                for (key, value) in entries {
+                    if !in_key && !self.path_key && key.text() == Some("path") {
+                        self.key_path(key);
+                    } else {
+                        self.visit(key, true);
+                    }
+                    self.visit(value, in_key);
+                }
+            }
+        }
+    }
+
+    /// A scalar: kept when it is the first to read one of the texts.
+    fn scalar(&mut self, node: &'a scaffold_support::yaml::Node) {
+        if let Some(text) = node.text().filter(|t| self.texts.contains(t))
+            && self.found.insert(text)
+        {
+            self.out.push(node.clone());
+        }
+    }
+
+    /// The first key `path`: a one-entry map, so that `find_key` meets it as a key (and
+    /// `find_scalar("path")` as the scalar it also is).
+    fn key_path(&mut self, key: &'a scaffold_support::yaml::Node) {
+        use scaffold_support::yaml::{Kind, Node};
+        self.path_key = true;
+        if let Some(text) = key.text() {
+            self.found.insert(text);
+        }
+        let nothing = Node {
+            pos: key.pos,
+            kind: Kind::Map(Vec::new()),
+        };
+        self.out.push(Node {
+            pos: key.pos,
+            kind: Kind::Map(vec![(key.clone(), nothing)]),
+        });
+    }
+}
+
+/// Every file of a rendering with its text, borrowed (`None` when it is not UTF-8).
+pub(crate) fn texts_of(plan: &crate::tree::Plan) -> BTreeMap<String, Option<&str>> {
     plan.files
         .iter()
-        .map(|(path, bytes)| {
-            let text = std::str::from_utf8(bytes).ok().map(Arc::from);
-            (path.as_str().to_string(), text)
-        })
+        .map(|(path, bytes)| (path.as_str().to_string(), std::str::from_utf8(bytes).ok()))
         .collect()
 }
 
@@ -736,4 +804,58 @@ fn object_of(path: &str, doc: &Doc) -> Option<Object> {
             .to_string(),
         namespace: yaml::str_at(&doc.value, "metadata/namespace").map(str::to_string),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every scalar's text in a node tree, keys included.
+    fn every_text(node: &scaffold_support::yaml::Node) -> std::collections::BTreeSet<&str> {
+        node.scalars()
+            .into_iter()
+            .filter_map(|n| n.text())
+            .collect()
+    }
+
+    #[test]
+    fn a_directory_is_one_some_path_is_under() {
+        let files = ["a-b/x.yaml", "a/b.yaml", "ab/c/d.yaml", "z.yaml"]
+            .map(|p| (p.to_string(), Some(String::new())));
+        let repo = Repo::from_files(BTreeMap::from(files));
+        for dir in ["", ".", "a", "a/", "ab", "ab/c", "a-b"] {
+            assert!(repo.is_dir(dir), "{dir}");
+        }
+        for dir in ["a/b", "a/b.yaml", "ab/c/d", "a-", "b", "z", "zz"] {
+            assert!(!repo.is_dir(dir), "{dir}");
+        }
+    }
+
+    #[test]
+    fn a_kept_documents_places_are_the_whole_trees() {
+        let texts = [
+            // A value reading `path` before the key, a `path` key in an annotation first,
+            // the same text twice, an entry in a list of maps.
+            "kind: Kustomization\nmetadata:\n  name: path\n  annotations:\n    path: x\nspec:\n  path: ./x\n  sourceRef:\n    name: x\n",
+            "resources:\n  - a.yaml\n  - b.yaml\n  - a.yaml\npatches:\n  - path: p.yaml\n    target:\n      name: a.yaml\nconfigMapGenerator:\n  - files:\n      - k=path\n",
+            "- x: path\n- path:\n    path: ./y\n",
+            "a: 1\n",
+        ];
+        for text in texts {
+            let doc = yaml::parse(text).expect("parses").remove(0);
+            let all = every_text(&doc.node);
+            let places = places_of(&doc.node, &all).expect("a place");
+            for wanted in all.iter().chain(["absent"].iter()) {
+                assert_eq!(
+                    places.find_scalar(wanted),
+                    doc.node.find_scalar(wanted),
+                    "{wanted} in {text}"
+                );
+            }
+            assert_eq!(places.find_key("path"), doc.node.find_key("path"), "{text}");
+            assert_eq!(places.find_key("name"), None);
+        }
+        let doc = yaml::parse("a: b\n").expect("parses").remove(0);
+        assert!(places_of(&doc.node, &std::collections::BTreeSet::new()).is_none());
+    }
 }
