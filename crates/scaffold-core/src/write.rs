@@ -83,9 +83,9 @@ impl Staged {
     }
 
     /// Moves the finished tree into place. A target that did not exist is the staging
-    /// directory renamed: one `rename(2)`, atomic, so a crash leaves the whole repository
+    /// directory renamed: one `rename(2)`, atomic, so a crash leaves the repository's tree
     /// at the target or none of it (the staging directory, which the next run removes as
-    /// stale). That rename is not synced, as git syncs no directory it renames into
+    /// stale); its objects were synced before, the files git does not sync were not. That rename is not synced, as git syncs no directory it renames into
     /// (`finalize_object_file`, object-file.c, v2.47.3) and, by default, no ref
     /// (`core.fsync`): a crash just after `new` returns may lose the new repository as it
     /// may lose a `git commit`, but never leaves part of one. An existing directory is
