@@ -88,7 +88,7 @@ impl Staged {
     /// stale); its objects were synced before, the files git does not sync were not. That rename is not synced, as git syncs no directory it renames into
     /// (`finalize_object_file`, object-file.c, v2.47.3) and, by default, no ref
     /// (`core.fsync`): a crash just after `new` returns may lose the new repository as it
-    /// may lose a `git commit`, but never leaves part of one. An existing directory is
+    /// may lose a `git commit`, but never leaves it half moved. An existing directory is
     /// filled entry by entry (`move_entries_in`), and that move is synced: its list of
     /// moved names is what undoes a move a crash cut short.
     pub fn finish(mut self) -> Result<()> {
