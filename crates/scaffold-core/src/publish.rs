@@ -124,19 +124,15 @@ pub fn fill_and_commit(
         crate::pristine::store(staged.path(), plan, message, &by)?;
         return Ok(commit);
     }
-    let (written, prepared) = std::thread::scope(|s| {
-        let prepared = s.spawn(|| -> Result<_> {
+    let (prepared, written) = scaffold_support::parallel::beside(
+        || -> Result<_> {
             let blobs = git::Blobs::of(plan)?;
             let committing = committing()?;
             let repo = git::init_for_commit(staged.path(), &committing)?;
             Ok((blobs, committing, repo))
-        });
-        let written = write::fill(staged, work_tree);
-        let prepared = prepared
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (written, prepared)
-    });
+        },
+        || write::fill(staged, work_tree),
+    );
     // A file that could not be written is said first, as when nothing ran beside it.
     let written = written?;
     let (blobs, committing, repo) = prepared?;

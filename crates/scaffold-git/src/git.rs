@@ -198,14 +198,11 @@ pub fn commit(
     // The index is written while the pack goes to disk (its syncs wait on the disk, not
     // the CPU); `git commit` too writes the index before it moves the branch.
     let objects = repo.path().join("objects");
-    std::thread::scope(|s| {
-        let packing = s.spawn(|| finished.write_to(&objects, fsync));
-        let indexed = write_index(&repo, &mut index, fsync);
-        let packed = packing
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        packed.and(indexed)
-    })?;
+    let (packed, indexed) = scaffold_support::parallel::beside(
+        || finished.write_to(&objects, fsync),
+        || write_index(&repo, &mut index, fsync),
+    );
+    packed.and(indexed)?;
     // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
     repo.reference(

@@ -163,15 +163,11 @@ impl Finished {
             false => Ok(()),
         };
         let pack_file = written(&pack, &self.pack)?;
-        std::thread::scope(|s| {
-            let pack_synced = s.spawn(|| synced(&pack, pack_file, fsync.packs()));
-            let idx_synced =
-                written(&idx, &self.idx).and_then(|file| synced(&idx, file, fsync.pack_indexes()));
-            let pack_synced = pack_synced
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            pack_synced.and(idx_synced)
-        })?;
+        let (pack_synced, idx_synced) = scaffold_support::parallel::beside(
+            || synced(&pack, pack_file, fsync.packs()),
+            || written(&idx, &self.idx).and_then(|file| synced(&idx, file, fsync.pack_indexes())),
+        );
+        pack_synced.and(idx_synced)?;
         for path in [&pack, &idx] {
             std::fs::rename(temporary(path), path).map_err(|e| Error::io_path("write", path, e))?;
         }

@@ -42,6 +42,20 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// `other` on a second thread while `here` runs on the calling thread: both results, `other`'s
+/// first. For two pieces of work that wait on different things (the disk, a process, the
+/// CPU); a panic on the second thread goes on in the caller.
+pub fn beside<A: Send, B>(other: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
+    std::thread::scope(|scope| {
+        let other = scope.spawn(other);
+        let here = here();
+        let other = other
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (other, here)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -53,5 +67,18 @@ mod tests {
         });
         assert_eq!(squares, items.iter().map(|n| n * n).collect::<Vec<_>>());
         assert!(super::map(&Vec::<u8>::new(), |n| *n).is_empty());
+    }
+
+    #[test]
+    fn beside_runs_the_other_work_on_a_second_thread_and_returns_both() {
+        let caller = std::thread::current().id();
+        let (other, here) = super::beside(
+            || std::thread::current().id(),
+            || std::thread::current().id(),
+        );
+        assert_ne!(other, caller);
+        assert_eq!(here, caller);
+        let panicked = std::panic::catch_unwind(|| super::beside(|| panic!("other"), || 1));
+        assert!(panicked.is_err());
     }
 }

@@ -10,7 +10,7 @@
 //! scaffold's commits, `new`'s first one included.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::error::{Error, Problem, Result};
 
@@ -79,10 +79,7 @@ impl Place {
 
     /// stdout of `git ARGS`: None when git is not on PATH, Err(stderr) when it fails.
     fn ask(&self, args: &[&str]) -> Option<Answer> {
-        let asked = self
-            .asked
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let asked = locked(&self.asked);
         if let Some((_, answer)) = asked.iter().find(|(asked, _)| asked == args) {
             return answer.clone();
         }
@@ -106,10 +103,7 @@ impl Place {
                 (args, child)
             })
             .collect();
-        let mut asked = self
-            .asked
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut asked = locked(&self.asked);
         for (args, child) in running {
             let answer = child
                 .and_then(|child| child.wait_with_output())
@@ -138,21 +132,14 @@ impl Place {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
-        *self
-            .listing_ahead
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = child.ok();
+        *locked(&self.listing_ahead) = child.ok();
     }
 
     /// git's config and idents for this place, from one `git var -l`.
     fn listing(&self) -> Option<&Listing> {
         self.listing
             .get_or_init(|| {
-                let ahead = self
-                    .listing_ahead
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .take();
+                let ahead = locked(&self.listing_ahead).take();
                 let answer = match ahead {
                     Some(child) => child.wait_with_output().ok().and_then(Self::answer),
                     None => self.ask(LISTING),
@@ -610,6 +597,14 @@ pub fn is_executable(path: &Path) -> bool {
     {
         path.is_file()
     }
+}
+
+/// `mutex` locked; a panic on another thread while it held the lock leaves a cache that is
+/// still whole (entries are pushed or taken in one step), so it is used as it stands.
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
