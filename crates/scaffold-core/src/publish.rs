@@ -86,15 +86,16 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String
 /// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
 /// commit benches time. While the files are written, a second thread hashes and packs the
 /// blobs, resolves `committing` (author, signing, syncing: it waits for the `git var -l`
-/// `Asked::ahead` started) and then initialises the repository: git is asked where no
-/// repository exists yet, as before, and `git init`'s work leaves the critical path.
-/// `find_hooks` is asked once the repository exists (see `git::commit`, which returns them).
+/// `Asked::ahead` started), initialises the repository (git is asked where no repository
+/// exists yet, as before, and `git init`'s work leaves the critical path) and, when it has
+/// no commit hooks, writes the commit's objects, pack synced, for the index and refs to
+/// follow once the files are written. `find_hooks` is asked once the repository exists.
 pub fn fill_and_commit(
     staged: &write::Staged,
     plan: &Plan,
     committing: impl FnOnce() -> Result<git::Committing> + Send,
     message: &str,
-    find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks>,
+    find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks> + Send,
 ) -> Result<(String, Option<crate::hooks::Hooks>)> {
     // Blobs hold the plan's bytes; the files are what git would check out.
     let attributes = crate::attributes::work_tree_for_new(plan)?;
@@ -110,6 +111,7 @@ pub fn fill_and_commit(
             crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
         let blobs = git::Blobs::of(&blob_plan)?;
         signals::test_seam("new-written")?;
+        let hooks = find_hooks(staged.path());
         let commit = git::commit(
             repo,
             staged.path(),
@@ -118,7 +120,7 @@ pub fn fill_and_commit(
             blobs,
             &committing,
             message,
-            find_hooks,
+            hooks,
         )?;
         let by = git::base_by(&committing.author)?;
         crate::pristine::store(staged.path(), plan, message, &by)?;
@@ -129,24 +131,50 @@ pub fn fill_and_commit(
             let blobs = git::Blobs::of(plan)?;
             let committing = committing()?;
             let repo = git::init_for_commit(staged.path(), &committing)?;
-            Ok((blobs, committing, repo))
+            let ahead = match find_hooks(staged.path()) {
+                None => Ahead::Written(git::write_first_commit(
+                    repo,
+                    staged.path(),
+                    plan,
+                    blobs,
+                    &committing,
+                    message,
+                )?),
+                Some(hooks) => Ahead::Hooked(repo, blobs, hooks),
+            };
+            Ok((ahead, committing))
         },
         || write::fill(staged, work_tree),
     );
     // A file that could not be written is said first, as when nothing ran beside it.
     let written = written?;
-    let (blobs, committing, repo) = prepared?;
+    let (ahead, committing) = prepared?;
     signals::test_seam("new-written")?;
-    git::commit(
-        repo,
-        staged.path(),
-        plan,
-        written.stats(),
-        blobs,
-        &committing,
-        message,
-        find_hooks,
-    )
+    match ahead {
+        Ahead::Written(first) => Ok((
+            first.publish(plan, written.stats(), committing.fsync)?,
+            None,
+        )),
+        // Hooks read the index and may change the message: the commit waits for the files.
+        Ahead::Hooked(repo, blobs, hooks) => git::commit(
+            repo,
+            staged.path(),
+            plan,
+            written.stats(),
+            blobs,
+            &committing,
+            message,
+            Some(hooks),
+        ),
+    }
+}
+
+/// What `new`'s second thread got done while the files were written.
+enum Ahead {
+    /// The commit's objects, on disk: the index and refs follow.
+    Written(git::FirstCommit),
+    /// The repo has commit hooks: the commit is made after the files.
+    Hooked(git2::Repository, git::Blobs, crate::hooks::Hooks),
 }
 
 /// `new` inside another repository makes a repository of its own there: said, since the

@@ -112,17 +112,16 @@ pub fn init_for_commit(dir: &Path, committing: &Committing) -> Result<Repository
 
 /// Commits the plan in `repo` (just initialised at `dir` by `init_for_commit`) and records
 /// it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
-/// yet). The index takes
-/// blob ids from `blobs` and stat data from `stats`, the files as written (so `git status` needs no
-/// re-hash). Every object goes into one packfile written by `pack`: one file instead of a
-/// loose object per blob, and no delta search (BENCHMARKS.md). Both refs move only once
-/// the pack is on disk. `find_hooks` is asked for the repo's commit hooks once it exists
-/// (templates copied): with hooks, the blobs, trees and index go to disk first, for the
-/// hooks (git processes) to read, and the commit follows in a second pack. A hook that
-/// rejects fails the commit before any ref moves. The hooks come back for `post-commit`,
-/// which the caller runs once the repo is in place. Synced to disk: what `core.fsync` has
-/// git sync (by default the pack and its idx; refs, reflogs and the index when it names
-/// them).
+/// yet). The index takes blob ids from `blobs` and stat data from `stats`, the files as
+/// written (so `git status` needs no re-hash). Every object goes into one packfile written
+/// by `pack`: one file instead of a loose object per blob, and no delta search
+/// (BENCHMARKS.md). Both refs move only once the pack is on disk. `hooks` are the repo's
+/// commit hooks (`Hooks::find`, asked once it exists): with hooks, the blobs, trees and
+/// index go to disk first, for the hooks (git processes) to read, and the commit follows
+/// in a second pack. A hook that rejects fails the commit before any ref moves. The hooks
+/// come back for `post-commit`, which the caller runs once the repo is in place. Synced to
+/// disk: what `core.fsync` has git sync (by default the pack and its idx; refs, reflogs
+/// and the index when it names them).
 #[allow(clippy::too_many_arguments)] // one commit's inputs, each from its own step
 pub fn commit(
     repo: Repository,
@@ -132,68 +131,212 @@ pub fn commit(
     blobs: Blobs,
     committing: &Committing,
     message: &str,
-    find_hooks: impl FnOnce(&Path) -> Option<Hooks>,
+    hooks: Option<Hooks>,
 ) -> Result<(String, Option<Hooks>)> {
-    let Committing { author, fsync } = committing;
-    let fsync = *fsync;
-    let files = plan.files.len();
-    if stats.len() != files || blobs.ids.len() != files {
-        return Err(Error::repo_state(
-            Problem::new(format!(
-                "`{}`: {} files staged and {} hashed for a plan of {files}",
-                dir.display(),
-                stats.len(),
-                blobs.ids.len(),
-            ))
-            .fix("nothing was committed"),
-        ));
+    match hooks {
+        None => {
+            let first = write_first_commit(repo, dir, plan, blobs, committing, message)?;
+            Ok((first.publish(plan, stats, committing.fsync)?, None))
+        }
+        Some(hooks) => {
+            let commit =
+                commit_with_hooks(repo, dir, plan, stats, blobs, committing, message, &hooks)?;
+            Ok((commit, Some(hooks)))
+        }
     }
+}
+
+/// A new repository's first commit and its base, built from the plan alone (a tree names
+/// blobs, not the files' stat data) and on disk, no ref moved yet. `new` makes it on its
+/// second thread while the files are written, so the pack's syncs wait beside the files,
+/// not after them; `publish` then writes the index and moves the refs.
+pub struct FirstCommit {
+    repo: Repository,
+    dir: std::path::PathBuf,
+    ids: Vec<Oid>,
+    tree: Oid,
+    commit: Oid,
+    base: Oid,
+    summary: String,
+}
+
+/// Writes the first commit of `repo` (just initialised at `dir` by `init_for_commit`, with
+/// no commit hooks): its trees, commit and base, built by libgit2 in an object store in
+/// memory (the repo's only one while committing, so no write first looks for a copy on
+/// disk), go with `blobs` into one pack, synced as `core.fsync` says. The blobs are in
+/// `blobs.pack`, where libgit2 cannot see them: its check that a tree's blobs exist is off
+/// while the trees are built (tests run `git fsck --strict` on the result).
+pub fn write_first_commit(
+    repo: Repository,
+    dir: &Path,
+    plan: &Plan,
+    blobs: Blobs,
+    committing: &Committing,
+    message: &str,
+) -> Result<FirstCommit> {
+    let Committing { author, fsync } = committing;
+    check_counts(dir, plan.files.len(), blobs.ids.len(), blobs.ids.len())?;
     let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
-    let hooks = find_hooks(dir);
     let fail = |e| Error::git("commit", dir, e);
-    // Trees and commits are built by libgit2 in an object store in memory, the repo's
-    // only one while committing (so no write first looks for a copy on disk). The blobs
-    // are in `blobs.pack`, where libgit2 cannot see them: its check that a tree's blobs
-    // exist is off until the index and trees are written (tests run `git fsck --strict` on
-    // the result).
     let odb = git2::Odb::new().map_err(fail)?;
     let mempack = odb.add_new_mempack_backend(1).map_err(fail)?;
     repo.set_odb(&odb).map_err(fail)?;
-    let Blobs { mut pack, ids } = blobs;
+    let Blobs { pack, ids } = blobs;
+    let tree = {
+        let _unchecked = UncheckedObjects::begin();
+        // An index of the plan in memory, for its trees only: the one git keeps needs the
+        // files' stat data, which `publish` adds once they are written.
+        let mut index = git2::Index::new().map_err(fail)?;
+        for ((path, _), id) in plan.files.iter().zip(&ids) {
+            index
+                .add(&entry_of(None, path.as_str(), *id, plan.mode_of(path)))
+                .map_err(fail)?;
+        }
+        index.write_tree_to(&repo).map_err(fail)?
+    };
+    let tree_object = repo.find_tree(tree).map_err(fail)?;
+    // Trees and commits are few and small: copied from memory into the pack.
+    let mut in_memory = Vec::new();
+    trees_under(&repo, &tree_object, &mut in_memory).map_err(fail)?;
+    let commit = write_commit(&repo, dir, author, message, &tree_object, &[])?;
+    let base = crate::pristine::base_commit(&repo, &tree_object, &[], message, &base_by(author)?)?;
+    in_memory.extend([commit, base]);
+    packed(&repo, &odb, pack, &in_memory)?.write_to(&repo.path().join("objects"), *fsync)?;
+    mempack.reset().map_err(fail)?;
+    drop(tree_object);
+    Ok(FirstCommit {
+        repo,
+        dir: dir.to_path_buf(),
+        ids,
+        tree,
+        commit,
+        base,
+        summary: message.lines().next().unwrap_or_default().to_string(),
+    })
+}
+
+impl FirstCommit {
+    /// Writes the index of the files as written (`stats`, in plan order), then moves
+    /// `main` and the base ref to the commits already on disk; returns the commit's id.
+    pub fn publish(self, plan: &Plan, stats: &[std::fs::Metadata], fsync: Fsync) -> Result<String> {
+        let FirstCommit {
+            repo,
+            dir,
+            ids,
+            tree,
+            commit,
+            base,
+            summary,
+        } = self;
+        check_counts(&dir, plan.files.len(), stats.len(), ids.len())?;
+        let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
+        let fail = |e| Error::git("commit", &dir, e);
+        let mut index = repo.index().map_err(fail)?;
+        let indexed = {
+            let _unchecked = UncheckedObjects::begin();
+            for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
+                index
+                    .add(&entry_of(Some(stat), path.as_str(), id, plan.mode_of(path)))
+                    .map_err(fail)?;
+            }
+            // Again, for the index's record of its trees (what `git commit` leaves too).
+            index.write_tree().map_err(fail)?
+        };
+        if indexed != tree {
+            return Err(Error::repo_state(
+                Problem::new(format!(
+                    "`{}`: the index's tree {indexed} is not the committed tree {tree}",
+                    dir.display()
+                ))
+                .fix("nothing was committed; run the command again"),
+            ));
+        }
+        write_index(&repo, &mut index, fsync)?;
+        move_first_refs(&repo, &dir, commit, base, &summary)?;
+        Ok(commit.to_string())
+    }
+}
+
+/// The first commit's refs, moved once its objects are on disk; the reflog says what `git
+/// commit` would.
+fn move_first_refs(
+    repo: &Repository,
+    dir: &Path,
+    commit: Oid,
+    base: Oid,
+    summary: &str,
+) -> Result<()> {
+    let fail = |e| Error::git("commit", dir, e);
+    repo.reference(
+        "refs/heads/main",
+        commit,
+        false,
+        &format!("commit (initial): {summary}"),
+    )
+    .map_err(fail)?;
+    repo.reference(crate::pristine::BASE_REF, base, false, "scaffold: base")
+        .map_err(fail)?;
+    Ok(())
+}
+
+/// Refuses a commit whose files, stat data and blob ids do not line up.
+fn check_counts(dir: &Path, files: usize, staged: usize, hashed: usize) -> Result<()> {
+    if staged == files && hashed == files {
+        return Ok(());
+    }
+    Err(Error::repo_state(
+        Problem::new(format!(
+            "`{}`: {staged} files staged and {hashed} hashed for a plan of {files}",
+            dir.display(),
+        ))
+        .fix("nothing was committed"),
+    ))
+}
+
+/// `commit` in a repo with commit hooks: the blobs, trees and index go to disk first, for
+/// `pre-commit` to read, and the commit (with the message the hooks leave) follows in a
+/// second pack.
+#[allow(clippy::too_many_arguments)] // one commit's inputs, each from its own step
+fn commit_with_hooks(
+    repo: Repository,
+    dir: &Path,
+    plan: &Plan,
+    stats: &[std::fs::Metadata],
+    blobs: Blobs,
+    committing: &Committing,
+    message: &str,
+    hooks: &Hooks,
+) -> Result<String> {
+    let Committing { author, fsync } = committing;
+    let fsync = *fsync;
+    check_counts(dir, plan.files.len(), stats.len(), blobs.ids.len())?;
+    let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
+    let fail = |e| Error::git("commit", dir, e);
+    // Built in memory as in `write_first_commit`.
+    let odb = git2::Odb::new().map_err(fail)?;
+    let mempack = odb.add_new_mempack_backend(1).map_err(fail)?;
+    repo.set_odb(&odb).map_err(fail)?;
+    let Blobs { pack, ids } = blobs;
     let mut index = repo.index().map_err(fail)?;
     let tree = {
         let _unchecked = UncheckedObjects::begin();
         for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
             index
-                .add(&entry_from(stat, path.as_str(), id, plan.mode_of(path)))
+                .add(&entry_of(Some(stat), path.as_str(), id, plan.mode_of(path)))
                 .map_err(fail)?;
         }
         index.write_tree().map_err(fail)?
     };
     let tree = repo.find_tree(tree).map_err(fail)?;
-    // Trees and commits are few and small: copied from memory into the pack.
     let mut in_memory = Vec::new();
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
-    let message = match &hooks {
-        Some(hooks) => {
-            let tree_pack = std::mem::take(&mut pack);
-            write_pack(
-                &repo,
-                &odb,
-                tree_pack,
-                &std::mem::take(&mut in_memory),
-                fsync,
-            )?;
-            index.write().map_err(fail)?;
-            hooks.pre_commit(&repo.path().join("index"))?;
-            std::borrow::Cow::Owned(hooks.message(message)?)
-        }
-        None => std::borrow::Cow::Borrowed(message),
-    };
+    write_pack(&repo, &odb, pack, &std::mem::take(&mut in_memory), fsync)?;
+    index.write().map_err(fail)?;
+    hooks.pre_commit(&repo.path().join("index"))?;
+    let message = hooks.message(message)?;
     let oid = write_commit(&repo, dir, author, &message, &tree, &[])?;
     let base = crate::pristine::base_commit(&repo, &tree, &[], &message, &base_by(author)?)?;
-    in_memory.extend([oid, base]);
-    let finished = packed(&repo, &odb, pack, &in_memory)?;
+    let finished = packed(&repo, &odb, PackBuilder::new(), &[oid, base])?;
     mempack.reset().map_err(fail)?;
     // The index is written while the pack goes to disk (its syncs wait on the disk, not
     // the CPU); `git commit` too writes the index before it moves the branch.
@@ -203,18 +346,9 @@ pub fn commit(
         || write_index(&repo, &mut index, fsync),
     );
     packed.and(indexed)?;
-    // The branch moves only once its objects are on disk; the reflog says what `git commit` would.
     let summary = message.lines().next().unwrap_or_default();
-    repo.reference(
-        "refs/heads/main",
-        oid,
-        false,
-        &format!("commit (initial): {summary}"),
-    )
-    .map_err(fail)?;
-    repo.reference(crate::pristine::BASE_REF, base, false, "scaffold: base")
-        .map_err(fail)?;
-    Ok((oid.to_string(), hooks))
+    move_first_refs(&repo, dir, oid, base, summary)?;
+    Ok(oid.to_string())
 }
 
 /// Writes the index, and syncs it when `core.fsync` names it (libgit2 never does).
@@ -369,26 +503,32 @@ pub fn refresh_top_level_stat(root: &Path) -> Result<()> {
 pub fn entry_for(root: &Path, path: &str, id: Oid, mode: i32) -> Result<IndexEntry> {
     let full = root.join(path);
     let meta = std::fs::symlink_metadata(&full).map_err(|e| Error::io_path("inspect", &full, e))?;
-    Ok(entry_from(&meta, path, id, mode))
+    Ok(entry_of(Some(&meta), path, id, mode))
 }
 
-/// An index entry for `path` holding blob `id`, with the stat data `meta`.
-fn entry_from(meta: &std::fs::Metadata, path: &str, id: Oid, mode: i32) -> IndexEntry {
+/// An index entry for `path` holding blob `id`, with the stat data `meta` (none: zeros, for
+/// an index that only builds trees).
+fn entry_of(meta: Option<&std::fs::Metadata>, path: &str, id: Oid, mode: i32) -> IndexEntry {
+    let zero = IndexTime::new(0, 0);
     #[cfg(unix)]
-    let (ctime, mtime, dev, ino, uid, gid) = {
-        use std::os::unix::fs::MetadataExt;
-        (
-            IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
-            IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
-            meta.dev() as u32,
-            meta.ino() as u32,
-            meta.uid(),
-            meta.gid(),
-        )
+    let (ctime, mtime, dev, ino, uid, gid, size) = match meta {
+        Some(meta) => {
+            use std::os::unix::fs::MetadataExt;
+            (
+                IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+                IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+                meta.dev() as u32,
+                meta.ino() as u32,
+                meta.uid(),
+                meta.gid(),
+                meta.len() as u32,
+            )
+        }
+        None => (zero, zero, 0, 0, 0, 0, 0),
     };
     #[cfg(not(unix))]
-    let (ctime, mtime, dev, ino, uid, gid) =
-        (IndexTime::new(0, 0), IndexTime::new(0, 0), 0, 0, 0, 0);
+    let (ctime, mtime, dev, ino, uid, gid, size) =
+        (zero, zero, 0, 0, 0, 0, meta.map_or(0, |m| m.len() as u32));
     IndexEntry {
         ctime,
         mtime,
@@ -397,7 +537,7 @@ fn entry_from(meta: &std::fs::Metadata, path: &str, id: Oid, mode: i32) -> Index
         mode: mode as u32,
         uid,
         gid,
-        file_size: meta.len() as u32,
+        file_size: size,
         id,
         flags: 0,
         flags_extended: 0,
