@@ -128,7 +128,8 @@ fn routes(c: &mut Criterion) {
                 let staged = write::staging_dir(target).expect("staging");
                 match route {
                     "git::commit" => {
-                        fill_and_commit(&staged, &plan, author, "bench", |_| None)
+                        let repo = git::init(staged.path()).expect("a repository");
+                        fill_and_commit(&staged, repo, &plan, author, "bench", |_| None)
                             .expect("commits");
                     }
                     _ => {

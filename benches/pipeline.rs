@@ -81,7 +81,8 @@ fn commit(c: &mut Criterion) {
             },
             |target| {
                 let staged = write::staging_dir(&target).expect("staging");
-                fill_and_commit(&staged, &plan, author, "bench", |_| None).expect("commits");
+                let repo = git::init(staged.path()).expect("a repository");
+                fill_and_commit(&staged, repo, &plan, author, "bench", |_| None).expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,

@@ -45,6 +45,8 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         answers,
         rendered,
     } = gather(&args, prompter, out)?;
+    // `asked` may have made the staging meanwhile: a signal here removes it.
+    scaffold_core::signals::test_seam("new-rendered")?;
     let plan = &rendered.plan;
     if interactive && !args.dry_run {
         let summary = format!(

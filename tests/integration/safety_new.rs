@@ -346,7 +346,8 @@ fn new_syncs_its_commit_then_moves_it_into_place() {
 
 /// `new` asks git who commits (`git var -l`, for the git directory the repo will have)
 /// before it renders, so git answers while the repo is rendered; the staging directory is
-/// made only after rendering, so a refusal then still leaves nothing behind.
+/// made (and the repository initialised in it) once git has answered, and a refusal then
+/// removes it: nothing is left behind.
 #[test]
 fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     if !crate::support::require_tool("strace") {
@@ -392,6 +393,25 @@ fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("no_such_answer"), "{}", out.stderr);
     assert!(!env.path("refused").exists());
+    assert!(
+        staging(&env.path("")).is_empty(),
+        "a staging directory was left"
+    );
+}
+
+/// A signal while `new` renders, after its second thread made the staging directory and
+/// the repository in it: the staging is removed, nothing is created, the run exits 130.
+#[test]
+fn a_signal_while_new_renders_removes_the_staging_made_meanwhile() {
+    let env = Env::new();
+    let out = run(env
+        .scaffold()
+        .current_dir(env.path(""))
+        .env("SCAFFOLD_TEST_SIGNAL_AT", "new-rendered")
+        .args(["new", "r", "--defaults"]));
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert!(out.stderr.contains("interrupted"), "{}", out.stderr);
+    assert!(!env.path("r").exists());
     assert!(
         staging(&env.path("")).is_empty(),
         "a staging directory was left"

@@ -20,21 +20,30 @@ pub struct NewRepo<'a> {
     pub verify: bool,
 }
 
-/// git asked about a new repository before anything of it exists: its staging directory
-/// named, and `git var -l` started for the git directory the repository will have, so
-/// `includeIf "gitdir:…"` matches (in place: the target's; else the staging's). `new`
-/// starts it before it renders, so git answers while the repo is rendered, and the
-/// commit, the first to need the answer, does not wait for it.
+/// A new repository asked for and made before its files exist: its staging directory
+/// named, `git var -l` started for the git directory the repository will have (so
+/// `includeIf "gitdir:…"` matches: in place, the target's; else the staging's), and on a
+/// second thread, once git answers, the staging directory made and the repository
+/// initialised in it (`git init`'s directories, templates and config). `new` starts it
+/// before it renders, so all of that happens while the repo is rendered, and the commit,
+/// the first to need it, does not wait.
 pub struct Asked {
-    staging: write::StagingName,
-    place: crate::identity::Place,
     git_home: std::path::PathBuf,
+    preparing: Option<std::thread::JoinHandle<Prepared>>,
+}
+
+/// What the second thread of `Asked` made: git's answers, and the staging directory with
+/// an empty repository in it (or why not).
+struct Prepared {
+    place: crate::identity::Place,
+    repo: Result<(write::Staged, git2::Repository)>,
 }
 
 impl Asked {
-    /// Names `dir`'s staging directory and starts `git var -l` for it. git runs in the
-    /// directory the staging will be made in (it exists; the staging does not yet): with
-    /// `GIT_DIR` set, git reads no work tree, so where it starts changes nothing it says.
+    /// Names `dir`'s staging directory, starts `git var -l` for it and the thread that
+    /// makes it. git runs in the directory the staging will be made in (it exists; the
+    /// staging may not yet): with `GIT_DIR` set, git reads no work tree, so where it starts
+    /// changes nothing it says.
     pub fn ahead(dir: &Path) -> Result<Asked> {
         let staging = write::staging_name(dir)?;
         let git_home = match staging.in_place() {
@@ -43,25 +52,64 @@ impl Asked {
         };
         let place = crate::identity::Place::new_repo_from(&git_home, staging.parent());
         place.ask_listing_ahead();
+        let preparing = std::thread::Builder::new()
+            .name("new-repo".into())
+            .spawn(move || prepare(staging, place))
+            .map_err(|e| crate::error::Error::io("start a thread", e))?;
         Ok(Asked {
-            staging,
-            place,
             git_home,
+            preparing: Some(preparing),
         })
+    }
+
+    /// Waits for the second thread.
+    fn prepared(mut self) -> Prepared {
+        let preparing = self.preparing.take();
+        match preparing.map(std::thread::JoinHandle::join) {
+            Some(Ok(prepared)) => prepared,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            // `preparing` is taken only here and in `drop`.
+            None => unreachable!("an Asked is prepared once"),
+        }
     }
 }
 
-/// Writes and commits `plan` as the new repo `target.dir` where `asked` named its staging;
-/// returns the commit's id. A hook that rejects the commit fails the run before the repo
-/// moves into place: nothing is written.
-pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String> {
-    let Asked {
-        staging,
-        mut place,
-        git_home,
-    } = asked;
+impl Drop for Asked {
+    /// Never published (the run failed first): the staging goes, and with it what a signal
+    /// would remove. Joined before the region is entered, which the thread enters too.
+    fn drop(&mut self) {
+        if let Some(preparing) = self.preparing.take() {
+            let prepared = preparing.join();
+            let _region = signals::Critical::enter();
+            drop(prepared);
+        }
+    }
+}
+
+/// `Asked`'s second thread: once git has answered (its `core.fsync`), the staging directory
+/// made and registered (a signal from now on removes it) and the repository initialised.
+fn prepare(staging: write::StagingName, place: crate::identity::Place) -> Prepared {
+    let fsync = place.fsync();
     let mut critical = signals::Critical::enter();
-    let staged = staging.create()?;
+    let repo = staging.create().and_then(|staged| {
+        critical.staging(staged.path().to_path_buf());
+        let repo = git::init_for_commit(staged.path(), fsync)?;
+        Ok((staged, repo))
+    });
+    if repo.is_ok() {
+        critical.leave_staged();
+    }
+    Prepared { place, repo }
+}
+
+/// Writes and commits `plan` as the new repo `target.dir` where `asked` made it; returns
+/// the commit's id. A hook that rejects the commit fails the run before the repo moves
+/// into place: nothing is written.
+pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String> {
+    let git_home = asked.git_home.clone();
+    let Prepared { mut place, repo } = asked.prepared();
+    let mut critical = signals::Critical::enter();
+    let (staged, repo) = repo?;
     critical.staging(staged.path().to_path_buf());
     // From here git (and a signing program) runs at the top of the repository's work tree,
     // as for `git commit`.
@@ -69,7 +117,8 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String
     let committing = || git::resolve_committing(target.author, &place);
     signals::test_seam("new-staged")?;
     let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, target.verify);
-    let (commit, hooks) = fill_and_commit(&staged, plan, committing, target.message, find_hooks)?;
+    let (commit, hooks) =
+        fill_and_commit(&staged, repo, plan, committing, target.message, find_hooks)?;
     signals::test_seam("new-committed")?;
     let in_place = target.dir.is_dir();
     staged.finish()?;
@@ -83,15 +132,15 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String
     Ok(commit)
 }
 
-/// Writes the plan into `staged` and commits it there: the route `new` takes, and what the
-/// commit benches time. While the files are written, a second thread hashes and packs the
-/// blobs, resolves `committing` (author, signing, syncing: it waits for the `git var -l`
-/// `Asked::ahead` started), initialises the repository (git is asked where no repository
-/// exists yet, as before, and `git init`'s work leaves the critical path) and, when it has
-/// no commit hooks, writes the commit's objects, pack synced, for the index and refs to
-/// follow once the files are written. `find_hooks` is asked once the repository exists.
+/// Writes the plan into `staged` and commits it in `repo`, the empty repository there: the
+/// route `new` takes, and what the commit benches time. While the files are written, a
+/// second thread hashes and packs the blobs, resolves `committing` (author, signing,
+/// syncing) and, when the repository has no commit hooks (`find_hooks`), writes the
+/// commit: its objects, pack synced, and refs. Only the index, which records the files as
+/// written, waits for them.
 pub fn fill_and_commit(
     staged: &write::Staged,
+    repo: git2::Repository,
     plan: &Plan,
     committing: impl FnOnce() -> Result<git::Committing> + Send,
     message: &str,
@@ -105,7 +154,6 @@ pub fn fill_and_commit(
         // files as written: the repo exists first, the blobs follow the files. The base
         // stores what `git add` stores too (LFS pointers), as every later base does.
         let committing = committing()?;
-        let repo = git::init_for_commit(staged.path(), &committing)?;
         let written = write::fill(staged, work_tree)?;
         let blob_plan =
             crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
@@ -130,7 +178,6 @@ pub fn fill_and_commit(
         || -> Result<_> {
             let blobs = git::Blobs::of(plan)?;
             let committing = committing()?;
-            let repo = git::init_for_commit(staged.path(), &committing)?;
             let ahead = match find_hooks(staged.path()) {
                 None => Ahead::Written(git::write_first_commit(
                     repo,
@@ -152,7 +199,7 @@ pub fn fill_and_commit(
     signals::test_seam("new-written")?;
     match ahead {
         Ahead::Written(first) => Ok((
-            first.publish(plan, written.stats(), committing.fsync)?,
+            first.write_index(plan, written.stats(), committing.fsync)?,
             None,
         )),
         // Hooks read the index and may change the message: the commit waits for the files.
@@ -171,7 +218,7 @@ pub fn fill_and_commit(
 
 /// What `new`'s second thread got done while the files were written.
 enum Ahead {
-    /// The commit's objects, on disk: the index and refs follow.
+    /// The commit, on disk and on `main`: the index follows.
     Written(git::FirstCommit),
     /// The repo has commit hooks: the commit is made after the files.
     Hooked(git2::Repository, git::Blobs, crate::hooks::Hooks),

@@ -128,12 +128,24 @@ pub fn committed() -> bool {
 /// Hold it across the whole write so the signal never races a half-created directory.
 pub struct Critical {
     guard: MutexGuard<'static, Guarded>,
+    /// `leave_staged`: the staging outlives the region.
+    left_staged: bool,
 }
 
 impl Critical {
     /// Enters a region where a signal must wait.
     pub fn enter() -> Self {
-        Critical { guard: state() }
+        Critical {
+            guard: state(),
+            left_staged: false,
+        }
+    }
+
+    /// Leaves the region with its staging directory kept and still registered: a signal
+    /// from now on removes it and exits. The next region entered (`publish`, or the owner
+    /// giving up) takes it over; dropping that region without `done` removes it.
+    pub fn leave_staged(mut self) {
+        self.left_staged = matches!(*self.guard, Guarded::Staging(_));
     }
 
     /// From now on, a signal (once the region ends) or an error removes `dir`.
@@ -149,6 +161,9 @@ impl Critical {
 
 impl Drop for Critical {
     fn drop(&mut self) {
+        if self.left_staged {
+            return;
+        }
         // Left without `done` (an error): the staging goes before a signal may run.
         match &*self.guard {
             Guarded::Staging(dir) => {

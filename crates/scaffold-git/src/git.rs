@@ -101,12 +101,12 @@ pub fn init(dir: &Path) -> Result<Repository> {
     Repository::init_opts(dir, &options).map_err(|e| Error::git("initialise", dir, e))
 }
 
-/// `init` for a commit made as `committing` says: libgit2 syncs the files it writes only
-/// when `core.fsync` has git sync refs or loose objects (`git init` itself syncs nothing).
-/// `new` calls it on a second thread while the files are written (no other libgit2 call
+/// `init` for a commit synced as `fsync` (git's `core.fsync`) says: libgit2 syncs the files
+/// it writes only when it has git sync refs or loose objects (`git init` itself syncs
+/// nothing). `new` calls it on a second thread while it renders (no other libgit2 call
 /// runs meanwhile: the setting is process-wide).
-pub fn init_for_commit(dir: &Path, committing: &Committing) -> Result<Repository> {
-    let _libgit2_fsync = Libgit2Fsync::set(committing.fsync.libgit2_files());
+pub fn init_for_commit(dir: &Path, fsync: Fsync) -> Result<Repository> {
+    let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
     init(dir)
 }
 
@@ -136,7 +136,7 @@ pub fn commit(
     match hooks {
         None => {
             let first = write_first_commit(repo, dir, plan, blobs, committing, message)?;
-            Ok((first.publish(plan, stats, committing.fsync)?, None))
+            Ok((first.write_index(plan, stats, committing.fsync)?, None))
         }
         Some(hooks) => {
             let commit =
@@ -147,25 +147,26 @@ pub fn commit(
 }
 
 /// A new repository's first commit and its base, built from the plan alone (a tree names
-/// blobs, not the files' stat data) and on disk, no ref moved yet. `new` makes it on its
-/// second thread while the files are written, so the pack's syncs wait beside the files,
-/// not after them; `publish` then writes the index and moves the refs.
+/// blobs, not the files' stat data), on disk and on `main`: all but the index. `new` makes
+/// it on its second thread while the files are written, so the pack's syncs wait beside
+/// the files, not after them; `write_index` follows once they are written.
 pub struct FirstCommit {
     repo: Repository,
     dir: std::path::PathBuf,
     ids: Vec<Oid>,
     tree: Oid,
     commit: Oid,
-    base: Oid,
-    summary: String,
 }
 
 /// Writes the first commit of `repo` (just initialised at `dir` by `init_for_commit`, with
 /// no commit hooks): its trees, commit and base, built by libgit2 in an object store in
 /// memory (the repo's only one while committing, so no write first looks for a copy on
-/// disk), go with `blobs` into one pack, synced as `core.fsync` says. The blobs are in
-/// `blobs.pack`, where libgit2 cannot see them: its check that a tree's blobs exist is off
-/// while the trees are built (tests run `git fsck --strict` on the result).
+/// disk), go with `blobs` into one pack, synced as `core.fsync` says; then `main` and the
+/// base ref move to them. The blobs are in `blobs.pack`, where libgit2 cannot see them: its
+/// check that a tree's blobs exist is off while the trees are built (tests run `git fsck
+/// --strict` on the result). The refs move before the index is written, unlike `git
+/// commit`: nothing of the staging directory is seen, or kept after a crash, until it is
+/// complete and moved into place.
 pub fn write_first_commit(
     repo: Repository,
     dir: &Path,
@@ -204,29 +205,32 @@ pub fn write_first_commit(
     packed(&repo, &odb, pack, &in_memory)?.write_to(&repo.path().join("objects"), *fsync)?;
     mempack.reset().map_err(fail)?;
     drop(tree_object);
+    let summary = message.lines().next().unwrap_or_default();
+    move_first_refs(&repo, dir, commit, base, summary)?;
     Ok(FirstCommit {
         repo,
         dir: dir.to_path_buf(),
         ids,
         tree,
         commit,
-        base,
-        summary: message.lines().next().unwrap_or_default().to_string(),
     })
 }
 
 impl FirstCommit {
-    /// Writes the index of the files as written (`stats`, in plan order), then moves
-    /// `main` and the base ref to the commits already on disk; returns the commit's id.
-    pub fn publish(self, plan: &Plan, stats: &[std::fs::Metadata], fsync: Fsync) -> Result<String> {
+    /// Writes the index of the files as written (`stats`, in plan order); returns the
+    /// commit's id.
+    pub fn write_index(
+        self,
+        plan: &Plan,
+        stats: &[std::fs::Metadata],
+        fsync: Fsync,
+    ) -> Result<String> {
         let FirstCommit {
             repo,
             dir,
             ids,
             tree,
             commit,
-            base,
-            summary,
         } = self;
         check_counts(&dir, plan.files.len(), stats.len(), ids.len())?;
         let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
@@ -252,13 +256,12 @@ impl FirstCommit {
             ));
         }
         write_index(&repo, &mut index, fsync)?;
-        move_first_refs(&repo, &dir, commit, base, &summary)?;
         Ok(commit.to_string())
     }
 }
 
 /// The first commit's refs, moved once its objects are on disk; the reflog says what `git
-/// commit` would.
+/// commit` would. libgit2 syncs them when `core.fsync` names refs (`Libgit2Fsync`).
 fn move_first_refs(
     repo: &Repository,
     dir: &Path,
