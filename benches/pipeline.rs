@@ -13,7 +13,7 @@ use std::process::Command;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::Map;
 
-use scaffold_core::publish::fill_and_commit;
+use scaffold_core::publish::{Ready, fill_and_commit};
 use scaffold_core::write;
 use scaffold_git::git;
 use scaffold_model::answers::{self, Sources};
@@ -63,13 +63,6 @@ fn commit(c: &mut Criterion) {
     let plan = generate::render(&blueprint, &renderer, &answers, &record)
         .expect("renders")
         .plan;
-    // Synced as git syncs by default (`core.fsync` unset): the pack and its idx.
-    let author = || {
-        Ok(git::Committing {
-            author: git::Author::parse(AUTHOR)?,
-            fsync: scaffold_git::durability::Fsync::default(),
-        })
-    };
     let scratch = tempfile::tempdir().expect("scratch");
     let mut n = 0u32;
     // Each iteration writes a fresh directory (never a delete between timed runs).
@@ -81,8 +74,7 @@ fn commit(c: &mut Criterion) {
             },
             |target| {
                 let staged = write::staging_dir(&target).expect("staging");
-                let repo = git::init(staged.path()).expect("a repository");
-                fill_and_commit(&staged, repo, &plan, author, "bench", |_| None).expect("commits");
+                fill_and_commit(&staged, &plan, || ready(staged.path()), "bench").expect("commits");
                 staged.finish().expect("moves into place");
             },
             BatchSize::PerIteration,
@@ -264,3 +256,17 @@ criterion_group! {
     targets = render_and_plan, commit, commands
 }
 criterion_main!(benches);
+
+/// What `new`'s second thread has once it has hashed the blobs: the repository
+/// (`publish::Asked` makes it while `new` renders; here, in the timed run), the author, no
+/// hooks. Synced as git syncs by default (`core.fsync` unset): the pack and its idx.
+fn ready(root: &Path) -> scaffold_support::error::Result<Ready> {
+    Ok(Ready {
+        repo: git::init(root)?,
+        committing: git::Committing {
+            author: git::Author::parse(AUTHOR)?,
+            fsync: scaffold_git::durability::Fsync::default(),
+        },
+        hooks: None,
+    })
+}

@@ -346,8 +346,8 @@ fn new_syncs_its_commit_then_moves_it_into_place() {
 
 /// `new` asks git who commits (`git var -l`, for the git directory the repo will have)
 /// before it renders, so git answers while the repo is rendered; the staging directory is
-/// made (and the repository initialised in it) once git has answered, and a refusal then
-/// removes it: nothing is left behind.
+/// made just after (the repository is initialised in it once git has answered), and a
+/// refusal then removes it: nothing is left behind.
 #[test]
 fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     if !crate::support::require_tool("strace") {
@@ -371,16 +371,28 @@ fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     }
     let out = run(&mut cmd);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let calls = completed_calls(&std::fs::read_to_string(&log).expect("strace log"));
-    let asked = calls.iter().position(|(_, c)| {
-        c.starts_with("execve(") && c.contains(r#""var", "-l""#) && c.ends_with("= 0")
-    });
-    let staged = calls
-        .iter()
-        .position(|(_, c)| c.starts_with("mkdir(") && c.contains(".scaffold-new-"));
+    let log_text = std::fs::read_to_string(&log).expect("strace log");
+    let calls = completed_calls(&log_text);
+    assert!(
+        calls.iter().any(|(_, c)| {
+            c.starts_with("execve(") && c.contains(r#""var", "-l""#) && c.ends_with("= 0")
+        }),
+        "git var -l did not run: {calls:#?}"
+    );
+    // In the order the calls began: git's exec returns in the child after the parent,
+    // which `spawn` lets go once the exec is under way, has gone on.
+    let began = |call: &str, with: &str| {
+        log_text.lines().position(|l| {
+            l.split_once(' ').is_some_and(|(_, c)| c.starts_with(call)) && l.contains(with)
+        })
+    };
+    let (asked, staged) = (
+        began("execve(", r#""var", "-l""#),
+        began("mkdir(", ".scaffold-new-"),
+    );
     assert!(
         asked.is_some_and(|a| staged.is_some_and(|s| a < s)),
-        "git var -l is not started before the staging is made: {calls:#?}"
+        "git var -l is not started before the staging is made: {log_text}"
     );
 
     let out = run(env.scaffold().current_dir(env.path("")).args([

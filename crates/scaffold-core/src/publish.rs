@@ -21,29 +21,29 @@ pub struct NewRepo<'a> {
 }
 
 /// A new repository asked for and made before its files exist: its staging directory
-/// named, `git var -l` started for the git directory the repository will have (so
-/// `includeIf "gitdir:…"` matches: in place, the target's; else the staging's), and on a
-/// second thread, once git answers, the staging directory made and the repository
-/// initialised in it (`git init`'s directories, templates and config). `new` starts it
-/// before it renders, so all of that happens while the repo is rendered, and the commit,
-/// the first to need it, does not wait.
+/// made (and registered: a signal from now on removes it), `git var -l` started for the
+/// git directory the repository will have (so `includeIf "gitdir:…"` matches: in place,
+/// the target's; else the staging's), and on a second thread, once git answers, the
+/// repository initialised in the staging (`git init`'s directories, templates and
+/// config). `new` starts it before it renders, so git answers and the repository is made
+/// while the repo is rendered; the files are written as soon as it is rendered.
 pub struct Asked {
     git_home: std::path::PathBuf,
-    preparing: Option<std::thread::JoinHandle<Prepared>>,
+    /// The staging and the thread making the repository in it; None once published.
+    made: Option<(write::Staged, std::thread::JoinHandle<Prepared>)>,
 }
 
-/// What the second thread of `Asked` made: git's answers, and the staging directory with
-/// an empty repository in it (or why not).
+/// git's answers for the new repository, and the repository (or why not).
 struct Prepared {
     place: crate::identity::Place,
-    repo: Result<(write::Staged, git2::Repository)>,
+    repo: Result<git2::Repository>,
 }
 
 impl Asked {
-    /// Names `dir`'s staging directory, starts `git var -l` for it and the thread that
-    /// makes it. git runs in the directory the staging will be made in (it exists; the
-    /// staging may not yet): with `GIT_DIR` set, git reads no work tree, so where it starts
-    /// changes nothing it says.
+    /// Makes `dir`'s staging directory, starts `git var -l` for it and the thread that
+    /// initialises the repository there once git has answered (its `core.fsync`). git runs
+    /// in the directory the staging is made in: with `GIT_DIR` set, git reads no work tree,
+    /// so where it starts changes nothing it says.
     pub fn ahead(dir: &Path) -> Result<Asked> {
         let staging = write::staging_name(dir)?;
         let git_home = match staging.in_place() {
@@ -52,73 +52,75 @@ impl Asked {
         };
         let place = crate::identity::Place::new_repo_from(&git_home, staging.parent());
         place.ask_listing_ahead();
-        let preparing = std::thread::Builder::new()
+        let mut critical = signals::Critical::enter();
+        let staged = staging.create()?;
+        critical.staging(staged.path().to_path_buf());
+        let root = staged.path().to_path_buf();
+        let spawned = std::thread::Builder::new()
             .name("new-repo".into())
-            .spawn(move || prepare(staging, place))
-            .map_err(|e| crate::error::Error::io("start a thread", e))?;
+            .spawn(move || {
+                let fsync = place.fsync();
+                let _writing = signals::writing_staging();
+                let repo = git::init_for_commit(&root, fsync);
+                Prepared { place, repo }
+            });
+        // Without the thread, the region ends here and removes the staging.
+        let thread = spawned.map_err(|e| crate::error::Error::io("start a thread", e))?;
+        critical.leave_staged();
         Ok(Asked {
             git_home,
-            preparing: Some(preparing),
+            made: Some((staged, thread)),
         })
-    }
-
-    /// Waits for the second thread.
-    fn prepared(mut self) -> Prepared {
-        let preparing = self.preparing.take();
-        match preparing.map(std::thread::JoinHandle::join) {
-            Some(Ok(prepared)) => prepared,
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-            // `preparing` is taken only here and in `drop`.
-            None => unreachable!("an Asked is prepared once"),
-        }
     }
 }
 
 impl Drop for Asked {
     /// Never published (the run failed first): the staging goes, and with it what a signal
-    /// would remove. Joined before the region is entered, which the thread enters too.
+    /// would remove.
     fn drop(&mut self) {
-        if let Some(preparing) = self.preparing.take() {
-            let prepared = preparing.join();
+        if let Some((staged, thread)) = self.made.take() {
+            let _ = thread.join();
             let _region = signals::Critical::enter();
-            drop(prepared);
+            drop(staged);
         }
     }
 }
 
-/// `Asked`'s second thread: once git has answered (its `core.fsync`), the staging directory
-/// made and registered (a signal from now on removes it) and the repository initialised.
-fn prepare(staging: write::StagingName, place: crate::identity::Place) -> Prepared {
-    let fsync = place.fsync();
-    let mut critical = signals::Critical::enter();
-    let repo = staging.create().and_then(|staged| {
-        critical.staging(staged.path().to_path_buf());
-        let repo = git::init_for_commit(staged.path(), fsync)?;
-        Ok((staged, repo))
-    });
-    if repo.is_ok() {
-        critical.leave_staged();
-    }
-    Prepared { place, repo }
+/// The repository to commit in, and how: what `fill_and_commit`'s second thread waits for
+/// once it has hashed the blobs.
+pub struct Ready {
+    pub repo: git2::Repository,
+    pub committing: git::Committing,
+    /// The repository's commit hooks (`Hooks::find`), if any.
+    pub hooks: Option<crate::hooks::Hooks>,
 }
 
-/// Writes and commits `plan` as the new repo `target.dir` where `asked` made it; returns
-/// the commit's id. A hook that rejects the commit fails the run before the repo moves
-/// into place: nothing is written.
-pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String> {
+/// Writes and commits `plan` as the new repo `target.dir` where `asked` made its staging;
+/// returns the commit's id. A hook that rejects the commit fails the run before the repo
+/// moves into place: nothing is written.
+pub fn publish(target: &NewRepo<'_>, plan: &Plan, mut asked: Asked) -> Result<String> {
     let git_home = asked.git_home.clone();
-    let Prepared { mut place, repo } = asked.prepared();
+    let Some((staged, preparing)) = asked.made.take() else {
+        unreachable!("an Asked is published once")
+    };
     let mut critical = signals::Critical::enter();
-    let (staged, repo) = repo?;
     critical.staging(staged.path().to_path_buf());
-    // From here git (and a signing program) runs at the top of the repository's work tree,
-    // as for `git commit`.
-    place.cwd = std::path::absolute(&git_home).unwrap_or(git_home);
-    let committing = || git::resolve_committing(target.author, &place);
     signals::test_seam("new-staged")?;
-    let find_hooks = |root: &Path| crate::hooks::Hooks::find(root, &place, target.verify);
-    let (commit, hooks) =
-        fill_and_commit(&staged, repo, plan, committing, target.message, find_hooks)?;
+    let ready = || -> Result<Ready> {
+        let Prepared { mut place, repo } = preparing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let repo = repo?;
+        // From here git (and a signing program) runs at the top of the repository's work
+        // tree, as for `git commit`.
+        place.cwd = std::path::absolute(&git_home).unwrap_or(git_home);
+        Ok(Ready {
+            repo,
+            committing: git::resolve_committing(target.author, &place)?,
+            hooks: crate::hooks::Hooks::find(staged.path(), &place, target.verify),
+        })
+    };
+    let (commit, hooks) = fill_and_commit(&staged, plan, ready, target.message)?;
     signals::test_seam("new-committed")?;
     let in_place = target.dir.is_dir();
     staged.finish()?;
@@ -132,19 +134,17 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan, asked: Asked) -> Result<String
     Ok(commit)
 }
 
-/// Writes the plan into `staged` and commits it in `repo`, the empty repository there: the
-/// route `new` takes, and what the commit benches time. While the files are written, a
-/// second thread hashes and packs the blobs, resolves `committing` (author, signing,
-/// syncing) and, when the repository has no commit hooks (`find_hooks`), writes the
-/// commit: its objects, pack synced, and refs. Only the index, which records the files as
-/// written, waits for them.
+/// Writes the plan into `staged` and commits it in the repository there: the route `new`
+/// takes, and what the commit benches time. While the files are written, a second thread
+/// hashes and packs the blobs, waits for `ready` (the repository, author, signing, syncing
+/// and hooks) and, when the repository has no commit hooks, writes the commit: its
+/// objects, pack synced, and refs. Only the index, which records the files as written,
+/// waits for them.
 pub fn fill_and_commit(
     staged: &write::Staged,
-    repo: git2::Repository,
     plan: &Plan,
-    committing: impl FnOnce() -> Result<git::Committing> + Send,
+    ready: impl FnOnce() -> Result<Ready> + Send,
     message: &str,
-    find_hooks: impl FnOnce(&Path) -> Option<crate::hooks::Hooks> + Send,
 ) -> Result<(String, Option<crate::hooks::Hooks>)> {
     // Blobs hold the plan's bytes; the files are what git would check out.
     let attributes = crate::attributes::work_tree_for_new(plan)?;
@@ -153,13 +153,16 @@ pub fn fill_and_commit(
         // A filter driver runs in the repository (git-lfs keeps its objects there), on the
         // files as written: the repo exists first, the blobs follow the files. The base
         // stores what `git add` stores too (LFS pointers), as every later base does.
-        let committing = committing()?;
+        let Ready {
+            repo,
+            committing,
+            hooks,
+        } = ready()?;
         let written = write::fill(staged, work_tree)?;
         let blob_plan =
             crate::attributes::blobs_for_new(staged.path(), plan, &attributes.filtered)?;
         let blobs = git::Blobs::of(&blob_plan)?;
         signals::test_seam("new-written")?;
-        let hooks = find_hooks(staged.path());
         let commit = git::commit(
             repo,
             staged.path(),
@@ -177,8 +180,12 @@ pub fn fill_and_commit(
     let (prepared, written) = scaffold_support::parallel::beside(
         || -> Result<_> {
             let blobs = git::Blobs::of(plan)?;
-            let committing = committing()?;
-            let ahead = match find_hooks(staged.path()) {
+            let Ready {
+                repo,
+                committing,
+                hooks,
+            } = ready()?;
+            let ahead = match hooks {
                 None => Ahead::Written(git::write_first_commit(
                     repo,
                     staged.path(),

@@ -22,6 +22,10 @@ enum Guarded {
 
 static STATE: Mutex<Guarded> = Mutex::new(Guarded::Idle);
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Held by a thread that writes into the registered staging directory outside a region
+/// (`new` initialises its repository there while it renders): a signal removes the
+/// staging only once that write is over, and then holds it until the process exits.
+static WRITING: Mutex<()> = Mutex::new(());
 
 fn state() -> MutexGuard<'static, Guarded> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
@@ -96,6 +100,7 @@ fn on_signal() {
         // The change is made: finish it (exit 0, see `committed`); 130 means nothing changed.
         Guarded::Created | Guarded::Committed => {}
         Guarded::Staging(dir) => {
+            let _writing = writing_staging();
             let _ = std::fs::remove_dir_all(dir);
             eprintln!("interrupted; nothing was created (staging removed)");
             std::process::exit(INTERRUPTED_EXIT);
@@ -103,6 +108,12 @@ fn on_signal() {
         // The transaction sees the flag and stops at its next step.
         Guarded::Transaction => {}
     }
+}
+
+/// Held while writing into the registered staging directory outside a region (`Critical`):
+/// a signal waits for it before it removes the staging.
+pub fn writing_staging() -> MutexGuard<'static, ()> {
+    WRITING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// True once SIGINT or SIGTERM arrived.
