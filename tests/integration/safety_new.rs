@@ -383,7 +383,9 @@ fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     // which `spawn` lets go once the exec is under way, has gone on.
     let began = |call: &str, with: &str| {
         log_text.lines().position(|l| {
-            l.split_once(' ').is_some_and(|(_, c)| c.starts_with(call)) && l.contains(with)
+            l.split_once(' ')
+                .is_some_and(|(_, c)| c.trim_start().starts_with(call))
+                && l.contains(with)
         })
     };
     let (asked, staged) = (
