@@ -91,7 +91,7 @@ impl Drop for Asked {
 pub struct Ready {
     pub repo: git2::Repository,
     pub committing: git::Committing,
-    /// The repository's commit hooks (`Hooks::find`), if any.
+    /// The repository's commit hooks (`Hooks::find_in`), if any.
     pub hooks: Option<crate::hooks::Hooks>,
 }
 
@@ -114,10 +114,11 @@ pub fn publish(target: &NewRepo<'_>, plan: &Plan, mut asked: Asked) -> Result<St
         // From here git (and a signing program) runs at the top of the repository's work
         // tree, as for `git commit`.
         place.cwd = std::path::absolute(&git_home).unwrap_or(git_home);
+        let hooks = crate::hooks::Hooks::find_in(&repo, staged.path(), &place, target.verify);
         Ok(Ready {
             repo,
             committing: git::resolve_committing(target.author, &place)?,
-            hooks: crate::hooks::Hooks::find(staged.path(), &place, target.verify),
+            hooks,
         })
     };
     let (commit, hooks) = fill_and_commit(&staged, plan, ready, target.message)?;

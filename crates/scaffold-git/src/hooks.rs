@@ -24,8 +24,19 @@ impl Hooks {
     /// honoured; `place` is where the commit's identity was asked); None when it holds
     /// none of the commit hooks.
     pub fn find(root: &Path, place: &crate::identity::Place, verify: bool) -> Option<Self> {
-        let git_dir = git2::Repository::open(root).ok()?.path().to_path_buf();
-        let dir = crate::identity::hooks_dir(root, place)?;
+        let repo = git2::Repository::open(root).ok()?;
+        Self::find_in(&repo, root, place, verify)
+    }
+
+    /// `find` for `repo`, the repository at `root`, open already (`new`'s, just made).
+    pub fn find_in(
+        repo: &git2::Repository,
+        root: &Path,
+        place: &crate::identity::Place,
+        verify: bool,
+    ) -> Option<Self> {
+        let git_dir = repo.path().to_path_buf();
+        let dir = crate::identity::hooks_dir_of(repo, root, place)?;
         let hooks = Hooks {
             dir,
             root: root.to_path_buf(),

@@ -192,17 +192,13 @@ impl Place {
     /// git's default hooks directory (the common git directory's `hooks`) when this
     /// place's `git var -l` was asked and showed no core.hooksPath, and the repository's
     /// own config sets none; None when only git can say.
-    fn default_hooks_dir(&self, root: &Path) -> Option<PathBuf> {
+    fn default_hooks_dir(&self, repo: &git2::Repository) -> Option<PathBuf> {
         let listing = self.listing.get()?.as_ref()?;
         if listing.has("core.hooksPath") {
             return None;
         }
-        let repo = git2::Repository::open(root).ok()?;
-        let local = repo
-            .config()
-            .ok()?
-            .open_level(git2::ConfigLevel::Local)
-            .ok()?;
+        // The repository's own config file (its includes followed), not every level.
+        let local = git2::Config::open(&repo.commondir().join("config")).ok()?;
         if local.get_entry("core.hooksPath").is_ok() {
             return None;
         }
@@ -566,8 +562,16 @@ fn expand_home(path: &str) -> PathBuf {
 
 /// The hooks directory git uses for the repo at `root` (`core.hooksPath` honoured).
 pub fn hooks_dir(root: &Path, place: &Place) -> Option<PathBuf> {
+    match git2::Repository::open(root) {
+        Ok(repo) => hooks_dir_of(&repo, root, place),
+        Err(_) => hooks_dir_asked(root),
+    }
+}
+
+/// `hooks_dir` for `repo`, the repository at `root`, open already.
+pub fn hooks_dir_of(repo: &git2::Repository, root: &Path, place: &Place) -> Option<PathBuf> {
     place
-        .default_hooks_dir(root)
+        .default_hooks_dir(repo)
         .or_else(|| hooks_dir_asked(root))
 }
 
