@@ -176,7 +176,7 @@ pub fn write_first_commit(
     message: &str,
 ) -> Result<FirstCommit> {
     let Committing { author, fsync } = committing;
-    check_counts(dir, plan.files.len(), blobs.ids.len(), blobs.ids.len())?;
+    check_counts(dir, plan.files.len(), &[("hashed", blobs.ids.len())])?;
     let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
     let fail = |e| Error::git("commit", dir, e);
     let odb = git2::Odb::new().map_err(fail)?;
@@ -186,7 +186,7 @@ pub fn write_first_commit(
     let tree = {
         let _unchecked = UncheckedObjects::begin();
         // An index of the plan in memory, for its trees only: the one git keeps needs the
-        // files' stat data, which `publish` adds once they are written.
+        // files' stat data, which `write_index` adds once they are written.
         let mut index = git2::Index::new().map_err(fail)?;
         for ((path, _), id) in plan.files.iter().zip(&ids) {
             index
@@ -232,7 +232,11 @@ impl FirstCommit {
             tree,
             commit,
         } = self;
-        check_counts(&dir, plan.files.len(), stats.len(), ids.len())?;
+        check_counts(
+            &dir,
+            plan.files.len(),
+            &[("staged", stats.len()), ("hashed", ids.len())],
+        )?;
         let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
         let fail = |e| Error::git("commit", &dir, e);
         let mut index = repo.index().map_err(fail)?;
@@ -282,15 +286,21 @@ fn move_first_refs(
     Ok(())
 }
 
-/// Refuses a commit whose files, stat data and blob ids do not line up.
-fn check_counts(dir: &Path, files: usize, staged: usize, hashed: usize) -> Result<()> {
-    if staged == files && hashed == files {
+/// Refuses a commit whose files and what was made of them (stat data, blob ids: each
+/// count named by what made it) do not line up.
+fn check_counts(dir: &Path, files: usize, counts: &[(&str, usize)]) -> Result<()> {
+    if counts.iter().all(|(_, n)| *n == files) {
         return Ok(());
     }
+    let made: Vec<String> = counts
+        .iter()
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
     Err(Error::repo_state(
         Problem::new(format!(
-            "`{}`: {staged} files staged and {hashed} hashed for a plan of {files}",
+            "`{}`: {} for a plan of {files} files",
             dir.display(),
+            made.join(" and ")
         ))
         .fix("nothing was committed"),
     ))
@@ -312,7 +322,11 @@ fn commit_with_hooks(
 ) -> Result<String> {
     let Committing { author, fsync } = committing;
     let fsync = *fsync;
-    check_counts(dir, plan.files.len(), stats.len(), blobs.ids.len())?;
+    check_counts(
+        dir,
+        plan.files.len(),
+        &[("staged", stats.len()), ("hashed", blobs.ids.len())],
+    )?;
     let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
     let fail = |e| Error::git("commit", dir, e);
     // Built in memory as in `write_first_commit`.
