@@ -252,21 +252,31 @@ impl Written {
 /// and two threads creating entries in one directory wait for each other.
 const FILES_PER_TASK: usize = 32;
 
-/// Writes the plan into `staged`, on every core (a file's creation is mostly the kernel's,
-/// and ext4 creates files in parallel: BENCHMARKS.md, round two, fifth step): each task
-/// makes the directories its files need, parents first, each once (`made`; the staging
-/// starts empty, so no `mkdir` is tried and refused on the way, as `create_dir_all` would,
-/// but for a directory another task made first), then writes its files, every one new.
-/// A 2,000-file GitOps tree has 723 directories: made on one core, they were a fifth of
-/// `new` (BENCHMARKS.md, round three f).
+/// Writes the plan into `staged`: the directories first, each once, parents first (`made`
+/// remembers every directory created; the staging starts empty, so no `mkdir` is tried
+/// and refused on the way, as `create_dir_all` would); then the files, every one new, on
+/// every core (a file's creation is mostly the kernel's, and ext4 creates files in
+/// parallel: BENCHMARKS.md, round two, fifth step).
 pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
+    let mut made: HashSet<&str> = HashSet::new();
+    for path in plan.files.keys() {
+        if let Some((dir, _)) = path.as_str().rsplit_once('/')
+            && !made.contains(dir)
+        {
+            let segments = dir.match_indices('/').map(|(at, _)| &dir[..at]);
+            for d in segments.chain([dir]) {
+                if made.insert(d) {
+                    let full = staged.dir.join(d);
+                    fs::create_dir(&full).map_err(|e| Error::io_path("create", &full, e))?;
+                }
+            }
+        }
+    }
     let files: Vec<(&RelPath, &Vec<u8>)> = plan.files.iter().collect();
     let tasks: Vec<&[(&RelPath, &Vec<u8>)]> = files.chunks(FILES_PER_TASK).collect();
     let written = crate::parallel::map(&tasks, |task| {
-        let mut made: HashSet<&str> = HashSet::new();
         task.iter()
             .map(|(path, contents)| {
-                make_parents(&staged.dir, path.as_str(), &mut made)?;
                 let full = staged.dir.join(path.as_str());
                 write_new(&full, contents, plan.executable.contains(*path))
                     .map_err(|e| Error::io_path("write", &full, e))
@@ -278,31 +288,6 @@ pub fn fill(staged: &Staged, plan: &Plan) -> Result<Written> {
         stats.extend(task?);
     }
     Ok(Written(stats))
-}
-
-/// Makes the directories above `path` under `root` that `made` does not hold yet, parents
-/// first. One another task made meanwhile is there already (`mkdir` is atomic): that is
-/// not an error.
-fn make_parents<'a>(root: &Path, path: &'a str, made: &mut HashSet<&'a str>) -> Result<()> {
-    let Some((dir, _)) = path.rsplit_once('/') else {
-        return Ok(());
-    };
-    if made.contains(dir) {
-        return Ok(());
-    }
-    let segments = dir.match_indices('/').map(|(at, _)| &dir[..at]);
-    for d in segments.chain([dir]) {
-        if made.insert(d) {
-            let full = root.join(d);
-            match fs::create_dir(&full) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                    return Err(Error::io_path("create", &full, e));
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A new file of `contents` at `full`, and its metadata once written (for the index).
