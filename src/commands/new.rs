@@ -45,8 +45,6 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
         answers,
         rendered,
     } = gather(&args, prompter, out)?;
-    // `asked` may have made the staging meanwhile: a signal here removes it.
-    scaffold_core::signals::test_seam("new-rendered")?;
     let plan = &rendered.plan;
     if interactive && !args.dry_run {
         let summary = format!(
@@ -194,6 +192,8 @@ fn gather(
             generate::render(&blueprint, &renderer, &answers, &record)?
         }
     };
+    // `new`'s staging may exist by now (`publish::Asked`): a signal here removes it.
+    scaffold_core::signals::test_seam("new-rendered")?;
     Ok(Gathered {
         blueprint,
         renderer,

@@ -145,10 +145,13 @@ fn enter_at_a_hidden_prompt_says_what_it_needs_and_declining_the_review_writes_n
     p.exp_string("Name").expect("name");
     p.send_line("").expect("send");
     p.exp_string("API token (hidden)").expect("hidden prompt");
+    // A hidden prompt turns echo off once drawn, which may drop a key typed before.
+    settle();
     // Enter with no default: said, not a silent re-prompt.
     p.send_line("").expect("send");
     p.exp_string("an answer is needed (typing is not shown)")
         .expect("told why");
+    settle();
     p.send_line("abcdefgh1").expect("send");
     p.exp_string("  token: (hidden)")
         .expect("secret hidden in the review");
@@ -185,6 +188,7 @@ fn enter_at_a_hidden_prompt_with_a_default_says_it_keeps_the_default() {
     p.send_line("").expect("send");
     p.exp_string("API token (hidden; Enter keeps the blueprint's default)")
         .expect("the prompt says what Enter does");
+    settle();
     p.send_line("").expect("send");
     p.exp_string("Write this platform repo?").expect("confirm");
     settle();
