@@ -240,16 +240,8 @@ impl FirstCommit {
         let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
         let fail = |e| Error::git("commit", &dir, e);
         let mut index = repo.index().map_err(fail)?;
-        let indexed = {
-            let _unchecked = UncheckedObjects::begin();
-            for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
-                index
-                    .add(&entry_of(Some(stat), path.as_str(), id, plan.mode_of(path)))
-                    .map_err(fail)?;
-            }
-            // Again, for the index's record of its trees (what `git commit` leaves too).
-            index.write_tree().map_err(fail)?
-        };
+        // The trees again, for the index's record of them (what `git commit` leaves too).
+        let indexed = index_files(&mut index, plan, stats, ids).map_err(fail)?;
         if indexed != tree {
             return Err(Error::repo_state(
                 Problem::new(format!(
@@ -262,6 +254,22 @@ impl FirstCommit {
         write_index(&repo, &mut index, fsync)?;
         Ok(commit.to_string())
     }
+}
+
+/// Adds the plan's files as written (blob ids `ids`, stat data `stats`, in plan order) to
+/// `index` and writes the trees they make into its repository's object store, where the
+/// blobs are not (they are in the commit's pack): the root tree's id.
+fn index_files(
+    index: &mut git2::Index,
+    plan: &Plan,
+    stats: &[std::fs::Metadata],
+    ids: Vec<Oid>,
+) -> std::result::Result<Oid, git2::Error> {
+    let _unchecked = UncheckedObjects::begin();
+    for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
+        index.add(&entry_of(Some(stat), path.as_str(), id, plan.mode_of(path)))?;
+    }
+    index.write_tree()
 }
 
 /// The first commit's refs, moved once its objects are on disk; the reflog says what `git
@@ -335,15 +343,7 @@ fn commit_with_hooks(
     repo.set_odb(&odb).map_err(fail)?;
     let Blobs { pack, ids } = blobs;
     let mut index = repo.index().map_err(fail)?;
-    let tree = {
-        let _unchecked = UncheckedObjects::begin();
-        for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
-            index
-                .add(&entry_of(Some(stat), path.as_str(), id, plan.mode_of(path)))
-                .map_err(fail)?;
-        }
-        index.write_tree().map_err(fail)?
-    };
+    let tree = index_files(&mut index, plan, stats, ids).map_err(fail)?;
     let tree = repo.find_tree(tree).map_err(fail)?;
     let mut in_memory = Vec::new();
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
