@@ -183,18 +183,10 @@ pub fn write_first_commit(
     let mempack = odb.add_new_mempack_backend(1).map_err(fail)?;
     repo.set_odb(&odb).map_err(fail)?;
     let Blobs { pack, ids } = blobs;
-    let tree = {
-        let _unchecked = UncheckedObjects::begin();
-        // An index of the plan in memory, for its trees only: the one git keeps needs the
-        // files' stat data, which `write_index` adds once they are written.
-        let mut index = git2::Index::new().map_err(fail)?;
-        for ((path, _), id) in plan.files.iter().zip(&ids) {
-            index
-                .add(&entry_of(None, path.as_str(), *id, plan.mode_of(path)))
-                .map_err(fail)?;
-        }
-        index.write_tree_to(&repo).map_err(fail)?
-    };
+    // An index of the plan in memory, for its trees only: the one git keeps needs the
+    // files' stat data, which `write_index` adds once they are written.
+    let mut index = git2::Index::new().map_err(fail)?;
+    let tree = index_files(&mut index, &repo, plan, None, &ids).map_err(fail)?;
     let tree_object = repo.find_tree(tree).map_err(fail)?;
     // Trees and commits are few and small: copied from memory into the pack.
     let mut in_memory = Vec::new();
@@ -241,7 +233,7 @@ impl FirstCommit {
         let fail = |e| Error::git("commit", &dir, e);
         let mut index = repo.index().map_err(fail)?;
         // The trees again, for the index's record of them (what `git commit` leaves too).
-        let indexed = index_files(&mut index, plan, stats, ids).map_err(fail)?;
+        let indexed = index_files(&mut index, &repo, plan, Some(stats), &ids).map_err(fail)?;
         if indexed != tree {
             return Err(Error::repo_state(
                 Problem::new(format!(
@@ -256,20 +248,22 @@ impl FirstCommit {
     }
 }
 
-/// Adds the plan's files as written (blob ids `ids`, stat data `stats`, in plan order) to
-/// `index` and writes the trees they make into its repository's object store, where the
-/// blobs are not (they are in the commit's pack): the root tree's id.
+/// Adds the plan's files (blob ids `ids`; stat data `stats` when written, in plan order;
+/// callers check the counts) to `index` and writes the trees they make into `repo`'s
+/// object store, where the blobs are not (they are in the commit's pack): the root tree's id.
 fn index_files(
     index: &mut git2::Index,
+    repo: &Repository,
     plan: &Plan,
-    stats: &[std::fs::Metadata],
-    ids: Vec<Oid>,
+    stats: Option<&[std::fs::Metadata]>,
+    ids: &[Oid],
 ) -> std::result::Result<Oid, git2::Error> {
     let _unchecked = UncheckedObjects::begin();
-    for (((path, _), stat), id) in plan.files.iter().zip(stats).zip(ids) {
-        index.add(&entry_of(Some(stat), path.as_str(), id, plan.mode_of(path)))?;
+    for (n, ((path, _), id)) in plan.files.iter().zip(ids).enumerate() {
+        let stat = stats.and_then(|stats| stats.get(n));
+        index.add(&entry_of(stat, path.as_str(), *id, plan.mode_of(path)))?;
     }
-    index.write_tree()
+    index.write_tree_to(repo)
 }
 
 /// The first commit's refs, moved once its objects are on disk; the reflog says what `git
@@ -343,7 +337,7 @@ fn commit_with_hooks(
     repo.set_odb(&odb).map_err(fail)?;
     let Blobs { pack, ids } = blobs;
     let mut index = repo.index().map_err(fail)?;
-    let tree = index_files(&mut index, plan, stats, ids).map_err(fail)?;
+    let tree = index_files(&mut index, &repo, plan, Some(stats), &ids).map_err(fail)?;
     let tree = repo.find_tree(tree).map_err(fail)?;
     let mut in_memory = Vec::new();
     trees_under(&repo, &tree, &mut in_memory).map_err(fail)?;
