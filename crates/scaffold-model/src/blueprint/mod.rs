@@ -18,6 +18,7 @@ use crate::yaml::Places;
 
 mod digest;
 pub mod facts;
+mod read_tree;
 mod resolve;
 mod source;
 pub use source::{EMBEDDED_ORIGIN, available, embedded_names, search_path};

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use include_dir::{Dir, include_dir};
 
 use super::digest::{in_layer_digest, layer_digest_of};
+use super::read_tree::ReadFile;
 use crate::error::{Error, Located, Problem, Result};
 use crate::manifest::Manifest;
 use crate::tree::FileTree;
@@ -122,52 +123,17 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
     let root = root
         .canonicalize()
         .map_err(|e| Error::io_path("resolve", root, e))?;
-    // The walk lists the files; they are read on every core (a read is an open, a stat
-    // and a read, mostly the kernel's path lookup: BENCHMARKS.md, round two), and each is
-    // hashed for the layer digest there, while its bytes are in the cache.
-    let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
-        let entry = entry.map_err(|e| Error::input(format!("cannot read blueprint: {e}")))?;
-        let rel = slash_path(
-            entry
-                .path()
-                .strip_prefix(&root)
-                .map_err(|e| Error::input(e.to_string()))?,
-        );
-        if entry.path_is_symlink() {
-            let target = entry
-                .path()
-                .canonicalize()
-                .map_err(|e| Error::io_path("follow the symlink", entry.path(), e))?;
-            if !target.starts_with(&root) {
-                return Err(Error::blueprint(
-                    Problem::new(format!(
-                        "{}/{rel}: symlink points outside the blueprint ({})",
-                        root.display(),
-                        target.display()
-                    ))
-                    .fix("copy the file in instead"),
-                ));
-            }
-            if !target.is_file() {
-                continue;
-            }
-        } else if !entry.file_type().is_file() {
-            continue;
-        }
-        files.push((rel, entry.into_path()));
-    }
-    let read = crate::parallel::map(&files, |(_, path)| {
-        let (bytes, is_executable) = read_file(path)?;
-        let id = crate::tree::blob_id(&bytes);
-        Ok::<_, Error>((bytes, is_executable, id))
-    });
     let mut tree = FileTree::new();
     let mut executable = BTreeSet::new();
     let mut digests = BTreeMap::new();
     let mut listing = Vec::new();
-    for ((rel, _), read) in files.into_iter().zip(read) {
-        let (bytes, is_executable, id) = read?;
+    for file in super::read_tree::read_tree(&root)? {
+        let ReadFile {
+            rel,
+            bytes,
+            executable: is_executable,
+            id,
+        } = file;
         listing.extend_from_slice(rel.as_bytes());
         listing.push(0);
         listing.extend_from_slice(id.as_bytes());
@@ -189,28 +155,6 @@ fn read_dir_layer(root: &Path) -> Result<Layer> {
     layer.digest = Some(Cow::Owned(layer_digest_of(in_path_order)));
     layer.content = Some(crate::tree::blob_id(&listing));
     Ok(layer)
-}
-
-/// A file's bytes and whether it is executable, from one open and one stat.
-fn read_file(path: &Path) -> Result<(Vec<u8>, bool)> {
-    use std::io::Read;
-    let fail = |e| Error::io_path("read", path, e);
-    let mut file = std::fs::File::open(path).map_err(fail)?;
-    let metadata = file.metadata().map_err(fail)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(fail)?;
-    Ok((bytes, is_executable(&metadata)))
-}
-
-#[cfg(unix)]
-fn is_executable(metadata: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    metadata.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
 }
 
 fn layer_from_tree(tree: FileTree, origin: String, dir: Option<PathBuf>) -> Result<Layer> {
