@@ -345,9 +345,11 @@ fn new_syncs_its_commit_then_moves_it_into_place() {
 }
 
 /// `new` asks git who commits (`git var -l`, for the git directory the repo will have)
-/// before it renders, so git answers while the repo is rendered; the staging directory is
-/// made just after (the repository is initialised in it once git has answered), and a
-/// refusal then removes it: nothing is left behind.
+/// before it renders, so git answers while the repo is rendered. The staging directory is
+/// made just before (git resolves the directory holding the git directory it is given),
+/// the repository is initialised aside in it meanwhile and moved to its `.git` only once
+/// git has exited (git never reads a repository half made), and a refusal then removes
+/// the staging: nothing is left behind.
 #[test]
 fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     if !crate::support::require_tool("strace") {
@@ -359,7 +361,7 @@ fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
     let mut cmd = std::process::Command::new("strace");
     cmd.args(["-f", "-qq", "-o"])
         .arg(&log)
-        .args(["-e", "trace=execve,mkdir", "--"])
+        .args(["-e", "trace=execve,mkdir,rename", "--"])
         .arg(scaffold.get_program())
         .args(["new", "r", "--defaults"])
         .current_dir(env.path(""));
@@ -393,8 +395,22 @@ fn new_asks_git_before_it_renders_and_a_refusal_then_leaves_nothing() {
         began("mkdir(", ".scaffold-new-"),
     );
     assert!(
-        asked.is_some_and(|a| staged.is_some_and(|s| a < s)),
-        "git var -l is not started before the staging is made: {log_text}"
+        staged.is_some_and(|s| asked.is_some_and(|a| s < a)),
+        "the staging is not made before git var -l is started: {log_text}"
+    );
+    let git_pid = asked
+        .and_then(|a| log_text.lines().nth(a)?.split_once(' '))
+        .map(|(pid, _)| pid);
+    // `-qq` leaves out exit lines; the parent's SIGCHLD says when git exited.
+    let git_exited = git_pid.and_then(|pid| {
+        log_text
+            .lines()
+            .position(|l| l.contains(&format!("CLD_EXITED, si_pid={pid},")))
+    });
+    let moved_in = began("rename(", "/git~1/.git\"");
+    assert!(
+        git_exited.is_some_and(|e| moved_in.is_some_and(|m| e < m)),
+        "the repository is not moved to .git after git var -l has exited: {log_text}"
     );
 
     let out = run(env.scaffold().current_dir(env.path("")).args([

@@ -23,27 +23,32 @@ pub struct NewRepo<'a> {
 /// A new repository asked for and made before its files exist: its staging directory
 /// made (and registered: a signal from now on removes it), `git var -l` started for the
 /// git directory the repository will have (so `includeIf "gitdir:…"` matches: in place,
-/// the target's; else the staging's), and on a second thread, once git answers, the
-/// repository initialised in the staging (`git init`'s directories, templates and
-/// config). `new` starts it before it renders, so git answers and the repository is made
-/// while the repo is rendered; the files are written as soon as it is rendered.
+/// the target's; else the staging's), and on a second thread, at once, the repository
+/// initialised (`git init`'s directories, templates and config) in a directory of the
+/// staging that no plan can have, and moved to the staging's `.git` once git has answered:
+/// git never finds a repository half made where it looks, so what it answers does not
+/// depend on how far the initialisation has got. `new` starts both before it renders, so
+/// git answers and the repository is made while the repo is rendered; the files are
+/// written as soon as it is rendered.
 pub struct Asked {
-    git_home: std::path::PathBuf,
-    /// The staging and the thread making the repository in it; None once published.
-    made: Option<(write::Staged, std::thread::JoinHandle<Prepared>)>,
+    /// None once published.
+    made: Option<Made>,
 }
 
-/// git's answers for the new repository, and the repository (or why not).
-struct Prepared {
-    place: crate::identity::Place,
-    repo: Result<git2::Repository>,
+struct Made {
+    git_home: std::path::PathBuf,
+    staged: write::Staged,
+    /// The thread making the repository in the staging: git's answers and the repository.
+    initialising: std::thread::JoinHandle<(crate::identity::Place, Result<git2::Repository>)>,
 }
 
 impl Asked {
     /// Makes `dir`'s staging directory, starts `git var -l` for it and the thread that
-    /// initialises the repository there once git has answered (its `core.fsync`). git runs
-    /// in the directory the staging is made in: with `GIT_DIR` set, git reads no work tree,
-    /// so where it starts changes nothing it says.
+    /// initialises the repository there. git runs in the directory the staging is made in:
+    /// with `GIT_DIR` set, git reads no work tree, so where it starts changes nothing it
+    /// says. The staging exists before git starts (git resolves the parent of the git
+    /// directory it is given). The initialisation needs nothing git answers: `git init`
+    /// syncs none of its files whatever `core.fsync` says, nor does `git::init`.
     pub fn ahead(dir: &Path) -> Result<Asked> {
         let staging = write::staging_name(dir)?;
         let git_home = match staging.in_place() {
@@ -51,25 +56,32 @@ impl Asked {
             false => staging.path().to_path_buf(),
         };
         let place = crate::identity::Place::new_repo_from(&git_home, staging.parent());
-        place.ask_listing_ahead();
         let mut critical = signals::Critical::enter();
         let staged = staging.create()?;
         critical.staging(staged.path().to_path_buf());
+        place.ask_listing_ahead();
         let root = staged.path().to_path_buf();
         let spawned = std::thread::Builder::new()
             .name("new-repo".into())
             .spawn(move || {
-                let fsync = place.fsync();
+                let aside = {
+                    let _writing = signals::writing_staging();
+                    git::init_aside(&root)
+                };
+                place.await_listing();
                 let _writing = signals::writing_staging();
-                let repo = git::init_for_commit(&root, fsync);
-                Prepared { place, repo }
+                let repo = aside.and_then(|aside| aside.move_in());
+                (place, repo)
             });
         // Without the thread, the region ends here and removes the staging.
-        let thread = spawned.map_err(|e| crate::error::Error::io("start a thread", e))?;
+        let initialising = spawned.map_err(|e| crate::error::Error::io("start a thread", e))?;
         critical.leave_staged();
         Ok(Asked {
-            git_home,
-            made: Some((staged, thread)),
+            made: Some(Made {
+                git_home,
+                staged,
+                initialising,
+            }),
         })
     }
 }
@@ -78,10 +90,10 @@ impl Drop for Asked {
     /// Never published (the run failed first): the staging goes, and with it what a signal
     /// would remove.
     fn drop(&mut self) {
-        if let Some((staged, thread)) = self.made.take() {
-            let _ = thread.join();
+        if let Some(made) = self.made.take() {
+            let _ = made.initialising.join();
             let _region = signals::Critical::enter();
-            drop(staged);
+            drop(made.staged);
         }
     }
 }
@@ -99,15 +111,19 @@ pub struct Ready {
 /// returns the commit's id. A hook that rejects the commit fails the run before the repo
 /// moves into place: nothing is written.
 pub fn publish(target: &NewRepo<'_>, plan: &Plan, mut asked: Asked) -> Result<String> {
-    let git_home = asked.git_home.clone();
-    let Some((staged, preparing)) = asked.made.take() else {
+    let Some(Made {
+        git_home,
+        staged,
+        initialising,
+    }) = asked.made.take()
+    else {
         unreachable!("an Asked is published once")
     };
     let mut critical = signals::Critical::enter();
     critical.staging(staged.path().to_path_buf());
     signals::test_seam("new-staged")?;
     let ready = || -> Result<Ready> {
-        let Prepared { mut place, repo } = preparing
+        let (mut place, repo) = initialising
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let repo = repo?;

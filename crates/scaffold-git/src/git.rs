@@ -94,23 +94,55 @@ impl Blobs {
     }
 }
 
-/// An empty repository in `dir` on `main` (or the one already there).
+/// An empty repository in `dir` on `main` (or the one already there). Like `git init`, it
+/// syncs nothing whatever `core.fsync` says: libgit2 writes HEAD and config as plain files,
+/// and its refs backend, which takes libgit2's syncing option when it is made, is made only
+/// when a ref is first read or written (libgit2 1.9, `repository.c`, `refdb_fs.c`), so a
+/// commit that sets the option first has its refs synced as git would.
 pub fn init(dir: &Path) -> Result<Repository> {
     let mut options = RepositoryInitOptions::new();
     options.initial_head("main");
     Repository::init_opts(dir, &options).map_err(|e| Error::git("initialise", dir, e))
 }
 
-/// `init` for a commit synced as `fsync` (git's `core.fsync`) says: libgit2 syncs the files
-/// it writes only when it has git sync refs or loose objects (`git init` itself syncs
-/// nothing). `new` calls it on a second thread while it renders (no other libgit2 call
-/// runs meanwhile: the setting is process-wide).
-pub fn init_for_commit(dir: &Path, fsync: Fsync) -> Result<Repository> {
-    let _libgit2_fsync = Libgit2Fsync::set(fsync.libgit2_files());
-    init(dir)
+/// A directory name no plan can hold (`git_paths::segment_rule` refuses it: NTFS's short
+/// name for `.git`), for a repository initialised aside.
+const ASIDE: &str = "git~1";
+
+/// A repository initialised in `ASIDE` of a directory, not yet where it belongs.
+pub struct Aside {
+    root: std::path::PathBuf,
 }
 
-/// Commits the plan in `repo` (just initialised at `dir` by `init_for_commit`) and records
+/// `init` in `root/ASIDE`: `new` initialises its repository while git is asked about the
+/// git directory it will have (`root/.git`), and git must not find a repository half made
+/// there. `Aside::move_in` moves it there once git has answered.
+pub fn init_aside(root: &Path) -> Result<Aside> {
+    init(&root.join(ASIDE))?;
+    Ok(Aside {
+        root: root.to_path_buf(),
+    })
+}
+
+impl Aside {
+    /// The repository moved to `root/.git` (its config names no path: nothing else
+    /// changes) and opened there.
+    pub fn move_in(self) -> Result<Repository> {
+        let aside = self.root.join(ASIDE);
+        let git_dir = self.root.join(".git");
+        std::fs::rename(aside.join(".git"), &git_dir)
+            .map_err(|e| Error::io_path("move the new repository to", &git_dir, e))?;
+        std::fs::remove_dir(&aside).map_err(|e| Error::io_path("remove", &aside, e))?;
+        Repository::open_ext(
+            &self.root,
+            git2::RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )
+        .map_err(|e| Error::git("open", &self.root, e))
+    }
+}
+
+/// Commits the plan in `repo` (just initialised at `dir` by `init`) and records
 /// it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
 /// yet). The index takes blob ids from `blobs` and stat data from `stats`, the files as
 /// written (so `git status` needs no re-hash). Every object goes into one packfile written
@@ -158,7 +190,7 @@ pub struct FirstCommit {
     commit: Oid,
 }
 
-/// Writes the first commit of `repo` (just initialised at `dir` by `init_for_commit`, with
+/// Writes the first commit of `repo` (just initialised at `dir` by `init`, with
 /// no commit hooks): its trees, commit and base, built by libgit2 in an object store in
 /// memory (the repo's only one while committing, so no write first looks for a copy on
 /// disk), go with `blobs` into one pack, synced as `core.fsync` says; then `main` and the
@@ -673,4 +705,41 @@ pub fn resolve_author(flag: Option<&str>, place: &crate::identity::Place) -> Res
     let committer = author.committer.clone().unwrap_or_else(|| author.person());
     author.signing = Signing::resolve(place, &committer)?;
     Ok(author)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Until it moves in, the repository made aside leaves `root/.git` absent (git asked
+    /// about it finds nothing); once moved, it is the repository of `root`, on `main`.
+    #[test]
+    fn a_repository_initialised_aside_moves_in_whole() {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let root = dir.path();
+        let aside = super::init_aside(root).expect("init aside");
+        assert!(!root.join(".git").exists());
+        assert!(root.join(super::ASIDE).join(".git").join("HEAD").is_file());
+        let repo = aside.move_in().expect("move in");
+        assert!(!root.join(super::ASIDE).exists());
+        let git_dir = root.join(".git").canonicalize().expect("git dir");
+        assert_eq!(repo.path().canonicalize().expect("path"), git_dir);
+        let work_dir = repo
+            .workdir()
+            .expect("work tree")
+            .canonicalize()
+            .expect("workdir");
+        assert_eq!(work_dir, root.canonicalize().expect("root"));
+        assert_eq!(
+            std::fs::read_to_string(git_dir.join("HEAD")).expect("HEAD"),
+            "ref: refs/heads/main\n"
+        );
+        let config = std::fs::read_to_string(git_dir.join("config")).expect("config");
+        assert!(!config.contains(super::ASIDE), "{config}");
+        assert!(!repo.is_bare());
+    }
+
+    /// No plan can hold the directory a repository is made in aside.
+    #[test]
+    fn no_plan_path_can_be_the_aside_directory() {
+        assert!(scaffold_support::git_paths::segment_rule(super::ASIDE).is_some());
+    }
 }

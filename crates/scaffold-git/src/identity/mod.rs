@@ -135,6 +135,12 @@ impl Place {
         *locked(&self.listing_ahead) = child.ok();
     }
 
+    /// Waits for `git var -l` (started by `ask_listing_ahead`; else asked now): git has
+    /// read everything it reads for this place once it returns.
+    pub fn await_listing(&self) {
+        let _ = self.listing();
+    }
+
     /// git's config and idents for this place, from one `git var -l`.
     fn listing(&self) -> Option<&Listing> {
         self.listing
@@ -190,10 +196,15 @@ impl Place {
     }
 
     /// git's default hooks directory (the common git directory's `hooks`) when this
-    /// place's `git var -l` was asked and showed no core.hooksPath, and the repository's
-    /// own config sets none; None when only git can say.
+    /// place's `git var -l` was asked (answered or still running) and shows no
+    /// core.hooksPath, and the repository's own config sets none; None when only git can
+    /// say.
     fn default_hooks_dir(&self, repo: &git2::Repository) -> Option<PathBuf> {
-        let listing = self.listing.get()?.as_ref()?;
+        let asked = self.listing.get().is_some() || locked(&self.listing_ahead).is_some();
+        if !asked {
+            return None;
+        }
+        let listing = self.listing()?;
         if listing.has("core.hooksPath") {
             return None;
         }
