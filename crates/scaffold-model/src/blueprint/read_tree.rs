@@ -1,6 +1,6 @@
-//! A blueprint directory's files, read on every core: each directory is listed and its
-//! files opened relative to it (one name looked up per open, not the whole path), the
-//! directories of one depth side by side. IO.
+//! A blueprint directory's files: each directory is listed and its files opened relative
+//! to it (one name looked up per open, not the whole path), the directories of one depth
+//! side by side on every core when there are enough of them. IO.
 use std::path::Path;
 
 use crate::error::{Error, Problem, Result};
@@ -28,6 +28,12 @@ pub(super) fn read_tree(root: &Path) -> Result<Vec<ReadFile>> {
 #[cfg(unix)]
 type Listed = (Vec<ReadFile>, Vec<String>);
 
+/// Fewer directories than this at one depth are read on the calling thread: a thread
+/// costs more than they do (it is made, and its stack and heap are handed back when it
+/// ends: on a VM, each hand-back a TLB flush on every core; BENCHMARKS.md, round three g).
+#[cfg(unix)]
+const PARALLEL_DIRS: usize = 16;
+
 #[cfg(unix)]
 fn read_all(root: &Path) -> Result<Vec<ReadFile>> {
     use rustix::fs::{Mode, OFlags};
@@ -41,7 +47,11 @@ fn read_all(root: &Path) -> Result<Vec<ReadFile>> {
     let mut files = Vec::new();
     let mut depth = vec![String::new()];
     while !depth.is_empty() {
-        let listed = crate::parallel::map(&depth, |rel| read_dir(root, &root_fd, rel));
+        let read = |rel: &String| read_dir(root, &root_fd, rel);
+        let listed: Vec<Result<Listed>> = match depth.len() < PARALLEL_DIRS {
+            true => depth.iter().map(read).collect(),
+            false => crate::parallel::map(&depth, read),
+        };
         depth = Vec::new();
         for listed in listed {
             let (read, dirs) = listed?;
