@@ -31,8 +31,11 @@ type Listed = (Vec<ReadFile>, Vec<String>);
 /// Fewer directories than this at one depth are read on the calling thread: a thread
 /// costs more than they do (it is made, and its stack and heap are handed back when it
 /// ends: on a VM, each hand-back a TLB flush on every core; BENCHMARKS.md, round three g).
+/// The files of one such directory are read on every core when there are this many.
 #[cfg(unix)]
 const PARALLEL_DIRS: usize = 16;
+#[cfg(unix)]
+const PARALLEL_FILES: usize = 64;
 
 #[cfg(unix)]
 fn read_all(root: &Path) -> Result<Vec<ReadFile>> {
@@ -47,10 +50,11 @@ fn read_all(root: &Path) -> Result<Vec<ReadFile>> {
     let mut files = Vec::new();
     let mut depth = vec![String::new()];
     while !depth.is_empty() {
-        let read = |rel: &String| read_dir(root, &root_fd, rel);
-        let listed: Vec<Result<Listed>> = match depth.len() < PARALLEL_DIRS {
-            true => depth.iter().map(read).collect(),
-            false => crate::parallel::map(&depth, read),
+        let on_every_core = depth.len() >= PARALLEL_DIRS;
+        let read = |rel: &String| read_dir(root, &root_fd, rel, !on_every_core);
+        let listed: Vec<Result<Listed>> = match on_every_core {
+            true => crate::parallel::map(&depth, read),
+            false => depth.iter().map(read).collect(),
         };
         depth = Vec::new();
         for listed in listed {
@@ -62,31 +66,75 @@ fn read_all(root: &Path) -> Result<Vec<ReadFile>> {
     Ok(files)
 }
 
-/// The directory `rel` of `root` (opened from `root_fd`): its files read, its directories.
+/// A directory's entries by kind: regular files (name, path under the root), symlinks and
+/// directories (paths under the root).
 #[cfg(unix)]
-fn read_dir(root: &Path, root_fd: &rustix::fd::OwnedFd, rel: &str) -> Result<Listed> {
-    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+#[derive(Default)]
+struct Entries {
+    regular: Vec<(std::ffi::CString, String)>,
+    symlinks: Vec<String>,
+    dirs: Vec<String>,
+}
+
+/// The directory `rel` of `root` (opened from `root_fd`): its files read (on every core
+/// when `files_on_every_core` and there are enough), its directories.
+#[cfg(unix)]
+fn read_dir(
+    root: &Path,
+    root_fd: &rustix::fd::OwnedFd,
+    rel: &str,
+    files_on_every_core: bool,
+) -> Result<Listed> {
+    use rustix::fs::{Mode, OFlags};
     let full = root.join(rel);
     let fail = |e: rustix::io::Errno| Error::io_path("read", &full, e.into());
     let at = if rel.is_empty() { "." } else { rel };
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let dir_fd = rustix::fs::openat(root_fd, at, flags, Mode::empty()).map_err(fail)?;
     let mut dir = rustix::fs::Dir::new(dir_fd).map_err(fail)?;
-    let mut entries = Vec::new();
-    for entry in dir.by_ref() {
-        let entry = entry.map_err(fail)?;
-        let name = entry.file_name();
-        if name.to_bytes() != b"." && name.to_bytes() != b".." {
-            entries.push((name.to_owned(), entry.file_type()));
+    let entries = list(&mut dir, rel).map_err(fail)?;
+    let dir_fd = dir.fd().map_err(fail)?;
+    let read = |(name, child): &(std::ffi::CString, String)| -> Result<ReadFile> {
+        let path = root.join(child);
+        let open = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let fd = rustix::fs::openat(dir_fd, name.as_c_str(), open, Mode::empty())
+            .map_err(|e| Error::io_path("read", &path, e.into()))?;
+        let (bytes, executable) = read_open(std::fs::File::from(fd), &path)?;
+        Ok(read_file(child.clone(), bytes, executable))
+    };
+    let mut files = match files_on_every_core && entries.regular.len() >= PARALLEL_FILES {
+        true => crate::parallel::map(&entries.regular, read),
+        false => entries.regular.iter().map(read).collect(),
+    }
+    .into_iter()
+    .collect::<Result<Vec<_>>>()?;
+    for child in entries.symlinks {
+        if let Some((bytes, executable)) = read_symlink(root, &root.join(&child), &child)? {
+            files.push(read_file(child, bytes, executable));
         }
     }
-    let dir_fd = dir.fd().map_err(fail)?;
-    let (mut files, mut dirs) = (Vec::new(), Vec::new());
-    for (name, kind) in entries {
+    Ok((files, entries.dirs))
+}
+
+/// `dir`'s entries (the directory `rel`), each by its kind (asked with a stat when the
+/// listing does not say).
+#[cfg(unix)]
+fn list(dir: &mut rustix::fs::Dir, rel: &str) -> rustix::io::Result<Entries> {
+    use rustix::fs::{AtFlags, FileType};
+    let mut listed = Vec::new();
+    for entry in dir.by_ref() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            listed.push((name.to_owned(), entry.file_type()));
+        }
+    }
+    let dir_fd = dir.fd()?;
+    let mut entries = Entries::default();
+    for (name, kind) in listed {
         let kind = match kind {
             FileType::Unknown => {
-                let stat = rustix::fs::statat(dir_fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
-                    .map_err(fail)?;
+                let stat = rustix::fs::statat(dir_fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)?;
                 FileType::from_raw_mode(stat.st_mode)
             }
             known => known,
@@ -97,24 +145,13 @@ fn read_dir(root: &Path, root_fd: &rustix::fd::OwnedFd, rel: &str) -> Result<Lis
             false => format!("{rel}/{name_text}"),
         };
         match kind {
-            FileType::Directory => dirs.push(child),
-            FileType::RegularFile => {
-                let open = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-                let fd = rustix::fs::openat(dir_fd, name.as_c_str(), open, Mode::empty())
-                    .map_err(|e| Error::io_path("read", &root.join(&child), e.into()))?;
-                let path = root.join(&child);
-                let (bytes, executable) = read_open(std::fs::File::from(fd), &path)?;
-                files.push(read_file(child, bytes, executable));
-            }
-            FileType::Symlink => {
-                if let Some((bytes, executable)) = read_symlink(root, &root.join(&child), &child)? {
-                    files.push(read_file(child, bytes, executable));
-                }
-            }
+            FileType::Directory => entries.dirs.push(child),
+            FileType::RegularFile => entries.regular.push((name, child)),
+            FileType::Symlink => entries.symlinks.push(child),
             _ => {}
         }
     }
-    Ok((files, dirs))
+    Ok(entries)
 }
 
 /// The walk of old on other systems: `walkdir` lists, every core reads.
@@ -247,6 +284,27 @@ mod tests {
             ]
         );
         assert_eq!(files[0].id, crate::tree::blob_id(b"a/b"));
+    }
+
+    /// A directory with more files than one thread reads alone: every file, in order.
+    #[test]
+    fn a_directory_of_many_files_is_read_whole() {
+        let dir = tempfile::TempDir::new().expect("dir");
+        let root = dir.path().canonicalize().expect("root");
+        let names: Vec<String> = (0..super::PARALLEL_FILES * 2)
+            .map(|n| format!("flat/f{n:04}"))
+            .collect();
+        for name in &names {
+            write(&root, name, name);
+        }
+        let files = super::read_tree(&root).expect("read");
+        let read: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
+            .collect();
+        let expected: Vec<(&str, &[u8])> =
+            names.iter().map(|n| (n.as_str(), n.as_bytes())).collect();
+        assert_eq!(read, expected);
     }
 
     #[test]
