@@ -40,27 +40,27 @@ pub fn compile(pattern: &str) -> Result<PikeVM, String> {
     PikeVM::new_from_nfa(nfa).map_err(|e| e.to_string())
 }
 
-thread_local! {
-    /// Each pattern compiled once per thread: every environment's answers are checked
-    /// against the same patterns, and compiling was 7 % of a ten-environment `new`'s CPU
-    /// (BENCHMARKS.md, round three e). A run meets a few dozen patterns.
-    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Result<PikeVM, String>>> =
-        Default::default();
-}
+/// Each pattern compiled once per run: every environment's answers are checked against
+/// the same patterns (compiling was 7 % of a ten-environment `new`'s CPU, BENCHMARKS.md
+/// round three e), on every core (once per thread, it was still 6.7 % of a
+/// three-environment dry run's samples: round three g). A run meets a few dozen patterns.
+static COMPILED: std::sync::Mutex<std::collections::BTreeMap<String, Result<PikeVM, String>>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 /// Whether `pattern` matches anywhere in `text` (as `regex::Regex::is_match`).
 pub fn is_match(pattern: &str, text: &str) -> Result<bool, String> {
-    let vm = COMPILED.with(|compiled| {
-        let mut compiled = compiled.borrow_mut();
-        match compiled.get(pattern) {
-            Some(vm) => vm.clone(),
-            None => {
-                let vm = compile(pattern);
-                compiled.insert(pattern.to_string(), vm.clone());
-                vm
-            }
+    let compiled = |map: &std::collections::BTreeMap<_, _>| map.get(pattern).cloned();
+    let known = compiled(&COMPILED.lock().unwrap_or_else(|p| p.into_inner()));
+    let vm = match known {
+        Some(vm) => vm,
+        // Compiled with the lock released: another thread may compile it too, and the
+        // first one in is kept (both are the same pattern's).
+        None => {
+            let vm = compile(pattern);
+            let mut map = COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(pattern.to_string()).or_insert(vm).clone()
         }
-    })?;
+    }?;
     let mut cache = vm.create_cache();
     Ok(vm.is_match(&mut cache, text))
 }
