@@ -242,8 +242,9 @@ fn is_executable(_: &std::fs::Metadata) -> bool {
     false
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
+    #![cfg(unix)]
     use std::os::unix::fs::{PermissionsExt, symlink};
 
     fn write(root: &std::path::Path, rel: &str, text: &str) {
