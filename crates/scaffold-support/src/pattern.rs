@@ -49,15 +49,20 @@ static COMPILED: std::sync::Mutex<std::collections::BTreeMap<String, Result<Pike
 
 /// Whether `pattern` matches anywhere in `text` (as `regex::Regex::is_match`).
 pub fn is_match(pattern: &str, text: &str) -> Result<bool, String> {
-    let compiled = |map: &std::collections::BTreeMap<_, _>| map.get(pattern).cloned();
-    let known = compiled(&COMPILED.lock().unwrap_or_else(|p| p.into_inner()));
+    let known = COMPILED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(pattern)
+        .cloned();
     let vm = match known {
         Some(vm) => vm,
         // Compiled with the lock released: another thread may compile it too, and the
         // first one in is kept (both are the same pattern's).
         None => {
             let vm = compile(pattern);
-            let mut map = COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+            let mut map = COMPILED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             map.entry(pattern.to_string()).or_insert(vm).clone()
         }
     }?;

@@ -244,84 +244,88 @@ fn is_executable(_: &std::fs::Metadata) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![cfg(unix)]
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    #[cfg(unix)]
+    mod on_unix {
+        use super::super::{PARALLEL_FILES, read_tree};
+        use std::os::unix::fs::{PermissionsExt, symlink};
 
-    fn write(root: &std::path::Path, rel: &str, text: &str) {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    /// The order of a walk that enters each directory where it is listed by name (not the
-    /// order of the paths as strings: `a/b` before `a-b/c` before `a.txt`), bytes and
-    /// executable bits as on disk, a symlink to a file inside followed, one to a directory
-    /// skipped.
-    #[test]
-    fn files_come_in_walk_order_with_their_bytes_and_modes() {
-        let dir = tempfile::TempDir::new().expect("dir");
-        let root = dir.path().canonicalize().expect("root");
-        for rel in ["b", "a.txt", "a-b/c", "a/b", "a/deep/er/x.yaml"] {
-            write(&root, rel, rel);
+        fn write(root: &std::path::Path, rel: &str, text: &str) {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
         }
-        let script = root.join("a/b");
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        symlink("a.txt", root.join("linked")).expect("file link");
-        symlink("a", root.join("dir-link")).expect("dir link");
-        let files = super::read_tree(&root).expect("read");
-        let listed: Vec<(&str, &[u8], bool)> = files
-            .iter()
-            .map(|f| (f.rel.as_str(), f.bytes.as_slice(), f.executable))
-            .collect();
-        assert_eq!(
-            listed,
-            [
-                ("a/b", b"a/b".as_slice(), true),
-                ("a/deep/er/x.yaml", b"a/deep/er/x.yaml", false),
-                ("a-b/c", b"a-b/c", false),
-                ("a.txt", b"a.txt", false),
-                ("b", b"b", false),
-                ("linked", b"a.txt", false),
-            ]
-        );
-        assert_eq!(files[0].id, crate::tree::blob_id(b"a/b"));
-    }
 
-    /// A directory with more files than one thread reads alone: every file, in order.
-    #[test]
-    fn a_directory_of_many_files_is_read_whole() {
-        let dir = tempfile::TempDir::new().expect("dir");
-        let root = dir.path().canonicalize().expect("root");
-        let names: Vec<String> = (0..super::PARALLEL_FILES * 2)
-            .map(|n| format!("flat/f{n:04}"))
-            .collect();
-        for name in &names {
-            write(&root, name, name);
+        /// The order of a walk that enters each directory where it is listed by name (not the
+        /// order of the paths as strings: `a/b` before `a-b/c` before `a.txt`), bytes and
+        /// executable bits as on disk, a symlink to a file inside followed, one to a directory
+        /// skipped.
+        #[test]
+        fn files_come_in_walk_order_with_their_bytes_and_modes() {
+            let dir = tempfile::TempDir::new().expect("dir");
+            let root = dir.path().canonicalize().expect("root");
+            for rel in ["b", "a.txt", "a-b/c", "a/b", "a/deep/er/x.yaml"] {
+                write(&root, rel, rel);
+            }
+            let script = root.join("a/b");
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
+            symlink("a.txt", root.join("linked")).expect("file link");
+            symlink("a", root.join("dir-link")).expect("dir link");
+            let files = read_tree(&root).expect("read");
+            let listed: Vec<(&str, &[u8], bool)> = files
+                .iter()
+                .map(|f| (f.rel.as_str(), f.bytes.as_slice(), f.executable))
+                .collect();
+            assert_eq!(
+                listed,
+                [
+                    ("a/b", b"a/b".as_slice(), true),
+                    ("a/deep/er/x.yaml", b"a/deep/er/x.yaml", false),
+                    ("a-b/c", b"a-b/c", false),
+                    ("a.txt", b"a.txt", false),
+                    ("b", b"b", false),
+                    ("linked", b"a.txt", false),
+                ]
+            );
+            assert_eq!(files[0].id, crate::tree::blob_id(b"a/b"));
         }
-        let files = super::read_tree(&root).expect("read");
-        let read: Vec<(&str, &[u8])> = files
-            .iter()
-            .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
-            .collect();
-        let expected: Vec<(&str, &[u8])> =
-            names.iter().map(|n| (n.as_str(), n.as_bytes())).collect();
-        assert_eq!(read, expected);
-    }
 
-    #[test]
-    fn a_symlink_out_of_the_blueprint_is_refused() {
-        let dir = tempfile::TempDir::new().expect("dir");
-        let root = dir.path().join("bp");
-        write(&root, "ok", "ok");
-        write(dir.path(), "outside", "secret");
-        symlink(dir.path().join("outside"), root.join("link")).expect("link");
-        let root = root.canonicalize().expect("root");
-        let error = super::read_tree(&root).err().expect("refused");
-        assert!(
-            error
-                .to_string()
-                .contains("symlink points outside the blueprint"),
-            "{error}"
-        );
+        /// A directory with more files than one thread reads alone: every file, in order.
+        #[test]
+        fn a_directory_of_many_files_is_read_whole() {
+            let dir = tempfile::TempDir::new().expect("dir");
+            let root = dir.path().canonicalize().expect("root");
+            let names: Vec<String> = (0..PARALLEL_FILES * 2)
+                .map(|n| format!("flat/f{n:04}"))
+                .collect();
+            for name in &names {
+                write(&root, name, name);
+            }
+            let files = read_tree(&root).expect("read");
+            let read: Vec<(&str, &[u8])> = files
+                .iter()
+                .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
+                .collect();
+            let expected: Vec<(&str, &[u8])> =
+                names.iter().map(|n| (n.as_str(), n.as_bytes())).collect();
+            assert_eq!(read, expected);
+        }
+
+        #[test]
+        fn a_symlink_out_of_the_blueprint_is_refused() {
+            let dir = tempfile::TempDir::new().expect("dir");
+            let root = dir.path().join("bp");
+            write(&root, "ok", "ok");
+            write(dir.path(), "outside", "secret");
+            symlink(dir.path().join("outside"), root.join("link")).expect("link");
+            let root = root.canonicalize().expect("root");
+            let error = read_tree(&root).err().expect("refused");
+            assert!(
+                error
+                    .to_string()
+                    .contains("symlink points outside the blueprint"),
+                "{error}"
+            );
+        }
     }
 }
