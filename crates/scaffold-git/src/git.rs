@@ -142,8 +142,8 @@ impl Aside {
     }
 }
 
-/// Commits the plan in `repo` (just initialised at `dir` by `init`) and records
-/// it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
+/// Commits the plan in `repo` (just made at `dir`: `init`, or `init_aside` and
+/// `Aside::move_in`) and records it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
 /// yet). The index takes blob ids from `blobs` and stat data from `stats`, the files as
 /// written (so `git status` needs no re-hash). Every object goes into one packfile written
 /// by `pack`: one file instead of a loose object per blob, and no delta search
@@ -190,8 +190,8 @@ pub struct FirstCommit {
     commit: Oid,
 }
 
-/// Writes the first commit of `repo` (just initialised at `dir` by `init`, with
-/// no commit hooks): its trees, commit and base, built by libgit2 in an object store in
+/// Writes the first commit of `repo` (just made at `dir` by `init_aside` and
+/// `Aside::move_in`, with no commit hooks): its trees, commit and base, built by libgit2 in an object store in
 /// memory (the repo's only one while committing, so no write first looks for a copy on
 /// disk), go with `blobs` into one pack, synced as `core.fsync` says; then `main` and the
 /// base ref move to them. The blobs are in `blobs.pack`, where libgit2 cannot see them: its
