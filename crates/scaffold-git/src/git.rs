@@ -143,17 +143,17 @@ impl Aside {
 }
 
 /// Commits the plan in `repo` (just made at `dir`: `init`, or `init_aside` and
-/// `Aside::move_in`) and records it as the pristine base (`pristine::BASE_REF`; the same tree, since nothing was edited
-/// yet). The index takes blob ids from `blobs` and stat data from `stats`, the files as
-/// written (so `git status` needs no re-hash). Every object goes into one packfile written
-/// by `pack`: one file instead of a loose object per blob, and no delta search
-/// (BENCHMARKS.md). Both refs move only once the pack is on disk. `hooks` are the repo's
-/// commit hooks (`Hooks::find`, asked once it exists): with hooks, the blobs, trees and
-/// index go to disk first, for the hooks (git processes) to read, and the commit follows
-/// in a second pack. A hook that rejects fails the commit before any ref moves. The hooks
-/// come back for `post-commit`, which the caller runs once the repo is in place. Synced to
-/// disk: what `core.fsync` has git sync (by default the pack and its idx; refs, reflogs
-/// and the index when it names them).
+/// `Aside::move_in`) and records it as the pristine base (`pristine::BASE_REF`; the same
+/// tree, since nothing was edited yet). The index takes blob ids from `blobs` and stat data
+/// from `stats`, the files as written (so `git status` needs no re-hash). Every object goes
+/// into one packfile written by `pack`: one file instead of a loose object per blob, and no
+/// delta search (BENCHMARKS.md). Both refs move only once the pack is on disk. `hooks` are
+/// the repo's commit hooks (`Hooks::find`, asked once it exists): with hooks, the blobs,
+/// trees and index go to disk first, for the hooks (git processes) to read, and the commit
+/// follows in a second pack. A hook that rejects fails the commit before any ref moves. The
+/// hooks come back for `post-commit`, which the caller runs once the repo is in place.
+/// Synced to disk: what `core.fsync` has git sync (by default the pack and its idx; refs,
+/// reflogs and the index when it names them).
 #[allow(clippy::too_many_arguments)] // one commit's inputs, each from its own step
 pub fn commit(
     repo: Repository,
@@ -191,14 +191,14 @@ pub struct FirstCommit {
 }
 
 /// Writes the first commit of `repo` (just made at `dir` by `init_aside` and
-/// `Aside::move_in`, with no commit hooks): its trees, commit and base, built by libgit2 in an object store in
-/// memory (the repo's only one while committing, so no write first looks for a copy on
-/// disk), go with `blobs` into one pack, synced as `core.fsync` says; then `main` and the
-/// base ref move to them. The blobs are in `blobs.pack`, where libgit2 cannot see them: its
-/// check that a tree's blobs exist is off while the trees are built (tests run `git fsck
-/// --strict` on the result). The refs move before the index is written, unlike `git
-/// commit`: nothing of the staging directory is seen, or kept after a crash, until it is
-/// complete and moved into place.
+/// `Aside::move_in`, with no commit hooks): its trees, commit and base, built by libgit2 in
+/// an object store in memory (the repo's only one while committing, so no write first looks
+/// for a copy on disk), go with `blobs` into one pack, synced as `core.fsync` says; then
+/// `main` and the base ref move to them. The blobs are in `blobs.pack`, where libgit2
+/// cannot see them: its check that a tree's blobs exist is off while the trees are built
+/// (tests run `git fsck --strict` on the result). The refs move before the index is
+/// written, unlike `git commit`: nothing of the staging directory is seen, or kept after a
+/// crash, until it is complete and moved into place.
 pub fn write_first_commit(
     repo: Repository,
     dir: &Path,
