@@ -3,15 +3,16 @@
 //! This crate is the face: the command line (`cli`, clap only), each command's settings
 //! (`settings`), the commands as short scripts over the layers below (`commands`, with the
 //! edit pipeline they share in `edit_session`), the typed `--json` reports (`report`) and
-//! the terminal (`ui::Reporter`, `prompt`). The layers below are crates (docs/architecture.md,
-//! "The workspace"): scaffold-core (editing a repo), scaffold-authoring (lint, test, rebase),
-//! scaffold-model (blueprints, answers, rendering), scaffold-git, scaffold-check and
-//! scaffold-support.
+//! the terminal (`ui::Reporter`, `prompt`), and when freed memory goes back (`memory`). The
+//! layers below are crates (docs/architecture.md, "The workspace"): scaffold-core (editing
+//! a repo), scaffold-authoring (lint, test, rebase), scaffold-model (blueprints, answers,
+//! rendering), scaffold-git, scaffold-check and scaffold-support.
 #![deny(clippy::unwrap_used)]
 
 pub mod cli;
 pub mod commands;
 pub mod edit_session;
+pub mod memory;
 pub mod outcome;
 pub mod prompt;
 pub mod report;

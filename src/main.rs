@@ -11,20 +11,6 @@ use scaffold::outcome::ExitStatus;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `mi_option_purge_delay` in mimalloc v3's `mi_option_t` (include/mimalloc.h; the crate
-/// names only v2's options): how long freed pages stay resident before they are handed back.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// mimalloc keeps pages freed for 10 ms (its arenas ten times longer) before returning them,
-/// longer than a phase of `new`: the pages lint's model of a blueprint from disk frees are
-/// still resident when the write allocates. Returning them at once lowers the first `new`'s
-/// peak by a MiB at a few more `madvise` calls (BENCHMARKS.md, round three e).
-#[allow(unsafe_code)] // mimalloc's C API
-fn purge_freed_pages_at_once() {
-    // SAFETY: sets a number in mimalloc's option table; no pointer, before any thread starts.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
-}
-
 /// A value the command line refused (as `Error::Input`).
 const BAD_INPUT: u8 = 2;
 
@@ -53,7 +39,7 @@ fn exit_without_teardown(code: u8) -> ! {
 /// The command line run; its exit code.
 #[allow(unsafe_code)] // the SIGPIPE disposition, before any thread starts
 fn run() -> u8 {
-    purge_freed_pages_at_once();
+    scaffold::memory::purge_freed_pages_at_once();
     // Output piped into `head` ends quietly, as for other command-line tools.
     #[cfg(unix)]
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.

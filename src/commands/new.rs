@@ -110,7 +110,7 @@ pub fn run(args: NewOptions, out: &Reporter) -> Result<ExitStatus> {
     // The plan is all that is written from here: the blueprint's sources and templates are
     // freed, and their memory returned, before the writes take more.
     drop((blueprint, renderer, answers));
-    release_freed_memory();
+    crate::memory::release_freed_memory();
     if let Some(note) = crate::publish::nested_note(&args.dir) {
         out.note(note);
     }
@@ -163,7 +163,7 @@ fn gather(
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
     let (renderer, linted) =
         crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
-    purge_after_mimallocs_delay();
+    crate::memory::purge_after_the_default_delay();
     let mut set = args.set.clone();
     set.extend(answers::secrets(
         &blueprint,
@@ -200,33 +200,6 @@ fn gather(
         answers,
         rendered,
     })
-}
-
-/// Returns the memory freed so far to the system. mimalloc, the global allocator (main.rs),
-/// returns freed pages only after a delay longer than a run: `new` at 2,000 files peaked
-/// at 26.1 MiB with the blueprint freed and at 22.3–23.2 with its memory returned
-/// (BENCHMARKS.md, round two).
-#[allow(unsafe_code)] // mimalloc's C API
-fn release_freed_memory() {
-    // SAFETY: `mi_collect` takes no pointer; it only hands free pages back to the system.
-    unsafe { libmimalloc_sys::mi_collect(true) }
-}
-
-/// `mi_option_purge_delay` in mimalloc v3's `mi_option_t` (include/mimalloc.h), and its
-/// default (src/options.c): freed pages stay resident for a second, longer than a run.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-const MIMALLOC_PURGE_DELAY_MS: std::ffi::c_long = 1000;
-
-/// Puts mimalloc's purge delay back to its default once lint has run. `main` sets it to 0,
-/// so the first `new` of a blueprint from disk hands lint's model back as lint goes (that
-/// run's peak); after lint every free would still purge: a `madvise`, a TLB flush on every
-/// core and the page faulted in again, 1–2 ms of a three-environment `new`. What the
-/// rendering frees is handed back before the writes (`release_freed_memory`).
-#[allow(unsafe_code)] // mimalloc's C API
-fn purge_after_mimallocs_delay() {
-    // SAFETY: sets a number in mimalloc's option table; no pointer. The thread making the
-    // repository may read it meanwhile: one aligned word, read whole, either value valid.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, MIMALLOC_PURGE_DELAY_MS) }
 }
 
 fn dir_name(dir: &Path) -> String {
