@@ -161,7 +161,7 @@ fn gather(
     let blueprint = Blueprint::load(&args.blueprint)?;
     let mut builtins = Map::new();
     builtins.insert("target_dir_name".into(), Json::String(dir_name(&args.dir)));
-    let (renderer, linted) =
+    let (mut renderer, linted) =
         crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
     crate::memory::purge_after_the_default_delay();
     let mut set = args.set.clone();
@@ -170,17 +170,24 @@ fn gather(
         &args.secrets,
         crate::process_env::var,
     )?);
-    let answers = answers::gather(
-        &blueprint,
-        &renderer,
-        Sources {
-            set,
-            values,
-            prompter,
-            builtins,
-            recorded_environments: Default::default(),
-        },
-    )?;
+    let interactive = prompter.is_some();
+    let sources = Sources {
+        set,
+        values,
+        prompter,
+        builtins,
+        recorded_environments: Default::default(),
+    };
+    let gather =
+        |renderer: &crate::render::Renderer| answers::gather(&blueprint, renderer, sources);
+    let answers = match interactive {
+        // At a terminal, a template that does not compile is said before the first question.
+        true => {
+            generate::compile_file_templates(&blueprint, &mut renderer)?;
+            gather(&renderer)?
+        }
+        false => generate::gather_while_compiling(&blueprint, &mut renderer, gather)?,
+    };
     for warning in &answers.warnings {
         out.note(format!("warning: {warning}"));
     }

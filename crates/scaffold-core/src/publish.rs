@@ -21,10 +21,10 @@ pub struct NewRepo<'a> {
 }
 
 /// A new repository asked for and made before its files exist: its staging directory
-/// made (and registered: a signal from now on removes it), `git var -l` started for the
-/// git directory the repository will have (so `includeIf "gitdir:…"` matches: in place,
-/// the target's; else the staging's), and on a second thread, at once, the repository
-/// initialised (`git init`'s directories, templates and config) in a directory of the
+/// made (and registered: a signal from now on removes it), then on a second thread `git
+/// var -l` started for the git directory the repository will have (so `includeIf
+/// "gitdir:…"` matches: in place, the target's; else the staging's) and, at once, the
+/// repository initialised (`git init`'s directories, templates and config) in a directory of the
 /// staging that no plan can have, and moved to the staging's `.git` once git has answered:
 /// git never finds a repository half made where it looks, so what it answers does not
 /// depend on how far the initialisation has got. `new` starts both before it renders, so
@@ -43,8 +43,9 @@ struct Made {
 }
 
 impl Asked {
-    /// Makes `dir`'s staging directory, starts `git var -l` for it and the thread that
-    /// initialises the repository there. git runs in the directory the staging is made in:
+    /// Makes `dir`'s staging directory and starts the thread that starts `git var -l` for
+    /// it and initialises the repository there: starting git is the thread's (the caller
+    /// renders on meanwhile; a spawn waits for git's `execve`, 0.3–1.4 ms here). git runs in the directory the staging is made in:
     /// with `GIT_DIR` set, git reads no work tree, so where it starts changes nothing it
     /// says. The staging exists before git starts (git resolves the parent of the git
     /// directory it is given). The initialisation needs nothing git answers: `git init`
@@ -59,11 +60,11 @@ impl Asked {
         let mut critical = signals::Critical::enter();
         let staged = staging.create()?;
         critical.staging(staged.path().to_path_buf());
-        place.ask_listing_ahead();
         let root = staged.path().to_path_buf();
         let spawned = std::thread::Builder::new()
             .name("new-repo".into())
             .spawn(move || {
+                place.ask_listing_ahead();
                 let aside = {
                     let _writing = signals::writing_staging();
                     git::init_aside(&root)

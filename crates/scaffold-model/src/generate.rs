@@ -12,7 +12,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan, RelPath};
 use crate::record::{self, Record};
-use crate::render::{Renderer, Scope, Source};
+use crate::render::{FileTemplates, Renderer, Scope, Source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -27,11 +27,12 @@ pub struct Rendered {
 }
 
 /// The renderer of a run: templated paths, patches and the shared templates (partials,
-/// components), compiled once. File templates that need Tera (not plain) are compiled here
-/// too when they fit in one chunk; else where they are rendered, a chunk at a time
-/// (`plan::build`). One engine per run, not one per tree and chunk: building an engine
-/// (Tera's filters) and compiling the shared templates into each cost more than the
-/// default blueprint's render (BENCHMARKS.md, round two).
+/// components), compiled once, and the file templates that need Tera (not plain) when they
+/// fit in one chunk; else those are compiled where they are rendered, a chunk at a time
+/// (`plan::build`). Two engines per run (`renderer_for_answers` and `file_templates`), not
+/// one per tree and chunk: building an engine (Tera's filters) and compiling the shared
+/// templates into each cost more than the default blueprint's render (BENCHMARKS.md, round
+/// two).
 pub fn renderer_for(blueprint: &Blueprint) -> Result<Renderer> {
     renderer_of(blueprint, None)
 }
@@ -43,12 +44,17 @@ pub fn renderer_for_linted(blueprint: &Blueprint, plain: &HashSet<String>) -> Re
 }
 
 fn renderer_of(blueprint: &Blueprint, plain: Option<&HashSet<String>>) -> Result<Renderer> {
-    let mut sources = plan::shared_sources(blueprint)?;
-    let files = plan::file_templates_for_tera(blueprint, plain)?;
-    let holds_files = files.len() <= plan::TEMPLATES_PER_CHUNK;
-    if holds_files {
-        sources.extend(files);
-    }
+    let mut renderer = renderer_for_answers(blueprint)?;
+    adopt(&mut renderer, file_templates(blueprint, plain)?);
+    Ok(renderer)
+}
+
+/// What gathering the answers renders: the shared templates and patches, the templated
+/// paths and the one-offs (defaults, conditions, derived names). Rendering the repo needs
+/// `file_templates` too, which `new` compiles meanwhile on another core
+/// (`gather_while_compiling`).
+pub fn renderer_for_answers(blueprint: &Blueprint) -> Result<Renderer> {
+    let sources = plan::shared_sources(blueprint)?;
     let default = blueprint.manifest.delimiters.clone().unwrap_or_default();
     let mut renderer = Renderer::new(
         &default,
@@ -62,10 +68,59 @@ fn renderer_of(blueprint: &Blueprint, plain: Option<&HashSet<String>>) -> Result
     renderer.add_paths(paths.iter().map(String::as_str));
     let (one_offs, conditions) = answers::one_offs(blueprint);
     renderer.add_one_offs(one_offs, conditions);
-    if holds_files {
-        renderer.mark_holding_file_templates();
-    }
     Ok(renderer)
+}
+
+/// The file templates that need Tera (`plain`: those lint found plain, left out), with the
+/// shared ones they may include, in engines of their own for `Renderer::adopt_file_templates`.
+/// None when they do not fit in one chunk: rendering compiles them a chunk at a time.
+pub fn file_templates(
+    blueprint: &Blueprint,
+    plain: Option<&HashSet<String>>,
+) -> Result<Option<Renderer>> {
+    let files = plan::file_templates_for_tera(blueprint, plain)?;
+    if files.len() > plan::TEMPLATES_PER_CHUNK {
+        return Ok(None);
+    }
+    let shared = match files.is_empty() {
+        true => Vec::new(),
+        false => plan::shared_sources(blueprint)?,
+    };
+    plan::compile_chunk(blueprint, &files, &shared).map(Some)
+}
+
+/// `renderer` with `files` (`file_templates`) in it, or told to compile its file templates
+/// a chunk at a time.
+fn adopt(renderer: &mut Renderer, files: Option<Renderer>) {
+    match files {
+        Some(files) => renderer.adopt_file_templates(files),
+        None => renderer.compile_file_templates_in_chunks(),
+    }
+}
+
+/// Compiles into `renderer` the file templates it lacks (`renderer_for_answers`).
+pub fn compile_file_templates(blueprint: &Blueprint, renderer: &mut Renderer) -> Result<()> {
+    if renderer.file_templates() == FileTemplates::NotYet {
+        adopt(renderer, file_templates(blueprint, None)?);
+    }
+    Ok(())
+}
+
+/// `gather` (the answers) run while the file templates `renderer` lacks compile on another
+/// core, then adopted: the answers need none of them. A file template that does not
+/// compile fails the run before an answer does, as when it was compiled first.
+pub fn gather_while_compiling<T>(
+    blueprint: &Blueprint,
+    renderer: &mut Renderer,
+    gather: impl FnOnce(&Renderer) -> Result<T>,
+) -> Result<T> {
+    if renderer.file_templates() != FileTemplates::NotYet {
+        return gather(renderer);
+    }
+    let (files, gathered) =
+        crate::parallel::beside(|| file_templates(blueprint, None), || gather(renderer));
+    adopt(renderer, files?);
+    gathered
 }
 
 pub fn record_for(
@@ -561,4 +616,65 @@ pub fn catalog_of(blueprint: &Blueprint, record: &Record) -> Result<Catalog> {
         &record.addon_settings,
         blueprint.manifest.custom_addon.as_ref(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A blueprint with a partial, a file template that includes it, a templated path, a
+    /// plain file and a question whose default is a template; `broken` replaces the file
+    /// template with one that does not compile.
+    fn blueprint(broken: bool) -> (tempfile::TempDir, Blueprint) {
+        let manifest = "name: apart\nversion: 0.1.0\nquestions:\n  - key: name\n    prompt: name\n    type: string\n    default: acme\n  - key: label\n    prompt: label\n    type: string\n    default: \"[[ name ]]-label\"\n";
+        let template = match broken {
+            true => "[% if name %]never closed\n",
+            false => "[% include \"partials/tag.tera\" %]: [[ label ]]\n",
+        };
+        let dir = crate::tree::temp_dir_with(&[
+            ("blueprint.yaml", manifest),
+            ("partials/tag.tera", "tag-[[ name ]]"),
+            ("files/a.yaml.tera", template),
+            ("files/[[ name ]]/plain.txt.tera", "plain [[ name ]]\n"),
+        ]);
+        let blueprint = Blueprint::load(&dir.path().display().to_string()).expect("loads");
+        (dir, blueprint)
+    }
+
+    #[test]
+    fn file_templates_compiled_beside_the_answers_render_as_compiled_first() {
+        let (_dir, blueprint) = blueprint(false);
+        let mut apart = renderer_for_answers(&blueprint).expect("compiles");
+        assert_eq!(apart.file_templates(), FileTemplates::NotYet);
+        let label = gather_while_compiling(&blueprint, &mut apart, |renderer| {
+            renderer.render_str("default", "[[ name ]]-label", &json!({"name": "acme"}))
+        })
+        .expect("gathers");
+        assert_eq!(label, "acme-label");
+        assert_eq!(apart.file_templates(), FileTemplates::Held);
+        let whole = renderer_for(&blueprint).expect("compiles");
+        let scope = Scope::new(&json!({"name": "acme", "label": "acme-label"}));
+        let plan = plan::build(&blueprint, &apart, &scope, &[]).expect("renders");
+        assert_eq!(
+            plan.files,
+            plan::build(&blueprint, &whole, &scope, &[])
+                .expect("renders")
+                .files
+        );
+        let rendered = RelPath::new("a.yaml").expect("path");
+        assert_eq!(plan.files[&rendered], b"tag-acme: acme-label\n");
+    }
+
+    #[test]
+    fn a_file_template_that_does_not_compile_fails_before_the_answers_do() {
+        let (_dir, blueprint) = blueprint(true);
+        let mut apart = renderer_for_answers(&blueprint).expect("the shared templates compile");
+        let err = gather_while_compiling(&blueprint, &mut apart, |_| -> Result<()> {
+            Err(Error::input("an answer refused"))
+        })
+        .expect_err("does not compile");
+        assert!(err.to_string().contains("files/a.yaml.tera"), "{err}");
+        let compiled_first = renderer_for(&blueprint).err().expect("does not compile");
+        assert_eq!(err.to_string(), compiled_first.to_string());
+    }
 }

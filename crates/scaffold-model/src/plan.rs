@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 use crate::blueprint::{Blueprint, TreeScope};
 use crate::error::{Error, Located, Problem, Result};
 use crate::overrides;
-use crate::render::{Renderer, Scope};
+use crate::render::{FileTemplates, Renderer, Scope};
 use crate::tree::FileTree;
 pub use crate::tree::{Plan, RelPath};
 
@@ -323,7 +323,7 @@ impl<'a> Files<'a> {
             let file_templates = chunk
                 .iter()
                 .filter(|(path, _)| path.ends_with(".tera"))
-                .filter(|_| !self.renderer.holds_file_templates());
+                .filter(|_| self.renderer.file_templates() != FileTemplates::Held);
             for (path, bytes) in file_templates {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
                     Error::blueprint(format!(

@@ -562,8 +562,10 @@ fn may_declare_kustomization(bytes: &[u8]) -> bool {
 
 /// What `new` does first: a blueprint with lint errors (those found by rendering its
 /// defaults included) is refused before anything is asked (warnings are shown); then its
-/// renderer, and lint's rendering of every default (with `builtins`, `new`'s own).
-/// With a `cache_dir`, a passing verdict is kept there by the blueprint's content digest,
+/// renderer, and lint's rendering of every default (with `builtins`, `new`'s own). Where
+/// lint did not run (an embedded blueprint, a cached verdict), the renderer is the one for
+/// the answers: `new` compiles the file templates while it gathers them
+/// (`generate::gather_while_compiling`). With a `cache_dir`, a passing verdict is kept there by the blueprint's content digest,
 /// and a blueprint with one is not linted again (its warnings are shown again).
 #[allow(clippy::print_stderr)] // the findings `new` refuses a blueprint for, said before the refusal (docs/decisions.md)
 pub fn compile_linted(
@@ -581,7 +583,7 @@ pub fn compile_linted(
         for warning in &warnings {
             eprintln!("{warning}");
         }
-        return Ok((crate::generate::renderer_for(blueprint)?, None));
+        return Ok((crate::generate::renderer_for_answers(blueprint)?, None));
     }
     let Linted {
         findings,
@@ -603,7 +605,7 @@ pub fn compile_linted(
     }
     let renderer = match renderer {
         Some(renderer) => renderer,
-        None => crate::generate::renderer_for(blueprint)?,
+        None => crate::generate::renderer_for_answers(blueprint)?,
     };
     Ok((renderer, defaults))
 }

@@ -1,6 +1,7 @@
-//! One Tera engine per run. Delimiters are moved to `[[ ]]`, `[% %]` and `[# #]` so Go
-//! templates, Helm, GitHub Actions and Flux/Terraform `${VAR}` pass through untouched.
-//! Undefined variables are errors. Pure: strings in, strings out.
+//! The Tera engines of a run: one for what the answers render, one for the file templates
+//! (`generate::renderer_for`), each per delimiter set. Delimiters are moved to `[[ ]]`,
+//! `[% %]` and `[# #]` so Go templates, Helm, GitHub Actions and Flux/Terraform `${VAR}`
+//! pass through untouched. Undefined variables are errors. Pure: strings in, strings out.
 //!
 //! Hot path: templates and templated paths are compiled once, when the renderer is built;
 //! the context is converted from JSON once per run into a `Scope` (Tera values are
@@ -22,9 +23,8 @@ pub struct Renderer {
     engines: Vec<(Delimiters, Tera)>,
     /// Template name → its engine (an index into `engines`).
     engine_of: HashMap<String, usize>,
-    /// Whether it holds every file template that needs Tera (`generate::renderer_for`):
-    /// rendering then compiles none.
-    holds_file_templates: bool,
+    /// Where the file templates that need Tera are compiled.
+    file_templates: FileTemplates,
     /// One-off templates (a condition, a default, a derived name) compiled once in the
     /// default engine, under `one_off_template(source)`: each environment's answers render
     /// the same ones again (`add_one_offs`).
@@ -39,6 +39,18 @@ fn path_template(name: &str) -> String {
 /// The name a one-off template is registered under (in the default engine).
 fn one_off_template(source: &str) -> String {
     format!("one-off:{source}")
+}
+
+/// Where a renderer's file templates that need Tera (not plain) are compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileTemplates {
+    /// Not yet (`generate::renderer_for_answers`): adopted before rendering
+    /// (`generate::gather_while_compiling`), else compiled where they are rendered.
+    NotYet,
+    /// Here, every one (`adopt_file_templates`): rendering compiles none.
+    Held,
+    /// More than one chunk holds: where they are rendered, a chunk at a time.
+    InChunks,
 }
 
 /// A render context, converted from JSON once.
@@ -139,7 +151,7 @@ impl Renderer {
         let mut renderer = Renderer {
             engines: vec![(default.clone(), engine(default)?)],
             engine_of: HashMap::new(),
-            holds_file_templates: false,
+            file_templates: FileTemplates::NotYet,
             one_offs: Default::default(),
         };
         let mut groups: Vec<(Delimiters, Vec<(&str, &str)>)> = vec![(default.clone(), Vec::new())];
@@ -241,14 +253,26 @@ impl Renderer {
         self.render_in(name, &Scope::new(context))
     }
 
-    /// Says it holds every file template that needs Tera.
-    pub fn mark_holding_file_templates(&mut self) {
-        self.holds_file_templates = true;
+    /// Takes in the engines of `files` (`generate::file_templates`, every file template
+    /// that needs Tera, compiled apart): its templates not already here render there from
+    /// now on, and this renderer holds every file template.
+    pub fn adopt_file_templates(&mut self, files: Renderer) {
+        let offset = self.engines.len();
+        for (name, index) in files.engine_of {
+            self.engine_of.entry(name).or_insert(offset + index);
+        }
+        self.engines.extend(files.engines);
+        self.file_templates = FileTemplates::Held;
     }
 
-    /// Whether it holds every file template that needs Tera: the others are plain.
-    pub fn holds_file_templates(&self) -> bool {
-        self.holds_file_templates
+    /// Says its file templates are too many for one engine: compiled a chunk at a time.
+    pub fn compile_file_templates_in_chunks(&mut self) {
+        self.file_templates = FileTemplates::InChunks;
+    }
+
+    /// Where its file templates that need Tera are compiled.
+    pub fn file_templates(&self) -> FileTemplates {
+        self.file_templates
     }
 
     /// Whether `name` is one of its templates.
