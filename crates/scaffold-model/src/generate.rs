@@ -108,12 +108,22 @@ pub fn compile_file_templates(blueprint: &Blueprint, renderer: &mut Renderer) ->
 
 /// `gather` (the answers) run while the file templates `renderer` lacks compile on another
 /// core, then adopted: the answers need none of them. A file template that does not
-/// compile fails the run before an answer does, as when it was compiled first.
+/// compile fails the run before an answer does, as when it was compiled first. A blueprint
+/// with more `.tera` files than a chunk holds is only scanned for them (they are compiled
+/// a chunk at a time where rendered), on this thread: a second one costs more there.
 pub fn gather_while_compiling<T>(
     blueprint: &Blueprint,
     renderer: &mut Renderer,
     gather: impl FnOnce(&Renderer) -> Result<T>,
 ) -> Result<T> {
+    let templates = blueprint
+        .template_trees()
+        .iter()
+        .map(|(_, tree)| tree.keys().filter(|path| path.ends_with(".tera")).count())
+        .sum::<usize>();
+    if templates > plan::TEMPLATES_PER_CHUNK {
+        compile_file_templates(blueprint, renderer)?;
+    }
     if renderer.file_templates() != FileTemplates::NotYet {
         return gather(renderer);
     }
