@@ -11,7 +11,7 @@ use super::values::{
 };
 use crate::blueprint::{Blueprint, Question, QuestionType};
 use crate::error::{Error, Problem, Result};
-use crate::render::Renderer;
+use crate::render::{Renderer, Scope};
 
 /// How often a refused answer is asked again before giving up.
 pub(super) const ASK_AGAIN: usize = 20;
@@ -30,12 +30,19 @@ pub(super) fn collect(
     let pass = Pass::new(blueprint, renderer, &sources, recorded, probe);
     let mut answers = Answers::default();
     let mut guessed = false;
-    // Grown by each answer as `context_of` would build it again: not rebuilt per question
-    // (every answer cloned for every question was 2 % of a three-environment dry run).
+    // Grown by each answer as `context_of` would build it again, and converted for Tera
+    // once per answer: not rebuilt and converted for each question and each template (every
+    // answer cloned, and converted, for every question was 4 % of a three-environment dry
+    // run).
     let mut context = context_of(&answers, &sources.builtins);
+    let mut scope = Scope::new(&context);
     for question in questions {
         let key = question.key.clone();
-        let value = match pass.answer(question, &answers, &context, &mut sources, &mut guessed)? {
+        let known = Known {
+            context: &context,
+            scope: &scope,
+        };
+        let value = match pass.answer(question, &answers, known, &mut sources, &mut guessed)? {
             Outcome::Settled(value) => value,
             Outcome::Answered { value, defaulted } => {
                 if defaulted {
@@ -50,6 +57,7 @@ pub(super) fn collect(
         if let Json::Object(map) = &mut context {
             map.insert(key.clone(), value.clone());
         }
+        scope.insert(key.clone(), &value);
         answers.values.insert(key, value);
     }
     if probe {
@@ -96,6 +104,14 @@ pub(super) struct Pass<'a> {
     shared_pass: bool,
 }
 
+/// The answers so far as a template context: as JSON (`context_of`), and converted for
+/// Tera once.
+#[derive(Clone, Copy)]
+pub(super) struct Known<'c> {
+    pub context: &'c Json,
+    pub scope: &'c Scope,
+}
+
 /// What a question came to.
 pub(super) enum Outcome {
     /// Fixed by something other than an answer (a `when` that is false, the shared pass's
@@ -138,15 +154,16 @@ impl<'a> Pass<'a> {
         &self,
         question: &Question,
         answers: &Answers,
-        context: &Json,
+        known: Known<'_>,
         sources: &mut Sources<'_>,
         guessed: &mut bool,
     ) -> Result<Outcome> {
         let key = &question.key;
+        let context = known.context;
         if let Some(when) = &question.when
             && !self
                 .renderer
-                .truth(&format!("question `{key}` when"), when, context)?
+                .truth_in(&format!("question `{key}` when"), when, known.scope)?
         {
             if self.set.contains_key(key) || sources.values.contains_key(key) {
                 return Err(Error::input(
@@ -193,12 +210,12 @@ impl<'a> Pass<'a> {
             }
             None if self.probe => {
                 *guessed = true;
-                let default = default_of(question, blueprint, self.renderer, context)
+                let default = default_of(question, blueprint, self.renderer, known)
                     .ok()
                     .flatten();
                 Ok(answered(default.unwrap_or_else(|| empty_of(question.kind))))
             }
-            None => self.unanswered(question, context, sources, choices.clone(), &check, &valid),
+            None => self.unanswered(question, known, sources, choices.clone(), &check, &valid),
         }
     }
 
@@ -240,14 +257,15 @@ impl<'a> Pass<'a> {
     fn unanswered(
         &self,
         question: &Question,
-        context: &Json,
+        known: Known<'_>,
         sources: &mut Sources<'_>,
         choices: Vec<String>,
         check: &Check<'_>,
         valid: &Valid<'_>,
     ) -> Result<Outcome> {
         let key = &question.key;
-        let default = default_of(question, self.blueprint, self.renderer, context)?;
+        let context = known.context;
+        let default = default_of(question, self.blueprint, self.renderer, known)?;
         // Asked once, a per-environment answer would be every environment's (one cluster
         // name for all): one with a default takes each environment's, or --set ENV.KEY;
         // one without is asked once, for every environment.
@@ -561,7 +579,7 @@ pub(super) fn default_of(
     question: &Question,
     blueprint: &Blueprint,
     renderer: &Renderer,
-    context: &Json,
+    known: Known<'_>,
 ) -> Result<Option<Json>> {
     let Some(default) = &question.default else {
         return Ok(None);
@@ -569,21 +587,27 @@ pub(super) fn default_of(
     let what = format!("default of `{}`", question.key);
     let parsed = match default {
         Json::String(template) => {
-            let mut context = context.clone();
-            if let Json::Object(map) = &mut context {
-                // The default selection leaves out addons whose required answers are empty.
-                let satisfied = |key: &String| map.get(key).is_some_and(satisfies);
-                let defaults: Vec<String> = blueprint
-                    .catalog
-                    .entries()
-                    .filter(|e| {
-                        e.spec.default && !e.spec.always && e.spec.requires.iter().all(satisfied)
-                    })
-                    .map(|e| e.spec.name.clone())
-                    .collect();
-                map.insert("default_addons".into(), Json::String(defaults.join(",")));
-            }
-            let text = renderer.render_str(&what, template, &context)?;
+            let text = match known.context {
+                Json::Object(map) if renderer.is_template(template) => {
+                    // The default selection leaves out addons whose required answers are
+                    // empty.
+                    let satisfied = |key: &String| map.get(key).is_some_and(satisfies);
+                    let defaults: Vec<String> = blueprint
+                        .catalog
+                        .entries()
+                        .filter(|e| {
+                            e.spec.default
+                                && !e.spec.always
+                                && e.spec.requires.iter().all(satisfied)
+                        })
+                        .map(|e| e.spec.name.clone())
+                        .collect();
+                    let defaults = Json::String(defaults.join(","));
+                    let scope = known.scope.with("default_addons", &defaults);
+                    renderer.render_str_in(&what, template, &scope)?
+                }
+                _ => renderer.render_str(&what, template, known.context)?,
+            };
             if text.trim().is_empty()
                 && !question.allow_empty
                 && question.kind != QuestionType::MultiChoice

@@ -79,6 +79,11 @@ impl Scope {
         plain::render(text, delimiters, &self.0)
     }
 
+    /// Sets `key` to `value`, converting only `value`.
+    pub fn insert(&mut self, key: String, value: &Json) {
+        self.0.insert(key, value);
+    }
+
     /// This scope with one more variable (e.g. `addon`).
     pub fn with(&self, key: &'static str, value: &Json) -> Self {
         let mut context = self.0.clone();
@@ -361,6 +366,16 @@ impl Renderer {
     /// Evaluates a Tera expression as a condition.
     pub fn truth(&self, what: &str, expr: &str, context: &Json) -> Result<bool> {
         Ok(self.render_str(what, &self.condition(expr), context)? == "true")
+    }
+
+    /// `truth` in a prepared scope.
+    pub fn truth_in(&self, what: &str, expr: &str, scope: &Scope) -> Result<bool> {
+        Ok(self.render_str_in(what, &self.condition(expr), scope)? == "true")
+    }
+
+    /// Whether `text` has a tag of the default delimiters (else it renders as itself).
+    pub fn is_template(&self, text: &str) -> bool {
+        is_template(&self.engines[0].0, text)
     }
 
     /// The template `truth` renders for `expr`.
