@@ -24,12 +24,12 @@ pub struct NewRepo<'a> {
 /// made (and registered: a signal from now on removes it), then on a second thread `git
 /// var -l` started for the git directory the repository will have (so `includeIf
 /// "gitdir:…"` matches: in place, the target's; else the staging's) and, at once, the
-/// repository initialised (`git init`'s directories, templates and config) in a directory of the
-/// staging that no plan can have, and moved to the staging's `.git` once git has answered:
-/// git never finds a repository half made where it looks, so what it answers does not
-/// depend on how far the initialisation has got. `new` starts both before it renders, so
-/// git answers and the repository is made while the repo is rendered; the files are
-/// written as soon as it is rendered.
+/// repository initialised (`git init`'s directories, templates and config) in a
+/// directory of the staging that no plan can have, and moved to the staging's `.git` once
+/// git has answered: git never finds a repository half made where it looks, so what it
+/// answers does not depend on how far the initialisation has got. `new` starts both
+/// before it renders, so git answers and the repository is made while the repo is
+/// rendered; the files are written as soon as it is rendered.
 pub struct Asked {
     /// None once published.
     made: Option<Made>,
@@ -45,11 +45,12 @@ struct Made {
 impl Asked {
     /// Makes `dir`'s staging directory and starts the thread that starts `git var -l` for
     /// it and initialises the repository there: starting git is the thread's (the caller
-    /// renders on meanwhile; a spawn waits for git's `execve`, 0.3–1.4 ms here). git runs in the directory the staging is made in:
-    /// with `GIT_DIR` set, git reads no work tree, so where it starts changes nothing it
-    /// says. The staging exists before git starts (git resolves the parent of the git
-    /// directory it is given). The initialisation needs nothing git answers: `git init`
-    /// syncs none of its files whatever `core.fsync` says, nor does `git::init`.
+    /// renders on meanwhile; a spawn waits for git's `execve`, 0.3–1.4 ms here). git runs
+    /// in the directory the staging is made in: with `GIT_DIR` set, git reads no work
+    /// tree, so where it starts changes nothing it says. The staging exists before git
+    /// starts (git resolves the parent of the git directory it is given). The
+    /// initialisation needs nothing git answers: `git init` syncs none of its files
+    /// whatever `core.fsync` says, nor does `git::init`.
     pub fn ahead(dir: &Path) -> Result<Asked> {
         let staging = write::staging_name(dir)?;
         let git_home = match staging.in_place() {

@@ -565,8 +565,9 @@ fn may_declare_kustomization(bytes: &[u8]) -> bool {
 /// renderer, and lint's rendering of every default (with `builtins`, `new`'s own). Where
 /// lint did not run (an embedded blueprint, a cached verdict), the renderer is the one for
 /// the answers: `new` compiles the file templates while it gathers them
-/// (`generate::gather_while_compiling`). With a `cache_dir`, a passing verdict is kept there by the blueprint's content digest,
-/// and a blueprint with one is not linted again (its warnings are shown again).
+/// (`generate::gather_while_compiling`). With a `cache_dir`, a passing verdict is kept
+/// there by the blueprint's content digest, and a blueprint with one is not linted again
+/// (its warnings are shown again).
 #[allow(clippy::print_stderr)] // the findings `new` refuses a blueprint for, said before the refusal (docs/decisions.md)
 pub fn compile_linted(
     blueprint: &Blueprint,
