@@ -181,7 +181,8 @@ fn gather(
     let gather =
         |renderer: &crate::render::Renderer| answers::gather(&blueprint, renderer, sources);
     let answers = match interactive {
-        // At a terminal, a template that does not compile is said before the first question.
+        // At a terminal, a template that does not compile is said before the first
+        // question.
         true => {
             generate::compile_file_templates(&blueprint, &mut renderer)?;
             gather(&renderer)?

@@ -73,7 +73,8 @@ pub fn renderer_for_answers(blueprint: &Blueprint) -> Result<Renderer> {
 
 /// The file templates that need Tera (`plain`: those lint found plain, left out), with the
 /// shared ones they may include, in engines of their own (for
-/// `Renderer::adopt_file_templates`). None when they do not fit in one chunk: rendering compiles them a chunk at a time.
+/// `Renderer::adopt_file_templates`). None when they do not fit in one chunk: rendering
+/// compiles them a chunk at a time.
 pub fn file_templates(
     blueprint: &Blueprint,
     plain: Option<&HashSet<String>>,
