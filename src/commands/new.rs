@@ -164,22 +164,25 @@ fn gather(
     let (mut renderer, linted) =
         crate::lint::compile_linted(&blueprint, &builtins, args.lint_cache.as_deref())?;
     crate::memory::purge_after_the_default_delay();
-    let mut set = args.set.clone();
-    set.extend(answers::secrets(
-        &blueprint,
-        &args.secrets,
-        crate::process_env::var,
-    )?);
     let interactive = prompter.is_some();
-    let sources = Sources {
-        set,
-        values,
-        prompter,
-        builtins,
-        recorded_environments: Default::default(),
+    // The answers, secrets from the environment included: after the file templates
+    // compile, whose errors come first.
+    let gather = |renderer: &crate::render::Renderer| {
+        let mut set = args.set.clone();
+        set.extend(answers::secrets(
+            &blueprint,
+            &args.secrets,
+            crate::process_env::var,
+        )?);
+        let sources = Sources {
+            set,
+            values,
+            prompter,
+            builtins,
+            recorded_environments: Default::default(),
+        };
+        answers::gather(&blueprint, renderer, sources)
     };
-    let gather =
-        |renderer: &crate::render::Renderer| answers::gather(&blueprint, renderer, sources);
     let answers = match interactive {
         // At a terminal, a template that does not compile is said before the first
         // question.
