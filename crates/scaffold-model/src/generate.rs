@@ -110,8 +110,10 @@ pub fn compile_file_templates(blueprint: &Blueprint, renderer: &mut Renderer) ->
 /// `gather` (the answers) run while the file templates `renderer` lacks compile on another
 /// core, then adopted: the answers need none of them. A file template that does not
 /// compile fails the run before an answer does, as when it was compiled first. A blueprint
-/// with more `.tera` files than a chunk holds is only scanned for them (they are compiled
-/// a chunk at a time where rendered), on this thread: a second one costs more there.
+/// with more `.tera` files than a chunk holds (shared and plain ones counted) has its file
+/// templates sorted out on this thread first: scanned, and compiled only if they fit in
+/// one chunk after all (else a chunk at a time where rendered); a second thread costs more
+/// there.
 pub fn gather_while_compiling<T>(
     blueprint: &Blueprint,
     renderer: &mut Renderer,

@@ -1,7 +1,9 @@
-//! The Tera engines of a run: one for what the answers render, one for the file templates
-//! (`generate::renderer_for`), each per delimiter set. Delimiters are moved to `[[ ]]`,
-//! `[% %]` and `[# #]` so Go templates, Helm, GitHub Actions and Flux/Terraform `${VAR}`
-//! pass through untouched. Undefined variables are errors. Pure: strings in, strings out.
+//! The Tera engines of a run: one for what the answers render
+//! (`generate::renderer_for_answers`), one for the file templates
+//! (`generate::file_templates`, adopted into it), each per delimiter set. Delimiters are
+//! moved to `[[ ]]`, `[% %]` and `[# #]` so Go templates, Helm, GitHub Actions and
+//! Flux/Terraform `${VAR}` pass through untouched. Undefined variables are errors. Pure:
+//! strings in, strings out.
 //!
 //! Hot path: templates and templated paths are compiled once, when the renderer is built;
 //! the context is converted from JSON once per run into a `Scope` (Tera values are
